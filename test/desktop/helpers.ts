@@ -1,4 +1,6 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../config/load';
@@ -104,4 +106,35 @@ export async function untilGone(pid: number): Promise<void> {
     await sleep(20);
   }
   await sleep(100);
+}
+
+/** Awaits a promise that must reject with an instance of `kind`, and returns that error for further checks. */
+export async function rejectsWith<E extends Error>(promise: Promise<unknown>, kind: new (...args: never[]) => E): Promise<E> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof kind) return err;
+    throw new Error(`expected a ${kind.name}, got ${String(err)}`);
+  }
+  throw new Error(`expected a ${kind.name}, but the promise resolved`);
+}
+
+/** Starts a test double's HTTP server on 127.0.0.1 (port 0: a free one) and returns its port. */
+export async function listenLocally(server: Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** Closes a desktop from `testDesktop`, checks that none of its processes outlive it, and removes its directory. */
+export async function closeTestDesktop(desktop: LocalDesktop, dir: string): Promise<void> {
+  try {
+    await desktop.close();
+    const left = processesOf(desktop.id);
+    if (left.length > 0) throw new Error(`desktop ${desktop.id} left processes behind: ${left.map((p) => p.command).join('; ')}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

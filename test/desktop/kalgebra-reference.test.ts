@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../config/load';
 import { isTerminal } from '../../core/episode';
 import { kalgebraPoint } from '../../core/policies/kalgebra-layout';
 import { perturbedPlan, referencePlan } from '../../core/policies/kalgebra-reference';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { processesOf } from '../../activities/desktop/local/process';
-import { loadKAlgebraTasks, play, REPO, testDesktop } from './helpers';
+import { closeTestDesktop, loadKAlgebraTasks, play, REPO, testDesktop } from './helpers';
 
 const TASKS = loadKAlgebraTasks();
 const SCREEN = { width: 1920, height: 1080 };
@@ -92,12 +90,7 @@ describe('KAlgebra reference policy', () => {
 
     after(async function () {
       this.timeout(30_000);
-      try {
-        await desktop.close();
-        assert.deepEqual(processesOf(desktop.id), [], 'every process of the desktop is gone');
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      await closeTestDesktop(desktop, dir);
     });
 
     for (const task of TASKS.filter((t) => !NOT_REPLAYABLE.includes(t.id))) {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally } from './helpers';
 
 /**
  * TEST DOUBLE of the state server inside ScienceBoard's modified KAlgebra build (the routes
@@ -100,11 +100,7 @@ export async function startKalgebraStateDouble(options: KalgebraStateDoubleOptio
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenLocally(server, options.port);
 
   return {
     url: `http://127.0.0.1:${port}`,

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { LocalHostConfig } from '../../config/schema';
 import type { Task } from '../../core/task';
 import { kalgebraPoint } from '../../core/policies/kalgebra-layout';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { processesOf } from '../../activities/desktop/local/process';
-import { appState, kalgebraTask, pngSize, processOf, sleep, testDesktop, untilGone, untilStopped } from './helpers';
+import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, sleep, testDesktop, untilGone, untilStopped } from './helpers';
 
 /** Expects `promise` to reject with a DesktopError for `taskId` at `step` whose message matches `message`. */
 async function rejectsAt(promise: Promise<unknown>, taskId: string, step: string, message: RegExp): Promise<DesktopError> {
@@ -36,12 +35,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
 
   after(async function () {
     this.timeout(30_000);
-    try {
-      await desktop.close();
-      assert.deepEqual(processesOf(desktop.id), [], 'every process of the desktop is gone');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await closeTestDesktop(desktop, dir);
   });
 
   it('resets to a maximized KAlgebra on its own display, HOME and buses; screenshots are 1920x1080 PNGs', async () => {

@@ -1,28 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOsworldClient, type OsworldClient } from '../../activities/desktop/osworld/client';
 import { VmHttpError } from '../../activities/desktop/osworld/http';
 import { startOsworldServerDouble, type OsworldServerDouble } from './osworld-server-double';
+import { rejectsWith } from './helpers';
+import { freePort } from '../../infra/ephemeral';
 
 /**
  * The contract suite runs against the test double, or against a real in-VM server when
  * OSWORLD_SERVER_URL names one (it needs /tmp, sh and printf there, as every OSWorld VM has).
  */
 const realServer = process.env.OSWORLD_SERVER_URL;
-
-/** Asserts a VmHttpError and returns it for further checks. */
-async function rejectsWithHttpError(promise: Promise<unknown>): Promise<VmHttpError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof VmHttpError, `expected a VmHttpError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the request to fail');
-}
 
 function pngSize(png: Buffer): { width: number; height: number } {
   assert.equal(png.subarray(12, 16).toString('latin1'), 'IHDR');
@@ -41,15 +30,6 @@ function pyautoguiStandIn(): (command: unknown) => { output: string; error: stri
     for (const m of code.matchAll(/pyautogui\.(?:click|moveTo)\((\d+), (\d+)/g)) pointer = { x: Number(m[1]), y: Number(m[2]) };
     return { output: code.includes('pyautogui.position()') ? `${pointer.x} ${pointer.y}\n` : '', error: '', returncode: 0 };
   };
-}
-
-/** A port nothing listens on (bound, then released). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServer}` : 'the in-VM server test double'}`, () => {
@@ -100,7 +80,7 @@ describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServe
   });
 
   it('POST /execute of a missing program fails with the server, endpoint, status and reason', async () => {
-    const err = await rejectsWithHttpError(client.execute(['/nonexistent/coda-binary']));
+    const err = await rejectsWith(client.execute(['/nonexistent/coda-binary']), VmHttpError);
     assert.equal(err.status, 500);
     assert.equal(err.failure, 'status');
     assert.match(err.message, /^POST \/execute on http:\/\/\S+: HTTP 500/);
@@ -118,7 +98,7 @@ describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServe
   });
 
   it('GET /read of a missing file fails naming the endpoint and the 500', async () => {
-    const err = await rejectsWithHttpError(client.readFile(`${dir}/missing.txt`));
+    const err = await rejectsWith(client.readFile(`${dir}/missing.txt`), VmHttpError);
     assert.equal(err.status, 500);
     assert.equal(err.endpoint, 'GET /read');
     assert.match(err.message, /GET \/read on http:\/\/\S+: HTTP 500 .*Internal Server Error/i);
@@ -176,7 +156,7 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   it('does not retry an HTTP 500, and says what the server said', async () => {
     const client = createOsworldClient(double.url, { retries: 3, backoffMs: 10 });
     double.fault('/screenshot', { kind: 'status', status: 500, contentType: 'application/json', body: '{"status":"error","message":"X display :0 is gone"}' });
-    const err = await rejectsWithHttpError(client.screenshot());
+    const err = await rejectsWith(client.screenshot(), VmHttpError);
     assert.equal(err.message, `GET /screenshot on ${double.url}: HTTP 500 Internal Server Error: X display :0 is gone`);
     assert.equal(requestsTo('/screenshot'), 1);
   });
@@ -194,7 +174,7 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   it('times out a read that never answers, retrying it, and names the timeout', async () => {
     const client = createOsworldClient(double.url, { timeoutMs: 200, retries: 1, backoffMs: 10 });
     double.fault('/platform', { kind: 'hang' }, 2);
-    const err = await rejectsWithHttpError(client.platform());
+    const err = await rejectsWith(client.platform(), VmHttpError);
     assert.equal(err.failure, 'timeout');
     assert.equal(err.message, `GET /platform on ${double.url}: no answer within 200 ms`);
     assert.equal(requestsTo('/platform'), 2);
@@ -203,7 +183,7 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   it('never resends a command that timed out: it may have run', async () => {
     const client = createOsworldClient(double.url, { executeTimeoutMs: 200, retries: 3, backoffMs: 10 });
     double.fault('/execute', { kind: 'hang' });
-    const err = await rejectsWithHttpError(client.execute(['true']));
+    const err = await rejectsWith(client.execute(['true']), VmHttpError);
     assert.equal(err.failure, 'timeout');
     assert.equal(requestsTo('/execute'), 1);
   });
@@ -211,7 +191,7 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   it('never resends an append whose connection dropped, but does resend a read', async () => {
     const client = createOsworldClient(double.url, { retries: 2, backoffMs: 10 });
     double.fault('/append', { kind: 'drop' });
-    const err = await rejectsWithHttpError(client.appendFile('/dev/null', 'x'));
+    const err = await rejectsWith(client.appendFile('/dev/null', 'x'), VmHttpError);
     assert.equal(err.failure, 'connection');
     assert.equal(requestsTo('/append'), 1);
 
@@ -223,7 +203,7 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   it('reports a refused connection with the server and endpoint', async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
     const client = createOsworldClient(url, { retries: 1, backoffMs: 10 });
-    const err = await rejectsWithHttpError(client.execute(['true']));
+    const err = await rejectsWith(client.execute(['true']), VmHttpError);
     assert.equal(err.failure, 'connection');
     assert.equal(err.code, 'ECONNREFUSED');
     assert.equal(err.message, `POST /execute on ${url}: connection refused: nothing listens there (ECONNREFUSED)`);
@@ -246,7 +226,7 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   it('rejects a screenshot that is not a PNG as a protocol failure', async () => {
     const client = createOsworldClient(double.url);
     double.fault('/screenshot', { kind: 'status', status: 200, body: '<html>login</html>' });
-    const err = await rejectsWithHttpError(client.screenshot());
+    const err = await rejectsWith(client.screenshot(), VmHttpError);
     assert.equal(err.failure, 'protocol');
     assert.match(err.message, /^GET \/screenshot on .*: expected PNG bytes, got 18 bytes of text\/html/);
   });
@@ -254,7 +234,7 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   it('rejects an /execute answer of the wrong shape as a protocol failure', async () => {
     const client = createOsworldClient(double.url);
     double.fault('/execute', { kind: 'status', status: 200, contentType: 'application/json', body: '{"status":"success","output":"x"}' });
-    const err = await rejectsWithHttpError(client.execute(['true']));
+    const err = await rejectsWith(client.execute(['true']), VmHttpError);
     assert.equal(err.failure, 'protocol');
     assert.match(err.message, /POST \/execute on .*: unexpected answer \(error: .*returncode: /);
   });

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -22,6 +20,8 @@ import {
 import { CommandVmProvider, type VmProvider } from '../../activities/desktop/osworld/vm-provider';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from './kalgebra-state-double';
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
+import { rejectsWith } from './helpers';
+import { freePort } from '../../infra/ephemeral';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -61,24 +61,6 @@ const CURVES = {
   'x->e^x': ([x = 0, y = 0]: readonly number[]) => y - Math.exp(x),
   'q->6*sin(3*q)': ([x = 0, y = 0]: readonly number[]) => y - 6 * Math.sin(3 * x),
 };
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
-async function rejectsWithDesktopError(promise: Promise<unknown>): Promise<DesktopError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof DesktopError, `expected a DesktopError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a DesktopError');
-}
 
 describe('CommandVmProvider (real commands)', () => {
   let dir: string;
@@ -229,7 +211,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
     it('gives up when the server does not answer within the readiness timeout', async () => {
       const url = `http://127.0.0.1:${await freePort()}`;
       const started = Date.now();
-      const err = await rejectsWithDesktopError(desktopFor({ url, readyTimeoutMs: 500 }).reset(loadTask('A-01')));
+      const err = await rejectsWith(desktopFor({ url, readyTimeoutMs: 500 }).reset(loadTask('A-01')), DesktopError);
       const elapsed = Date.now() - started;
       assert.ok(elapsed >= 500 && elapsed < 3000, `took ${elapsed} ms`);
       assert.equal(err.desktopId, 'rack-1/0');
@@ -252,7 +234,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
         rendering: testRendering,
         readyTimeoutMs: 1000,
       });
-      const err = await rejectsWithDesktopError(desktop.reset(loadTask('A-01')));
+      const err = await rejectsWith(desktop.reset(loadTask('A-01')), DesktopError);
       assert.equal(err.step, 'revert');
       assert.match(err.message, /exited with 7/);
       assert.equal(vmServer.requests.length, 0);
@@ -261,7 +243,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
     it('refuses a VM whose screen is not the configured size', async () => {
       await vmServer.close();
       vmServer = await startOsworldServerDouble({ screen: { width: 1920, height: 1080 } });
-      const err = await rejectsWithDesktopError(desktopFor().reset({ ...loadTask('A-01'), initialize: [] }));
+      const err = await rejectsWith(desktopFor().reset({ ...loadTask('A-01'), initialize: [] }), DesktopError);
       assert.equal(err.step, 'screen size');
       assert.match(err.message, /the VM's screen is 1920x1080, the configuration says 1280x800$/);
     });
@@ -269,7 +251,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
     it('names the initialize step that failed and what the app answered', async () => {
       kalgebra.failNext(500, 1);
       const task: Task = { ...loadTask('B-03'), initialize: [{ func: 'tab', index: 1 }, { func: 'func_2d', expr: 'q->6*sin(3*q)' }] };
-      const err = await rejectsWithDesktopError(desktopFor().reset(task));
+      const err = await rejectsWith(desktopFor().reset(task), DesktopError);
       assert.equal(err.step, 'initialize[0] tab');
       assert.match(err.message, new RegExp(`POST /tab on ${kalgebra.url}: HTTP 500 Internal Server Error: injected failure$`));
       assert.equal(kalgebra.plotted.length, 0);
@@ -304,7 +286,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       vmServer = await startOsworldServerDouble({
         execute: pyautoguiStandIn({ output: '', error: 'Traceback (most recent call last):\npyautogui.FailSafeException: fail-safe triggered\n', returncode: 1 }),
       });
-      const err = await rejectsWithDesktopError(desktopFor().act({ type: 'click', x: 0, y: 0 }));
+      const err = await rejectsWith(desktopFor().act({ type: 'click', x: 0, y: 0 }), DesktopError);
       assert.equal(err.step, 'act click');
       assert.match(err.message, /pyautogui exited with 1: Traceback .*\npyautogui.FailSafeException: fail-safe triggered$/s);
     });
@@ -318,7 +300,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
 
     it('wraps a failed screenshot in a DesktopError naming the step', async () => {
       vmServer.fault('/screenshot', { kind: 'status', status: 500 });
-      const err = await rejectsWithDesktopError(desktopFor().screenshot());
+      const err = await rejectsWith(desktopFor().screenshot(), DesktopError);
       assert.equal(err.step, 'screenshot');
       assert.match(err.message, /GET \/screenshot on .*: HTTP 500/);
     });
@@ -398,7 +380,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
 
     it('throws a DesktopError naming the check when the app answers an error', async () => {
       kalgebra.failNext(500, 1);
-      const err = await rejectsWithDesktopError(desktopFor().evaluate(loadTask('A-01'), { reason: 'DONE' }));
+      const err = await rejectsWith(desktopFor().evaluate(loadTask('A-01'), { reason: 'DONE' }), DesktopError);
       assert.equal(err.step, 'evaluate[0] var');
       assert.equal(err.taskId, 'A-01');
     });

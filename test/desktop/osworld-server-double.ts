@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally } from './helpers';
 import sharp from 'sharp';
 
 /**
@@ -141,11 +141,7 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenLocally(server, options.port);
 
   return {
     url: `http://127.0.0.1:${port}`,
