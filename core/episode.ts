@@ -1,19 +1,15 @@
-import type { GuiAction, GuiActionType } from './actions';
+import type { GuiAction } from './actions';
 
 /**
  * How an episode ends. Kept apart from the zod schemas of actions.ts so that workflow code, which
  * needs these few lines, does not load zod into every workflow it starts.
  */
 
-/** Actions that end an episode instead of touching the screen. */
-export const TERMINAL_ACTIONS: ReadonlySet<GuiActionType> = new Set(['done', 'fail', 'answer', 'call_user']);
-
-export const isTerminal = (action: GuiAction): boolean => TERMINAL_ACTIONS.has(action.type);
-
 /** How an episode ended (ScienceBoard's stop primitives, plus call_user, TIMEOUT and ERROR). */
 export const STOP_REASONS = ['DONE', 'FAIL', 'ANS', 'CALL_USER', 'TIMEOUT', 'ERROR'] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 
+/** The stop reason of an action that ends the episode; undefined for one that touches the screen. */
 export function stopReasonOf(action: GuiAction): StopReason | undefined {
   switch (action.type) {
     case 'done':
@@ -28,3 +24,6 @@ export function stopReasonOf(action: GuiAction): StopReason | undefined {
       return undefined;
   }
 }
+
+/** Actions that end an episode instead of touching the screen. */
+export const isTerminal = (action: GuiAction): boolean => stopReasonOf(action) !== undefined;

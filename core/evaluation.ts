@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { StopReason } from './episode';
-import type { Evaluator } from './task';
+import { EVALUATOR_TYPES, type Evaluator } from './task';
 
 /** How an episode ended, as the `stop` evaluator sees it. */
 export interface StopInfo {
@@ -28,7 +28,7 @@ export interface EvaluationResult {
 /** The same shapes as schemas, for reading results back from storage (trajectory manifests). */
 export const checkResultSchema: z.ZodType<CheckResult> = z.strictObject({
   index: z.number().int().min(0),
-  type: z.enum(['var', 'val', 'eqn', 'stop']),
+  type: z.enum(EVALUATOR_TYPES),
   passed: z.boolean(),
   detail: z.string(),
 });

@@ -1,8 +1,7 @@
 import { SCROLL_DIRECTIONS, guiActionSchema, type GuiAction, type Point, type ScrollDirection } from './actions';
 import { decodeEscapes, readQuoted } from './python-literal';
-import { RenderError } from './render/input-events';
-import { stripOuterFence } from './reply-text';
-import { keyName } from './render/keys';
+import { keyName, keyNames, RenderError } from './render/keys';
+import { splitThoughtAction } from './reply-text';
 import { modelToScreen, screenToModel, smartResize, type Size } from './smart-resize';
 import { formatIssues } from './validation';
 
@@ -37,23 +36,16 @@ export const SCROLL_AMOUNT = 5;
 const modelImageOf = (view: ExecutorView): Size => view.modelImage ?? smartResize(view.screen.width, view.screen.height);
 
 export function parseExecutorOutput(text: string, view: ExecutorView): ExecutorParse {
-  const body = stripOuterFence(text);
-  const at = body.lastIndexOf('Action:');
-  const thought = thoughtOf(at < 0 ? body : body.slice(0, at));
+  const { thought, action: actionText } = splitThoughtAction(text);
   const withThought = (reason: string): ExecutorParse => (thought === '' ? { ok: false, reason } : { ok: false, reason, thought });
-  if (at < 0) return withThought('no "Action:" in the executor output');
-  const call = readAction(body.slice(at + 'Action:'.length));
+  if (actionText === undefined) return withThought('no "Action:" in the executor output');
+  const call = readAction(actionText);
   if (!call.ok) return withThought(call.reason);
   const action = toAction(call.call, view.screen, modelImageOf(view));
   if (!action.ok) return withThought(action.reason);
   const checked = guiActionSchema.safeParse(action.action);
   if (!checked.success) return withThought(`${call.call.name}(...) is out of range: ${formatIssues(checked.error.issues).join('; ')}`);
   return { ok: true, thought, action: checked.data };
-}
-
-function thoughtOf(prefix: string): string {
-  const label = prefix.indexOf('Thought:');
-  return (label < 0 ? prefix : prefix.slice(label + 'Thought:'.length)).trim();
 }
 
 type Failure = { readonly ok: false; readonly reason: string };
@@ -156,13 +148,17 @@ function readPoint(value: string): { ok: true; x: number; y: number } | Failure 
   return { ok: true, x: (x1 + x2) / 2, y: (y1 + y2) / 2 };
 }
 
+/** The names UI-TARS uses for an action's (first) point. */
+const START = ['start_box', 'point', 'start_point'] as const;
+const END = ['end_box', 'end_point'] as const;
+
 const CALL_ARGS: Record<string, readonly string[]> = {
-  click: ['start_box', 'point', 'start_point'],
-  left_single: ['start_box', 'point', 'start_point'],
-  left_double: ['start_box', 'point', 'start_point'],
-  right_single: ['start_box', 'point', 'start_point'],
-  drag: ['start_box', 'start_point', 'end_box', 'end_point'],
-  scroll: ['start_box', 'point', 'start_point', 'direction'],
+  click: START,
+  left_single: START,
+  left_double: START,
+  right_single: START,
+  drag: [...START, ...END],
+  scroll: [...START, 'direction'],
   hotkey: ['key'],
   press: ['key'],
   keydown: ['key'],
@@ -188,7 +184,6 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
     const read = readPoint(call.args.get(name) as string);
     return read.ok ? { ok: true, point: modelToScreen(read.x, read.y, modelImage, screen) } : read;
   };
-  const START = ['start_box', 'point', 'start_point'];
   switch (call.name) {
     case 'click':
     case 'left_single':
@@ -203,7 +198,7 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
     case 'drag': {
       const from = point(START);
       if (!from.ok) return from;
-      const to = point(['end_box', 'end_point']);
+      const to = point(END);
       if (!to.ok) return to;
       return { ok: true, action: { type: 'drag', from: from.point as Point, to: to.point as Point } };
     }
@@ -281,8 +276,7 @@ export function formatExecutorAction(action: GuiAction, view: ExecutorView): str
     case 'type':
       return `type(content='${escapeContent(action.submit ? `${action.text}\n` : action.text)}')`;
     case 'hotkey': {
-      const unknown = action.keys.find((key) => keyName(key, 'x11') === undefined);
-      if (unknown !== undefined) throw new RenderError(`unknown key "${unknown}" in hotkey ${JSON.stringify(action.keys)}`);
+      keyNames(action.keys, 'x11'); // throws RenderError for a key no desktop can press
       return `hotkey(key='${escapeContent(action.keys.map((key) => key.toLowerCase()).join(' '))}')`;
     }
     case 'wait':

@@ -1,5 +1,5 @@
 import { MAX_TEXT_LENGTH, type GuiAction } from './actions';
-import { stripOuterFence } from './reply-text';
+import { splitThoughtAction } from './reply-text';
 
 /**
  * The planner's output (CODA, ANS variant): `Thought: ...\nAction: ...`. The thought is what the
@@ -46,19 +46,15 @@ const unwrap = (text: string): string =>
     .trim();
 
 export function parsePlannerOutput(raw: string): PlannerParse {
-  const text = stripOuterFence(raw);
-  const at = text.lastIndexOf('Action:');
-  const before = at < 0 ? text : text.slice(0, at);
-  const label = before.indexOf('Thought:');
-  const thought = (label < 0 ? before : before.slice(label + 'Thought:'.length)).trim();
-  if (at < 0) {
+  const { text, thought, action } = splitThoughtAction(raw);
+  if (action === undefined) {
     for (const fence of text.matchAll(/```([\s\S]*?)```/g)) {
       const primitive = primitiveOf((fence[1] ?? '').trim());
       if (primitive !== undefined) return settle(thought, primitive);
     }
     return { ok: false, reason: 'no "Action:" line in the planner output' };
   }
-  const actionText = unwrap(text.slice(at + 'Action:'.length));
+  const actionText = unwrap(action);
   if (actionText === '') return { ok: false, reason: 'the "Action:" line is empty' };
   return settle(thought, primitiveOf(actionText) ?? { kind: 'instruction', text: actionText });
 }

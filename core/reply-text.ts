@@ -7,6 +7,20 @@ export function stripOuterFence(text: string): string {
 }
 
 /**
+ * A `Thought: ... Action: ...` reply (planner and UI-TARS alike), outer fence removed: the thought
+ * (the text before the last `Action:`, after `Thought:` when that label is there) and the text
+ * after the last `Action:`, undefined when there is none.
+ */
+export function splitThoughtAction(raw: string): { readonly text: string; readonly thought: string; readonly action?: string } {
+  const text = stripOuterFence(raw);
+  const at = text.lastIndexOf('Action:');
+  const before = at < 0 ? text : text.slice(0, at);
+  const label = before.indexOf('Thought:');
+  const thought = (label < 0 ? before : before.slice(label + 'Thought:'.length)).trim();
+  return at < 0 ? { text, thought } : { text, thought, action: text.slice(at + 'Action:'.length) };
+}
+
+/**
  * Finds the JSON value a model meant in a free-text reply: a fenced block (```json ... ```) first,
  * else the first balanced {...} or [...] that parses. Python literals (True/False/None, single
  * quotes, trailing commas) are accepted. Never throws.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KEY_SEGMENT } from './keys';
 import { parseOrThrow } from './validation';
 
 /**
@@ -72,6 +73,9 @@ export const scienceBoardTaskSchema = z.strictObject({
 
 export type InitializeStep = z.output<typeof initializeStepSchema>;
 export type Evaluator = z.output<typeof evaluatorSchema>;
+
+/** The evaluator types the schema knows, taken from it (so results can be validated by the same list). */
+export const EVALUATOR_TYPES = evaluatorSchema.options.map((option) => option.shape.type.value) as [Evaluator['type'], ...Evaluator['type'][]];
 export type ScienceBoardTask = z.output<typeof scienceBoardTaskSchema>;
 
 /** A task with the id it is known by (its file name without `.json`, e.g. `A-01`). */
@@ -79,11 +83,12 @@ export interface Task extends ScienceBoardTask {
   readonly id: string;
 }
 
-export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** A task id is one segment of its storage keys (core/keys.ts). */
+export const TASK_ID = KEY_SEGMENT;
 
 /** Validates one task; a failure throws a ValidationError naming the task and every bad field. */
 export function parseTask(raw: unknown, id: string): Task {
-  if (!TASK_ID.test(id)) throw new Error(`task id "${id}" is not a valid id (letters, digits, . _ -)`);
+  if (!TASK_ID.test(id)) throw new Error(`task id "${id}" is not a valid id (letters, digits, . _ -; no "..")`);
   return { id, ...parseOrThrow(scienceBoardTaskSchema, raw, `task ${id}`) };
 }
 

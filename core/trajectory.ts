@@ -99,7 +99,6 @@ export const trajectoryManifestSchema = z
     }
   });
 
-export type TokenUsage = z.output<typeof tokenUsageSchema>;
 export type StepRecord = z.output<typeof stepRecordSchema>;
 export type TrajectoryManifest = z.output<typeof trajectoryManifestSchema>;
 

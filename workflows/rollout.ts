@@ -10,7 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { GuiAction } from '../core/actions';
-import { isTerminal, stopReasonOf } from '../core/episode';
+import { stopReasonOf } from '../core/episode';
 import { FAILURES } from '../core/failures';
 import type { EvaluationResult } from '../core/evaluation';
 import type { AttemptRef } from '../core/keys';
@@ -20,6 +20,7 @@ import type { ModelActivities } from '../activities/models/activities';
 import type { TrajectoryActivities } from '../activities/storage/trajectory';
 import { tagWorkflow } from './search-attributes';
 import type { Decision, RolloutInput, RolloutProgress, RolloutResult, StepSummary, StopSummary } from './rollout-types';
+import { truncate } from '../core/text';
 
 export const rolloutProgress = defineQuery<RolloutProgress>('progress');
 
@@ -46,7 +47,6 @@ function isHostLoss(err: unknown): boolean {
 /** What onDesktop returns when the task had to start over on a fresh desktop. */
 const RESTARTED = Symbol('restarted');
 
-const short = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 const describeError = (err: unknown): string => {
   let current: unknown = err;
   while (current instanceof ActivityFailure && current.cause !== undefined) current = current.cause;
@@ -194,7 +194,7 @@ export async function rollout(input: RolloutInput): Promise<RolloutResult> {
         } catch (err) {
           // The models stayed unreachable through every retry, or refused the request: say which and why.
           if (!(err instanceof ActivityFailure || err instanceof ApplicationFailure || err instanceof TimeoutFailure)) throw err;
-          return { reason: 'ERROR', detail: short(describeError(err), 500) };
+          return { reason: 'ERROR', detail: truncate(describeError(err), 500) };
         }
         pending = { decision, startedAt: stepStarted, seen: screenshotKey };
       }
@@ -210,10 +210,10 @@ export async function rollout(input: RolloutInput): Promise<RolloutResult> {
         continue;
       }
       malformedInARow = 0;
-      if (isTerminal(decision.action)) {
+      const reason = stopReasonOf(decision.action);
+      if (reason !== undefined) {
         steps.push({ ...base, performed: false });
         pending = undefined;
-        const reason = stopReasonOf(decision.action)!;
         return decision.action.type === 'answer' ? { reason, answer: decision.action.text } : { reason };
       }
 
@@ -253,7 +253,7 @@ export async function rollout(input: RolloutInput): Promise<RolloutResult> {
     }
   } catch (err) {
     if (err instanceof ActivityFailure || (err instanceof ApplicationFailure && err.type === FAILURES.desktopLost)) {
-      stop = { reason: 'ERROR', detail: short(describeError(err), 500) };
+      stop = { reason: 'ERROR', detail: truncate(describeError(err), 500) };
     } else {
       throw err;
     }

@@ -11,6 +11,7 @@ import type { TaskReader } from '../tasks/library';
 import { decisionRecordSchema, type DecisionRecord } from './decision';
 import { agentStep } from './agent-step';
 import { ModelRequestError, type Completion, type ModelGateway } from './gateway';
+import { truncate } from '../../core/text';
 
 export interface DecideInput {
   readonly ref: AttemptRef;
@@ -31,7 +32,6 @@ export interface ModelDeps {
   readonly tasks: TaskReader;
 }
 
-const short = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
 /**
  * Decision objects never change once written (their key carries the activity attempt), so they
@@ -102,10 +102,10 @@ export function createModelActivities(deps: ModelDeps) {
     const key = decisionKey(deps.prefix, input.ref, input.step, Context.current().info.attempt);
     await decisions.write(key, record);
     return {
-      thought: short(thought, 300),
-      actionText: short(actionText, 200),
+      thought: truncate(thought, 300),
+      actionText: truncate(actionText, 200),
       action,
-      ...(error === undefined ? {} : { error: short(error, 500) }),
+      ...(error === undefined ? {} : { error: truncate(error, 500) }),
       decisionKey: key,
       plannerMs: planner.latencyMs,
       ...(executor === undefined ? {} : { executorMs: executor.latencyMs }),

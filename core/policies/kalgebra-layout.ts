@@ -1,4 +1,5 @@
 import type { Point } from '../actions';
+import type { Size } from '../smart-resize';
 
 /**
  * Where KAlgebra 22.12's controls are on a local desktop, whose window is always maximized and
@@ -32,7 +33,7 @@ const CONTROLS = {
 
 export type KAlgebraControl = keyof typeof CONTROLS;
 
-export function kalgebraPoint(control: KAlgebraControl, screen: { readonly width: number; readonly height: number }): Point {
+export function kalgebraPoint(control: KAlgebraControl, screen: Size): Point {
   const c: Anchored = CONTROLS[control];
   return { x: c.fromRight ? screen.width - c.x : c.x, y: c.fromBottom ? screen.height - c.y : c.y };
 }

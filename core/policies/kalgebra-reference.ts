@@ -1,4 +1,5 @@
 import type { GuiAction } from '../actions';
+import type { Size } from '../smart-resize';
 import { freeIdentifiers, splitAssignment, splitLambda } from '../kalgebra/expressions';
 import { hasReferenceAnswer, type Task } from '../task';
 import { KALGEBRA_TAB_HOTKEYS, kalgebraPoint, type KAlgebraControl } from './kalgebra-layout';
@@ -25,7 +26,7 @@ type Line =
   | { readonly kind: 'load'; readonly path: string }
   | { readonly kind: 'calculator' | 'plot2d' | 'plot3d'; readonly text: string };
 
-export function referencePlan(task: Task, screen: Screen): ReferencePlan {
+export function referencePlan(task: Task, screen: Size): ReferencePlan {
   return plan(task, screen, false);
 }
 
@@ -34,16 +35,11 @@ export function referencePlan(task: Task, screen: Screen): ReferencePlan {
  * calculator line or plot is changed (an answer or assigned value plus one, a plot's last
  * constant plus one).
  */
-export function perturbedPlan(task: Task, screen: Screen): ReferencePlan {
+export function perturbedPlan(task: Task, screen: Size): ReferencePlan {
   return plan(task, screen, true);
 }
 
-interface Screen {
-  readonly width: number;
-  readonly height: number;
-}
-
-function plan(task: Task, screen: Screen, perturb: boolean): ReferencePlan {
+function plan(task: Task, screen: Size, perturb: boolean): ReferencePlan {
   if (!hasReferenceAnswer(task)) return { replayable: false, reason: `no reference answer (ans is ${JSON.stringify(task.ans ?? null)})` };
   let lines = mergeCalculatorLines(
     (task.ans ?? '')
@@ -92,7 +88,7 @@ interface AppView {
   has3d: boolean;
 }
 
-function toActions(task: Task, lines: readonly Line[], screen: Screen): GuiAction[] {
+function toActions(task: Task, lines: readonly Line[], screen: Size): GuiAction[] {
   const view: AppView = { tab: 0, functions2d: 0, has3d: false };
   for (const step of task.initialize) {
     if (step.func === 'tab') view.tab = step.index;

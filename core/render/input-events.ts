@@ -1,12 +1,7 @@
 import type { GuiAction, InputEvent } from '../actions';
-import { keyName } from './keys';
+import { keyNames } from './keys';
 
-export class RenderError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RenderError';
-  }
-}
+export { RenderError } from './keys';
 
 const SCROLL_BUTTON = { up: 4, down: 5, left: 6, right: 7 } as const;
 
@@ -40,14 +35,8 @@ export function toInputEvents(action: GuiAction): InputEvent[] {
       const events: InputEvent[] = action.text === '' ? [] : [{ kind: 'type', text: action.text }];
       return action.submit ? [...events, { kind: 'key', chord: 'Return' }] : events;
     }
-    case 'hotkey': {
-      const names = action.keys.map((key) => {
-        const name = keyName(key, 'x11');
-        if (name === undefined) throw new RenderError(`unknown key "${key}" in hotkey ${JSON.stringify(action.keys)}`);
-        return name;
-      });
-      return [{ kind: 'key', chord: names.join('+') }];
-    }
+    case 'hotkey':
+      return [{ kind: 'key', chord: keyNames(action.keys, 'x11').join('+') }];
     case 'wait':
       return [{ kind: 'sleep', ms: Math.round(action.seconds * 1000) }];
     case 'done':

@@ -66,3 +66,19 @@ export function keyName(key: string, target: KeyTarget): string | undefined {
   if (punctuation !== undefined) return target === 'x11' ? punctuation : key;
   return undefined;
 }
+
+export class RenderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RenderError';
+  }
+}
+
+/** The renderer's names for a hotkey's keys; RenderError naming the first key it does not know. */
+export function keyNames(keys: readonly string[], target: KeyTarget): string[] {
+  return keys.map((key) => {
+    const name = keyName(key, target);
+    if (name === undefined) throw new RenderError(`unknown key "${key}" in hotkey ${JSON.stringify(keys)}`);
+    return name;
+  });
+}

@@ -1,6 +1,5 @@
 import type { GuiAction } from '../actions';
-import { RenderError } from './input-events';
-import { keyName } from './keys';
+import { keyNames, RenderError } from './keys';
 
 /**
  * A typed action as pyautogui statements for an OSWorld/ScienceBoard VM, whose server runs them with
@@ -81,14 +80,8 @@ export function toPyautogui(action: GuiAction): string {
       if (action.submit) statements.push("pyautogui.press('enter')");
       return statements.length === 0 ? 'pass' : statements.join('; ');
     }
-    case 'hotkey': {
-      const names = action.keys.map((key) => {
-        const name = keyName(key, 'pyautogui');
-        if (name === undefined) throw new RenderError(`unknown key "${key}" in hotkey ${JSON.stringify(action.keys)}`);
-        return pythonString(name);
-      });
-      return `pyautogui.hotkey(${names.join(', ')})`;
-    }
+    case 'hotkey':
+      return `pyautogui.hotkey(${keyNames(action.keys, 'pyautogui').map(pythonString).join(', ')})`;
     case 'wait':
       return `time.sleep(${seconds(action.seconds)})`;
     case 'done':

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -61,11 +61,15 @@ describe('temporal.yaml loading', () => {
 
   it('reads $CODA_CONFIG relative paths against the file', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'coda-config-'));
-    const file = path.join(dir, 'temporal.yaml');
-    writeFileSync(file, repoText);
-    const config = loadConfig(file, { CODA_DATA_DIR: 'state' });
-    assert.equal(config.file, file);
-    assert.equal(config.dataDir, path.join(dir, 'state'));
+    try {
+      const file = path.join(dir, 'temporal.yaml');
+      writeFileSync(file, repoText);
+      const config = loadConfig(file, { CODA_DATA_DIR: 'state' });
+      assert.equal(config.file, file);
+      assert.equal(config.dataDir, path.join(dir, 'state'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('names a missing field', () => {

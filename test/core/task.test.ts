@@ -77,6 +77,8 @@ describe('ScienceBoard tasks', () => {
 
   it('refuses an id that cannot be a storage key', () => {
     assert.throws(() => parseTask(load('A-01.json'), '../A-01'), /not a valid id/);
+    // Valid characters, but a dot-dot: refused here, not later when its keys are built mid-run.
+    assert.throws(() => parseTask(load('A-01.json'), 'A..01'), /not a valid id/);
   });
 
   it('knows which tasks carry a replayable reference answer', () => {
