@@ -33,6 +33,19 @@ export const checkResultSchema: z.ZodType<CheckResult> = z.strictObject({
   detail: z.string(),
 });
 
+/** The `var` value that means "this variable must not exist" (ScienceBoard). */
+export const UNDEFINED_VARIABLE = '#UNDEF';
+
+/** ScienceBoard's tolerance for `val`. */
+export const VAL_TOLERANCE = 1e-6;
+
+/** The `val` rule: the printed value is a finite number within VAL_TOLERANCE of `expected`. */
+export function valueMatches(printed: string | undefined, expected: number): boolean {
+  if (printed === undefined || printed.trim() === '') return false;
+  const found = Number(printed);
+  return Number.isFinite(found) && Math.abs(found - expected) <= VAL_TOLERANCE;
+}
+
 export const evaluationResultSchema: z.ZodType<EvaluationResult> = z.strictObject({
   passed: z.boolean(),
   checks: z.array(checkResultSchema),

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
+import { decisionStore } from '../activities/models/decision';
 import { ModelGateway } from '../activities/models/gateway';
 import { createRunActivities } from '../activities/runs/activities';
 import { createStorageActivities } from '../activities/storage/activities';
@@ -32,6 +33,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
   const store = createObjectStore(config.storage, deps.env);
   const prefix = config.storage.prefix;
   const tasks = s3TaskReader(store);
+  const decisions = decisionStore(store);
   const gateway = new ModelGateway(config.models, { read: (key) => store.get(key) }, deps.env);
   return Worker.create({
     connection: deps.connection,
@@ -41,8 +43,8 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
     activities: {
       ...createStorageActivities(store, prefix),
       ...createTaskActivities({ library: deps.taskLibrary ?? new TaskLibrary(), store, prefix }),
-      ...createTrajectoryActivities({ store, prefix, tasks }),
-      ...createModelActivities({ gateway, store, prefix, tasks }),
+      ...createTrajectoryActivities({ store, prefix, tasks, decisions }),
+      ...createModelActivities({ gateway, decisions, prefix, tasks }),
       ...createRunActivities(deps.client, config),
     },
     shutdownGraceTime: '30 seconds',

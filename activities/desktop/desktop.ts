@@ -14,7 +14,10 @@ export interface Desktop {
   reset(task: Task): Promise<void>;
   /** The screen as PNG bytes. */
   screenshot(): Promise<Buffer>;
-  /** Performs one action with real input events. Terminal actions are a no-op. */
+  /**
+   * Performs one action with real input events. Terminal actions are a no-op. An action that
+   * cannot be rendered (core/render) throws RenderError, which is a failed step, not a desktop fault.
+   */
   act(action: GuiAction): Promise<void>;
   /** Runs the task's `evaluate` checks against the app's real state. */
   evaluate(task: Task, stop: StopInfo): Promise<EvaluationResult>;

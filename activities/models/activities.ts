@@ -6,9 +6,8 @@ import { PLANNER_PROMPT_VERSION } from '../../core/prompts/planner';
 import type { Size } from '../../core/smart-resize';
 import type { Decision } from '../../workflows/rollout-types';
 import { withHeartbeat } from '../heartbeat';
-import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
-import { decisionRecordSchema, type DecisionRecord } from './decision';
+import type { DecisionRecord, DecisionStore } from './decision';
 import { agentStep } from './agent-step';
 import { ModelRequestError, type Completion, type ModelGateway } from './gateway';
 import { truncate } from '../../core/text';
@@ -27,37 +26,12 @@ export interface DecideInput {
 
 export interface ModelDeps {
   readonly gateway: ModelGateway;
-  readonly store: ObjectStore;
+  /** Where decision texts go: S3, through the worker's cache (shared with the manifest writer). */
+  readonly decisions: DecisionStore;
   readonly prefix: string;
   readonly tasks: TaskReader;
 }
 
-
-/**
- * Decision objects never change once written (their key carries the activity attempt), so they
- * cache well; the worker that wrote one keeps it, so the next step needs no read at all.
- */
-function decisionCache(store: ObjectStore, limit = 1024) {
-  const cache = new Map<string, Promise<DecisionRecord>>();
-  const remember = (key: string, record: Promise<DecisionRecord>): Promise<DecisionRecord> => {
-    cache.set(key, record);
-    if (cache.size > limit) cache.delete(cache.keys().next().value as string);
-    return record;
-  };
-  return {
-    read(key: string): Promise<DecisionRecord> {
-      const hit = cache.get(key);
-      if (hit !== undefined) return hit;
-      const read = store.getJson(key).then((raw) => decisionRecordSchema.parse(raw));
-      read.catch(() => cache.delete(key));
-      return remember(key, read);
-    },
-    async write(key: string, record: DecisionRecord): Promise<void> {
-      await store.putJson(key, record);
-      remember(key, Promise.resolve(record));
-    },
-  };
-}
 
 const callRecord = (completion: Completion, promptVersion: string) => ({
   raw: completion.texts[0] ?? '',
@@ -75,7 +49,7 @@ const callRecord = (completion: Completion, promptVersion: string) => ({
  * kept, so the workflow records a failed step.
  */
 export function createModelActivities(deps: ModelDeps) {
-  const decisions = decisionCache(deps.store);
+  const { decisions } = deps;
 
   async function decide(input: DecideInput): Promise<Decision> {
     const task = await deps.tasks.read(input.taskKey);

@@ -4,17 +4,12 @@ import { parsePlannerOutput, plannerActionText, primitiveAction } from '../../co
 import { buildExecutorMessages } from '../../core/prompts/executor';
 import { buildPlannerMessages } from '../../core/prompts/planner';
 import { smartResize, type Size } from '../../core/smart-resize';
+import { PromiseCache } from '../cache';
 import type { Completion, ImageSource, ModelGateway } from './gateway';
 
 function memoized(source: ImageSource): ImageSource {
-  const seen = new Map<string, Promise<Uint8Array>>();
-  return {
-    read(key) {
-      let bytes = seen.get(key);
-      if (bytes === undefined) seen.set(key, (bytes = source.read(key)));
-      return bytes;
-    },
-  };
+  const seen = new PromiseCache<Uint8Array>();
+  return { read: (key) => seen.get(key, () => source.read(key)) };
 }
 
 /** An earlier step as the models see it again: what the planner said, the screen, the executor's reply. */

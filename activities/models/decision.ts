@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { guiActionSchema } from '../../core/actions';
 import { tokenUsageSchema } from '../../core/trajectory';
+import { PromiseCache } from '../cache';
+import type { ObjectStore } from '../storage/object-store';
 
 /**
  * What one decision leaves in S3 (core/keys.ts decisionKey): the raw planner and executor texts
@@ -23,3 +25,23 @@ export const decisionRecordSchema = z.strictObject({
 });
 
 export type DecisionRecord = z.output<typeof decisionRecordSchema>;
+
+/**
+ * Decision records in S3 through a cache. They never change once written (their key carries the
+ * activity attempt), so the worker that wrote one keeps it: the next step's decision and the
+ * manifest writer read it without going to S3.
+ */
+export function decisionStore(store: ObjectStore, limit = 1024) {
+  const cache = new PromiseCache<DecisionRecord>(limit);
+  return {
+    read(key: string): Promise<DecisionRecord> {
+      return cache.get(key, async () => decisionRecordSchema.parse(await store.getJson(key)));
+    },
+    async write(key: string, record: DecisionRecord): Promise<void> {
+      await store.putJson(key, record);
+      cache.set(key, record);
+    },
+  };
+}
+
+export type DecisionStore = ReturnType<typeof decisionStore>;

@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { secretFromEnv, type Env } from '../../config/load';
 import type { Config, ModelEndpoint } from '../../config/schema';
 import type { ChatMessage, ContentPart } from '../../core/prompts/messages';
+import { PromiseCache } from '../cache';
 
 /** Where screenshots referred to by key come from: S3 in workflows, memory in the direct benchmark loop. */
 export interface ImageSource {
@@ -69,6 +70,8 @@ export class ModelUnavailableError extends Error {
  * PNG data URLs at the resolution the role asks for. The SDK retries 408/409/429/5xx and
  * connection failures with backoff; what is left is classified for the activity's retry policy.
  */
+const PREPARED_CACHE_SIZE = 256;
+
 export class ModelGateway {
   constructor(
     private readonly models: Config['models'],
@@ -76,7 +79,7 @@ export class ModelGateway {
     private readonly env: Env = process.env,
     private readonly clients = new Map<ModelRole, { client: OpenAI; endpoint: ModelEndpoint }>(),
     /** Images as sent, by content and box: a screenshot is the planner's "current" one step and its "previous" the next. */
-    private readonly prepared = new Map<string, Promise<PreparedImage>>(),
+    private readonly prepared = new PromiseCache<PreparedImage>(PREPARED_CACHE_SIZE),
   ) {}
 
   /** The same endpoints, clients and image cache, reading screenshots from `images`. */
@@ -174,14 +177,7 @@ export class ModelGateway {
   private async dataUrl(key: string, box?: { width: number; height: number }): Promise<PreparedImage> {
     const original = Buffer.from(await this.images.read(key));
     const id = `${createHash('sha1').update(original).digest('hex')}:${box?.width}x${box?.height}`;
-    let prepared = this.prepared.get(id);
-    if (prepared === undefined) {
-      prepared = prepare(original, box);
-      prepared.catch(() => this.prepared.delete(id));
-      this.prepared.set(id, prepared);
-      if (this.prepared.size > PREPARED_CACHE_SIZE) this.prepared.delete(this.prepared.keys().next().value as string);
-    }
-    return prepared;
+    return this.prepared.get(id, () => prepare(original, box));
   }
 }
 
@@ -190,8 +186,6 @@ interface PreparedImage {
   readonly width: number;
   readonly height: number;
 }
-
-const PREPARED_CACHE_SIZE = 256;
 
 async function prepare(original: Buffer, box?: { width: number; height: number }): Promise<PreparedImage> {
   const { width = 0, height = 0, format } = await sharp(original).metadata();

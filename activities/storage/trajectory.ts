@@ -3,7 +3,7 @@ import type { EvaluationResult } from '../../core/evaluation';
 import { summarizeRuns, type MetricsReport } from '../../core/metrics';
 import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { StepSummary, StopSummary } from '../../workflows/rollout-types';
-import { decisionRecordSchema, type DecisionRecord } from '../models/decision';
+import type { DecisionRecord, DecisionStore } from '../models/decision';
 import type { TaskReader } from '../tasks/library';
 import type { ObjectStore } from './object-store';
 
@@ -55,13 +55,14 @@ function stepRecord(step: StepSummary, decision: DecisionRecord): StepRecord {
  * with the raw model texts in S3, is validated against core/trajectory.ts, and is written under
  * the attempt's key. Rewriting it is harmless (same key, same content), so retries are safe.
  */
-export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: string; tasks: TaskReader }) {
+export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: string; tasks: TaskReader; decisions: DecisionStore }) {
   const { store, prefix } = deps;
   return {
     async writeManifest(input: ManifestInput): Promise<string> {
       const task = await deps.tasks.read(input.taskKey);
-      const decisions = await Promise.all(input.steps.map(async (s) => decisionRecordSchema.parse(await store.getJson(s.decisionKey))));
+      const decisions = await Promise.all(input.steps.map((s) => deps.decisions.read(s.decisionKey)));
       const first = decisions[0];
+      const executor = decisions.find((d) => d.executor !== undefined)?.executor;
       const manifest: TrajectoryManifest = trajectoryManifestSchema.parse({
         schema: TRAJECTORY_SCHEMA,
         run: input.ref.run,
@@ -72,7 +73,7 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
         task: { instruction: task.instruction, maxSteps: input.maxSteps, source: input.taskKey },
         models: {
           planner: { model: first?.planner.model ?? 'none', baseUrl: first?.planner.baseUrl ?? 'none' },
-          executor: { model: decisions.find((d) => d.executor)?.executor?.model ?? 'none', baseUrl: decisions.find((d) => d.executor)?.executor?.baseUrl ?? 'none' },
+          executor: { model: executor?.model ?? 'none', baseUrl: executor?.baseUrl ?? 'none' },
         },
         desktop: { host: input.desktop.host || 'none', id: input.desktop.id || 'none' },
         steps: input.steps.map((s, i) => stepRecord(s, decisions[i]!)),

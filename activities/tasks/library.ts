@@ -5,6 +5,7 @@ import { parseTask, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskEntry } from '../../workflows/rollout-types';
+import { PromiseCache } from '../cache';
 
 /** The ScienceBoard tasks shipped with the repository (data/scienceboard/<Software>/<id>.json). */
 export const DEFAULT_TASK_ROOT = path.resolve(__dirname, '..', '..', '..', 'data', 'scienceboard');
@@ -59,18 +60,9 @@ export interface TaskReader {
 
 /** Reads staged tasks from S3, validating them again, with a small cache (tasks are immutable once staged). */
 export function s3TaskReader(store: ObjectStore): TaskReader {
-  const cache = new Map<string, Promise<Task>>();
+  const cache = new PromiseCache<Task>(1024);
   return {
-    read(key: string): Promise<Task> {
-      let task = cache.get(key);
-      if (task === undefined) {
-        const id = path.basename(key, '.json');
-        task = store.getJson(key).then((raw) => parseTask(raw, id));
-        task.catch(() => cache.delete(key));
-        cache.set(key, task);
-      }
-      return task;
-    },
+    read: (key) => cache.get(key, async () => parseTask(await store.getJson(key), path.basename(key, '.json'))),
   };
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { combineChecks, evaluateStop, evaluationResultSchema } from '../../core/evaluation';
+import { combineChecks, evaluateStop, evaluationResultSchema, valueMatches } from '../../core/evaluation';
 
 describe('evaluation', () => {
   it('checks how the agent stopped', () => {
@@ -34,5 +34,12 @@ describe('evaluation', () => {
     const result = combineChecks([{ index: 0, type: 'eqn', passed: true, detail: 'on curve' }]);
     assert.deepEqual(evaluationResultSchema.parse(JSON.parse(JSON.stringify(result))), result);
     assert.equal(evaluationResultSchema.safeParse({ passed: true, checks: [{ index: 0, type: 'pixel', passed: true, detail: '' }] }).success, false);
+  });
+
+  it('applies the val rule: a finite number within 1e-6', () => {
+    assert.equal(valueMatches('1.5849625007', Math.log2(3)), true);
+    assert.equal(valueMatches('1.58496', Math.log2(3)), false);
+    assert.equal(valueMatches(String(2 + 9e-7), 2), true);
+    for (const printed of [undefined, '', '  ', 'x', 'Infinity', 'NaN']) assert.equal(valueMatches(printed, 0), false, String(printed));
   });
 });

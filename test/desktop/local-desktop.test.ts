@@ -5,6 +5,7 @@ import type { LocalHostConfig } from '../../config/schema';
 import type { Task } from '../../core/task';
 import { kalgebraPoint } from '../../core/policies/kalgebra-layout';
 import { DesktopError } from '../../activities/desktop/desktop';
+import { RenderError } from '../../core/render/keys';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, sleep, testDesktop, untilGone, untilStopped } from './helpers';
 
@@ -88,7 +89,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     assert.match(result.checks[4]?.detail ?? '', /expected p undefined, found p = 23\.140692620502403/);
   });
 
-  it('performs hotkeys, waits and terminal actions; terminal actions touch nothing', async () => {
+  it('performs hotkeys, waits and terminal actions; terminal actions touch nothing; an unrenderable action is a RenderError', async () => {
     await desktop.reset(A01);
     await desktop.act({ type: 'hotkey', keys: ['alt', '3'] });
     await desktop.act({ type: 'wait', seconds: 0.3 });
@@ -99,6 +100,8 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     for (const action of [{ type: 'done' }, { type: 'fail' }, { type: 'answer', text: '42' }, { type: 'call_user' }] as const) {
       await desktop.act(action);
     }
+    // A key no X display has: the action's fault (a failed step), not a DesktopError (a desktop to replace).
+    await assert.rejects(desktop.act({ type: 'hotkey', keys: ['ctrl', 'hyper'] }), (err) => err instanceof RenderError && /unknown key "hyper"/.test(err.message));
     const after = await appState(desktop, dir, host);
     assert.equal(after.input3d?.text, before.input3d?.text);
     assert.equal(after.mainTabs?.current, '3D Graph');

@@ -5,17 +5,16 @@ import * as path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parseConfig } from '../../config/load';
 import type { OsworldHostConfig, OsworldVmConfig } from '../../config/schema';
-import type { GuiAction } from '../../core/actions';
 import { parseTask, type Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import { createOsworldClient } from '../../activities/desktop/osworld/client';
 import { createKalgebraState } from '../../activities/desktop/osworld/kalgebra-state';
 import {
   appStateUrl,
+  createOsworldDesktop,
   createOsworldDesktops,
   OsworldDesktop,
   PORT_PLACEHOLDER,
-  type PyautoguiRendering,
 } from '../../activities/desktop/osworld/osworld-desktop';
 import { CommandVmProvider, type VmProvider } from '../../activities/desktop/osworld/vm-provider';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from './kalgebra-state-double';
@@ -28,23 +27,6 @@ const REPO = path.resolve(__dirname, '..', '..', '..');
 function loadTask(id: string): Task {
   return parseTask(JSON.parse(readFileSync(path.join(REPO, 'data', 'scienceboard', 'KAlgebra', `${id}.json`), 'utf8')), id);
 }
-
-/** TEST HELPER standing in for core/render/pyautogui (written elsewhere): click, type and hotkey only. */
-const testRendering: PyautoguiRendering = {
-  toPyautogui(action: GuiAction): string {
-    switch (action.type) {
-      case 'click':
-        return `pyautogui.click(${action.x}, ${action.y})`;
-      case 'type':
-        return `pyautogui.typewrite(${JSON.stringify(action.text)})${action.submit ? "; pyautogui.press('enter')" : ''}`;
-      case 'hotkey':
-        return `pyautogui.hotkey(${action.keys.map((key) => JSON.stringify(key)).join(', ')})`;
-      default:
-        throw new Error(`the test renderer does not render ${action.type}`);
-    }
-  },
-  pyautoguiCommand: (code) => ({ command: ['python', '-c', `import pyautogui; ${code}`] }),
-};
 
 /** TEST DOUBLE of the VM's pyautogui (absent here): every pyautogui command succeeds, or fails as told. */
 function pyautoguiStandIn(failure?: ExecuteAnswer): (command: unknown) => ExecuteAnswer | undefined {
@@ -137,7 +119,6 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       provider: options.provider ?? new CommandVmProvider(5000),
       client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10 }),
       appState: createKalgebraState(appStateUrl(vm), { retries: 2, backoffMs: 10 }),
-      rendering: testRendering,
       readyTimeoutMs: options.readyTimeoutMs ?? 3000,
       pollIntervalMs: 50,
       stepPauseMs: 0,
@@ -231,8 +212,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
         provider,
         client: createOsworldClient(vmServer.url),
         appState: createKalgebraState(kalgebra.url),
-        rendering: testRendering,
-        readyTimeoutMs: 1000,
+          readyTimeoutMs: 1000,
       });
       const err = await rejectsWith(desktop.reset(loadTask('A-01')), DesktopError);
       assert.equal(err.step, 'revert');
@@ -265,10 +245,12 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       await desktop.act({ type: 'click', x: 10, y: 20 });
       await desktop.act({ type: 'type', text, submit: true });
       await desktop.act({ type: 'hotkey', keys: ['ctrl', 'c'] });
+      // core/render/pyautogui's code after its prelude; the model's text only ever as a Python string literal.
+      const prelude = 'import pyautogui; import time; pyautogui.FAILSAFE = False; ';
       assert.deepEqual(vmServer.executed, [
-        { command: ['python', '-c', 'import pyautogui; pyautogui.click(10, 20)'], shell: false },
-        { command: ['python', '-c', `import pyautogui; pyautogui.typewrite(${JSON.stringify(text)}); pyautogui.press('enter')`], shell: false },
-        { command: ['python', '-c', 'import pyautogui; pyautogui.hotkey("ctrl", "c")'], shell: false },
+        { command: ['python3', '-c', `${prelude}pyautogui.click(10, 20)`], shell: false },
+        { command: ['python3', '-c', `${prelude}pyautogui.write('x\\'); import os; os.system("rm -rf /") #', interval=0.02); pyautogui.press('enter')`], shell: false },
+        { command: ['python3', '-c', `${prelude}pyautogui.hotkey('ctrl', 'c')`], shell: false },
       ]);
     });
 
@@ -407,11 +389,12 @@ describe('osworld hosts in temporal.yaml', () => {
     const host = config.hosts.find((h): h is OsworldHostConfig => h.kind === 'osworld');
     assert.ok(host);
     assert.deepEqual([host.resetTimeoutSeconds, host.readyTimeoutSeconds, host.vms[0]?.appStatePort], [300, 300, 8000]);
-    const desktops = createOsworldDesktops(host, testRendering);
+    const desktops = createOsworldDesktops(host);
     assert.deepEqual(
       desktops.map((d) => [d.id, d.screen.width]),
       [['rack-3/0', 1920]],
     );
+    assert.throws(() => createOsworldDesktop(host, 1), /host rack-3 has no VM 1 \(it has 1\)/);
     assert.equal(appStateUrl(host.vms[0] as OsworldVmConfig), 'http://10.0.3.11:8000');
   });
 

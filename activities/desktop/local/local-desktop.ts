@@ -124,12 +124,7 @@ export class LocalDesktop implements Desktop {
     if (task === undefined) throw new DesktopError('act() before a successful reset()', this.id, undefined, step);
     if (isTerminal(action)) return;
     const { display } = this.requireRunningApp(task.id, step);
-    let events: InputEvent[];
-    try {
-      events = toInputEvents(action);
-    } catch (err) {
-      throw new DesktopError(messageOf(err), this.id, task.id, step);
-    }
+    const events = toInputEvents(action); // a RenderError is the action's fault, not the desktop's: it goes up as it is
     try {
       await this.perform(display, events);
     } catch (err) {
@@ -279,20 +274,19 @@ export interface LocalDesktopsOptions {
 
 /** The desktops of a local host: desktop i on display displayBase + i, nothing started until its first reset(). */
 export function createLocalDesktops(host: LocalHostConfig, apps: readonly LocalApp[], options: LocalDesktopsOptions = {}): LocalDesktop[] {
-  const dir = options.dir ?? path.join(os.tmpdir(), 'coda-desktops');
-  const drivers = options.drivers ?? { KAlgebra: createKAlgebraDriver() };
-  return Array.from(
-    { length: host.desktops },
-    (_, i) =>
-      new LocalDesktop({
-        id: `${host.id}/${i}`,
-        display: host.displayBase + i,
-        screen: host.screen,
-        apps,
-        drivers,
-        dir: path.join(dir, `${host.id}-${i}`),
-        tools: options.tools ?? DEFAULT_TOOLS,
-        typingDelayMs: options.typingDelayMs ?? 12,
-      }),
-  );
+  return Array.from({ length: host.desktops }, (_, i) => createLocalDesktop(host, apps, i, options));
+}
+
+/** Desktop `index` of the host: display displayBase + index, its own directory under `dir`. */
+export function createLocalDesktop(host: LocalHostConfig, apps: readonly LocalApp[], index: number, options: LocalDesktopsOptions = {}): LocalDesktop {
+  return new LocalDesktop({
+    id: `${host.id}/${index}`,
+    display: host.displayBase + index,
+    screen: host.screen,
+    apps,
+    drivers: options.drivers ?? { KAlgebra: createKAlgebraDriver() },
+    dir: path.join(options.dir ?? path.join(os.tmpdir(), 'coda-desktops'), `${host.id}-${index}`),
+    tools: options.tools ?? DEFAULT_TOOLS,
+    typingDelayMs: options.typingDelayMs ?? 12,
+  });
 }

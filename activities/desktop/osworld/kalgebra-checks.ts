@@ -1,4 +1,4 @@
-import type { CheckResult } from '../../../core/evaluation';
+import { UNDEFINED_VARIABLE, VAL_TOLERANCE, valueMatches, type CheckResult } from '../../../core/evaluation';
 import type { Evaluator } from '../../../core/task';
 import type { PlottedFunction } from './kalgebra-state';
 
@@ -11,17 +11,11 @@ type VarCheck = Extract<Evaluator, { type: 'var' }>;
 type ValCheck = Extract<Evaluator, { type: 'val' }>;
 type EqnCheck = Extract<Evaluator, { type: 'eqn' }>;
 
-/** The value that means "this variable must not exist". */
-const UNDEFINED = '#UNDEF';
-
-/** ScienceBoard's tolerance for `val`. */
-const VAL_TOLERANCE = 1e-6;
-
 /** `var`: the variable prints exactly `value`, or is absent for "#UNDEF". */
 export function checkVariable(check: VarCheck, index: number, variables: Readonly<Record<string, string>>): CheckResult {
   const found = Object.hasOwn(variables, check.key) ? variables[check.key] : undefined;
   const shown = found === undefined ? 'undefined' : JSON.stringify(found);
-  if (check.value === UNDEFINED) {
+  if (check.value === UNDEFINED_VARIABLE) {
     return { index, type: 'var', passed: found === undefined, detail: `expected ${check.key} undefined, found ${shown}` };
   }
   return {
@@ -35,11 +29,10 @@ export function checkVariable(check: VarCheck, index: number, variables: Readonl
 /** `val`: the variable's value is numerically within 1e-6 of `value`. */
 export function checkValue(check: ValCheck, index: number, variables: Readonly<Record<string, string>>): CheckResult {
   const found = Object.hasOwn(variables, check.key) ? variables[check.key] : undefined;
-  const number = found === undefined || found.trim() === '' ? Number.NaN : Number(found);
   return {
     index,
     type: 'val',
-    passed: Number.isFinite(number) && Math.abs(number - check.value) <= VAL_TOLERANCE,
+    passed: valueMatches(found, check.value),
     detail: `expected ${check.key} = ${check.value} (±${VAL_TOLERANCE}), found ${found === undefined ? 'undefined' : JSON.stringify(found)}`,
   };
 }

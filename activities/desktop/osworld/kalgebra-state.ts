@@ -13,8 +13,6 @@ export type PlottedFunction = Readonly<Record<string, boolean | string | number>
 
 export interface KalgebraState {
   readonly url: string;
-  /** GET /version: the build's version string. */
-  version(): Promise<string>;
   /** GET /vars: every defined variable with its printed value. */
   variables(): Promise<Record<string, string>>;
   /** POST /tab: shows tab `index` (0 calculator, 1 2D graph, 2 3D graph, 3 dictionary). */
@@ -49,10 +47,6 @@ export function createKalgebraState(url: string, policy: Partial<RetryPolicy> = 
 
   return {
     url: http.server,
-
-    async version() {
-      return (await http.text({ method: 'GET', path: '/version', idempotent: true })).trim();
-    },
 
     async variables() {
       return http.json({ method: 'GET', path: '/vars', idempotent: true }, variablesAnswer);

@@ -3,6 +3,7 @@ import type { OsworldHostConfig, OsworldVmConfig } from '../../../config/schema'
 import type { GuiAction } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
+import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
 import type { InitializeStep, Task } from '../../../core/task';
 import { DesktopError, type Desktop } from '../desktop';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
@@ -10,12 +11,6 @@ import { VmHttpError } from './http';
 import { checkPlot, checkValue, checkVariable, plotQuery } from './kalgebra-checks';
 import { createKalgebraState, type KalgebraState } from './kalgebra-state';
 import { CommandVmProvider, type VmProvider } from './vm-provider';
-
-/** Turns a typed action into pyautogui statements and those into the argv /execute runs (core/render/pyautogui). */
-export interface PyautoguiRendering {
-  toPyautogui(action: GuiAction): string;
-  pyautoguiCommand(code: string): { command: string[] };
-}
 
 /** What ScienceBoard's launch commands hold where the app's state-server port goes. */
 export const PORT_PLACEHOLDER = '«PORTLIKE»';
@@ -27,7 +22,6 @@ export interface OsworldDesktopOptions {
   readonly provider: VmProvider;
   readonly client: OsworldClient;
   readonly appState: KalgebraState;
-  readonly rendering: PyautoguiRendering;
   /** After a revert, how long the in-VM server may take to answer. */
   readonly readyTimeoutMs: number;
   /** Between readiness probes. */
@@ -82,13 +76,10 @@ export class OsworldDesktop implements Desktop {
 
   async act(action: GuiAction): Promise<void> {
     if (isTerminal(action)) return;
-    const { rendering, client } = this.options;
-    const code = rendering.toPyautogui(action);
-    if (code.trim() === '') return;
-    const { command } = rendering.pyautoguiCommand(code);
+    const { command } = pyautoguiCommand(toPyautogui(action));
     let result: ExecuteResult;
     try {
-      result = await client.execute(command, { shell: false });
+      result = await this.options.client.execute(command, { shell: false });
     } catch (err) {
       throw this.error(err, `act ${action.type}`);
     }
@@ -204,21 +195,24 @@ export function appStateUrl(vm: OsworldVmConfig): string {
 }
 
 /** One desktop per VM of an osworld host, ids `<host>/<index>`. */
-export function createOsworldDesktops(
+export function createOsworldDesktops(host: OsworldHostConfig, provider: VmProvider = new CommandVmProvider(host.resetTimeoutSeconds * 1000)): OsworldDesktop[] {
+  return host.vms.map((_, i) => createOsworldDesktop(host, i, provider));
+}
+
+/** The desktop of the host's VM number `index`. */
+export function createOsworldDesktop(
   host: OsworldHostConfig,
-  rendering: PyautoguiRendering,
+  index: number,
   provider: VmProvider = new CommandVmProvider(host.resetTimeoutSeconds * 1000),
-): OsworldDesktop[] {
-  return host.vms.map(
-    (vm, i) =>
-      new OsworldDesktop({
-        id: `${host.id}/${i}`,
-        vm,
-        provider,
-        client: createOsworldClient(vm.url),
-        appState: createKalgebraState(appStateUrl(vm)),
-        rendering,
-        readyTimeoutMs: host.readyTimeoutSeconds * 1000,
-      }),
-  );
+): OsworldDesktop {
+  const vm = host.vms[index];
+  if (vm === undefined) throw new Error(`host ${host.id} has no VM ${index} (it has ${host.vms.length})`);
+  return new OsworldDesktop({
+    id: `${host.id}/${index}`,
+    vm,
+    provider,
+    client: createOsworldClient(vm.url),
+    appState: createKalgebraState(appStateUrl(vm)),
+    readyTimeoutMs: host.readyTimeoutSeconds * 1000,
+  });
 }

@@ -1,4 +1,4 @@
-import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../../core/evaluation';
+import { combineChecks, evaluateStop, UNDEFINED_VARIABLE, VAL_TOLERANCE, valueMatches, type CheckResult, type EvaluationResult, type StopInfo } from '../../../../core/evaluation';
 import type { Evaluator, Task } from '../../../../core/task';
 import type { CalgebraResult } from './calgebra';
 import {
@@ -33,8 +33,6 @@ export type Calgebra = (lines: readonly string[]) => Promise<CalgebraResult[]>;
 
 /** Analitza's own constants: always defined, never worth redefining for calgebra. */
 const BUILTIN_VARIABLES = new Set(['pi', 'e', 'euler', 'true', 'false', 'i']);
-
-const VAL_TOLERANCE = 1e-6;
 
 export async function evaluateKAlgebra(task: Task, stop: StopInfo, state: RunningKAlgebraState, calgebra: Calgebra): Promise<EvaluationResult> {
   const checker = new KAlgebraChecker(state, calgebra);
@@ -83,7 +81,7 @@ class KAlgebraChecker {
   private async variable(check: Extract<Evaluator, { type: 'var' }>, index: number): Promise<CheckResult> {
     const entry = this.state.variables.find((v) => v.name === check.key);
     const result = (passed: boolean, detail: string): CheckResult => ({ index, type: 'var', passed, detail });
-    if (check.value === '#UNDEF') {
+    if (check.value === UNDEFINED_VARIABLE) {
       return entry === undefined
         ? result(true, `expected ${check.key} undefined, found it undefined`)
         : result(false, `expected ${check.key} undefined, found ${check.key} = ${entry.value}`);
@@ -108,9 +106,7 @@ class KAlgebraChecker {
     const entry = this.state.variables.find((v) => v.name === check.key);
     const expected = `expected ${check.key} = ${check.value} (±${VAL_TOLERANCE})`;
     if (entry === undefined) return { index, type: 'val', passed: false, detail: `${expected}, found ${check.key} undefined` };
-    const found = Number(entry.value);
-    const passed = entry.value.trim() !== '' && Number.isFinite(found) && Math.abs(found - check.value) <= VAL_TOLERANCE;
-    return { index, type: 'val', passed, detail: `${expected}, found ${entry.value}` };
+    return { index, type: 'val', passed: valueMatches(entry.value, check.value), detail: `${expected}, found ${entry.value}` };
   }
 
   private async equation(check: Extract<Evaluator, { type: 'eqn' }>, index: number): Promise<CheckResult> {
