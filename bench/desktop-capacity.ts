@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -8,7 +8,8 @@ import { kalgebraPoint } from '../core/policies/kalgebra-layout';
 import { TaskLibrary } from '../activities/tasks/library';
 import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { processesOf } from '../activities/desktop/local/process';
-import { firstFreeDisplay, median, percentile, printTable } from './stats';
+import { freeDisplay } from '../infra/ephemeral';
+import { median, percentile, printTable, procKib } from './stats';
 
 /**
  * How many real KAlgebra desktops this machine keeps stepping: N desktops at once, each doing
@@ -21,7 +22,7 @@ import { firstFreeDisplay, median, percentile, printTable } from './stats';
 const rssMiB = (desktop: LocalDesktop): number =>
   processesOf(desktop.id).reduce((sum, p) => {
     try {
-      return sum + Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+      return sum + procKib(p.pid, 'VmRSS') / 1024;
     } catch {
       return sum;
     }
@@ -30,7 +31,7 @@ const rssMiB = (desktop: LocalDesktop): number =>
 async function level(n: number, steps: number, dir: string): Promise<string[]> {
   const config = loadConfig();
   const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local')!;
-  const host: LocalHostConfig = { ...local, id: `cap${n}`, desktops: n, displayBase: firstFreeDisplay(220) };
+  const host: LocalHostConfig = { ...local, id: `cap${n}`, desktops: n, displayBase: freeDisplay(220) };
   const desktops = createLocalDesktops(host, config.localApps, { dir });
   const task = new TaskLibrary().load('KAlgebra', ['A-01'])[0]!;
   const latencies: number[] = [];

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../config/load';
@@ -6,7 +6,9 @@ import type { LocalHostConfig } from '../config/schema';
 import { stopReasonOf } from '../core/episode';
 import { kalgebraPoint } from '../core/policies/kalgebra-layout';
 import { referencePlan } from '../core/policies/kalgebra-reference';
-import { parseTask, type Task } from '../core/task';
+import type { Task } from '../core/task';
+import { TaskLibrary } from '../activities/tasks/library';
+import { median, procKib } from './stats';
 import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { processesOf } from '../activities/desktop/local/process';
 
@@ -17,9 +19,14 @@ import { processesOf } from '../activities/desktop/local/process';
  * The display defaults to the first local host's displayBase in temporal.yaml.
  */
 
-const TASKS = path.resolve(__dirname, '..', '..', 'data', 'scienceboard', 'KAlgebra');
+/** Every KAlgebra task, validated once, before anything is timed. */
+const TASKS = new Map(new TaskLibrary().load('KAlgebra').map((t) => [t.id, t]));
 
-const task = (id: string): Task => parseTask(JSON.parse(readFileSync(path.join(TASKS, `${id}.json`), 'utf8')), id);
+const task = (id: string): Task => {
+  const found = TASKS.get(id);
+  if (found === undefined) throw new Error(`the bench did not load task ${id}`);
+  return found;
+};
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();
@@ -33,19 +40,13 @@ async function series(times: number, fn: () => Promise<unknown>): Promise<number
   return out;
 }
 
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-};
 
 /** Resident and proportional set size of each process the desktop runs, in MiB. */
 function memory(desktopId: string): { program: string; rssMiB: number; pssMiB: number }[] {
-  const kib = (text: string, field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
   return processesOf(desktopId).map((p) => ({
     program: path.basename(p.command.split(' ')[0] ?? '?'),
-    rssMiB: kib(readFileSync(`/proc/${p.pid}/status`, 'utf8'), 'VmRSS') / 1024,
-    pssMiB: kib(readFileSync(`/proc/${p.pid}/smaps_rollup`, 'utf8'), 'Pss') / 1024,
+    rssMiB: procKib(p.pid, 'VmRSS') / 1024,
+    pssMiB: procKib(p.pid, 'Pss', 'smaps_rollup') / 1024,
   }));
 }
 

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import { describeAction, guiActionSchema, type GuiAction } from '../core/actions';
@@ -15,15 +14,15 @@ import { parseTask, type Task } from '../core/task';
 import type { Desktop } from '../activities/desktop/desktop';
 import { createObjectStore } from '../activities/storage/object-store';
 import { stageTasks } from '../activities/tasks/library';
-import { rolloutSettings } from '../cli/inputs';
+import { rolloutSettings } from '../config/workflow-inputs';
 import { startScriptedServer, type ChatRequest, type Reply } from '../doubles/openai-server';
 import { startDaemon, stopDaemon, waitUntilHealthy } from '../infra/daemon';
-import { REPO_CONFIG, startEphemeralStack } from '../infra/ephemeral';
-import { isPolling, workerSpec } from '../infra/worker-process';
+import { REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
+import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
 import { rolloutWorkflowId } from '../workflows/rollout';
 import type { RolloutResult } from '../workflows/rollout-types';
-import { printTable } from './stats';
+import { printTable, procKib } from './stats';
 
 /**
  * Capacity of ONE orchestrator worker process (it runs every workflow and the decision
@@ -90,7 +89,6 @@ function clickingPolicy(steps: number, plannerModel: string) {
   };
 }
 
-const kib = (pid: number, field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 const cpuSeconds = (pid: number): number => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -104,17 +102,16 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const servers = await startEphemeralStack('coda-capacity');
   try {
-    await measure(servers.env, levels, steps);
+    await measure(servers, levels, steps);
   } finally {
     await servers.stop();
   }
 }
 
-async function measure(baseEnv: Record<string, string>, levels: readonly number[], steps: number): Promise<void> {
+async function measure(servers: EphemeralStack, levels: readonly number[], steps: number): Promise<void> {
   const most = Math.max(...levels);
-  const preliminary = loadConfig(REPO_CONFIG, baseEnv);
-  const models = await startScriptedServer(clickingPolicy(steps, preliminary.models.planner.model));
-  const env = { ...baseEnv, CODA_PLANNER_URL: models.url, CODA_EXECUTOR_URL: models.url, CODA_LOCAL_DESKTOPS: String(most) };
+  const models = await startScriptedServer(clickingPolicy(steps, servers.config.models.planner.model));
+  const env = { ...servers.env, CODA_PLANNER_URL: models.url, CODA_EXECUTOR_URL: models.url, CODA_LOCAL_DESKTOPS: String(most) };
   const loaded = loadConfig(REPO_CONFIG, env);
   const config: LoadedConfig = { ...loaded, rollouts: { ...loaded.rollouts, settleMs: 0 } };
   const store = createObjectStore(config.storage, env);
@@ -126,20 +123,20 @@ async function measure(baseEnv: Record<string, string>, levels: readonly number[
   const entries = await stageTasks(store, config.storage.prefix, tasks);
 
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const client = new Client({ connection: await Connection.connect({ address: config.temporal.address }), namespace: config.temporal.namespace });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
   const host = config.hosts[0]!;
   const vmHost = await createVmHost({ config, connection, hostId: host.id, env, createDesktop: (i) => new InMemoryDesktop(`${host.id}/${i}`, png) });
   const running = vmHost.run();
   const orchestrator = startDaemon(config.dataDir, workerSpec(config, 'orchestrator', [], env));
   const pid = orchestrator.pid!;
   try {
-    await waitUntilHealthy(config.dataDir, 'orchestrator', () => isPolling(client.connection, config.temporal.namespace, config.taskQueues.orchestrator, `${pid}@${hostname()}`), 90_000);
+    await waitUntilHealthy(config.dataDir, 'orchestrator', () => workerHealthy(config, 'orchestrator', config.taskQueues.orchestrator), 90_000);
     const rows = [['concurrent rollouts', 'steps', 'seconds', 'steps/s', 'rollouts/min', 'worker CPU s', 'peak RSS MiB']];
     for (const level of levels) {
       const run = `cap${level}x${Date.now()}`;
       const cpuBefore = cpuSeconds(pid);
-      let peak = kib(pid, 'VmRSS');
-      const sampler = setInterval(() => (peak = Math.max(peak, kib(pid, 'VmRSS'))), 250);
+      let peak = procKib(pid, 'VmRSS');
+      const sampler = setInterval(() => (peak = Math.max(peak, procKib(pid, 'VmRSS'))), 250);
       const started = Date.now();
       const results = (await Promise.all(
         entries.slice(0, level).map((task, i) =>
@@ -164,7 +161,6 @@ async function measure(baseEnv: Record<string, string>, levels: readonly number[
     await running;
     await models.close();
     await connection.close();
-    await client.connection.close();
   }
 }
 

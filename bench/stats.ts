@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
 /** Small helpers shared by the benchmarks. */
 
@@ -15,10 +15,9 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** The first X display number from `from` that no X server holds. */
-export function firstFreeDisplay(from: number): number {
-  for (let n = from; n < from + 200; n++) if (!existsSync(`/tmp/.X${n}-lock`) && !existsSync(`/tmp/.X11-unix/X${n}`)) return n;
-  throw new Error(`no free X display in :${from}..:${from + 199}`);
+/** A `kB` field of /proc/<pid>/<file> (VmRSS in status, Pss in smaps_rollup), in KiB; 0 when absent. */
+export function procKib(pid: number, field: string, file = 'status'): number {
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'))?.[1] ?? 0);
 }
 
 export function printTable(title: string, rows: readonly (readonly string[])[]): void {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import type { LocalHostConfig } from '../config/schema';
@@ -15,14 +15,14 @@ import { agentStep, type AgentTurn } from '../activities/models/agent-step';
 import { ModelGateway } from '../activities/models/gateway';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { stageTasks, TaskLibrary } from '../activities/tasks/library';
-import { rolloutSettings } from '../cli/inputs';
+import { rolloutSettings } from '../config/workflow-inputs';
 import { startScriptedModels } from '../doubles/scripted-models/main';
-import { REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
+import { freeDisplay, REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { createOrchestratorWorker } from '../workers/orchestrator';
 import { createVmHost } from '../workers/vm-host';
 import { rolloutWorkflowId } from '../workflows/rollout';
 import type { RolloutResult, TaskEntry } from '../workflows/rollout-types';
-import { firstFreeDisplay, mean, median, printTable } from './stats';
+import { mean, median, printTable } from './stats';
 
 /**
  * Step overhead of the durable pipeline: the time of one rollout step through Temporal + S3
@@ -54,14 +54,14 @@ async function measure(servers: EphemeralStack, runs: number, taskIds: readonly 
   const env = { ...servers.env, CODA_PLANNER_URL: models.url, CODA_EXECUTOR_URL: models.url };
   const config = loadConfig(REPO_CONFIG, env);
   const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local')!;
-  const host: LocalHostConfig = { ...local, desktops: 1, displayBase: firstFreeDisplay(200) };
+  const host: LocalHostConfig = { ...local, desktops: 1, displayBase: freeDisplay(200) };
   const desktop = createLocalDesktops(host, config.localApps, { dir })[0]!;
   const tasks = new TaskLibrary().load('KAlgebra', taskIds);
   const store = createObjectStore(config.storage, env);
   const entries = await stageTasks(store, config.storage.prefix, tasks);
 
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const client = new Client({ connection: await Connection.connect({ address: config.temporal.address }), namespace: config.temporal.namespace });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('ERROR') });
   const orchestrator = await createOrchestratorWorker({ config, connection, client, env, workflowBundle });
   // The direct loop uses the desktop while the pool sees it idle: no idle health checks here.
@@ -77,7 +77,6 @@ async function measure(servers: EphemeralStack, runs: number, taskIds: readonly 
     await desktop.close();
     await models.close();
     await connection.close();
-    await client.connection.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

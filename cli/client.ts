@@ -8,10 +8,6 @@ export async function connectClient(config: LoadedConfig): Promise<Client> {
 }
 
 /** Web UI link to one workflow execution. */
-export function workflowUrl(config: LoadedConfig, workflowId: string, runId?: string): string {
-  const base = config.temporal.webUi.replace(/\/$/, '');
-  const id = encodeURIComponent(workflowId);
-  return runId === undefined
-    ? `${base}/namespaces/${config.temporal.namespace}/workflows/${id}`
-    : `${base}/namespaces/${config.temporal.namespace}/workflows/${id}/${runId}/history`;
+export function workflowUrl(config: LoadedConfig, workflowId: string): string {
+  return `${config.temporal.webUi.replace(/\/$/, '')}/namespaces/${config.temporal.namespace}/workflows/${encodeURIComponent(workflowId)}`;
 }

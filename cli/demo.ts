@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
-import { runPrefix, runSummaryKey } from '../core/keys';
+import { runPrefix } from '../core/keys';
 import { percent, type MetricsReport } from '../core/metrics';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv, formatStack, stackUp } from '../infra/stack';
 import { batchProgress, batchWorkflowId, type BatchResult } from '../workflows/batch';
+import { rolloutIdPrefix } from '../workflows/rollout';
 import { connectClient, workflowUrl } from './client';
 
 /**
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     handle
       .query(batchProgress)
       .then((p) => {
-        const line = `  [${p.completed}/${p.total}] passed ${p.passed}, failed ${p.failed}, errors ${p.errors}; in flight: ${p.inFlight.map((id) => id.replace(`rollout-${run}-${software}-`, '')).join(' ') || '-'}`;
+        const line = `  [${p.completed}/${p.total}] passed ${p.passed}, failed ${p.failed}, errors ${p.errors}; in flight: ${p.inFlight.map((id) => id.replace(rolloutIdPrefix(run, software), '')).join(' ') || '-'}`;
         if (line !== last) console.log(line);
         last = line;
       })
@@ -65,12 +66,12 @@ async function main(): Promise<void> {
   const result = (await handle.result()) as BatchResult;
   clearInterval(timer);
 
-  const summary = await store.getJson<MetricsReport>(runSummaryKey(config.storage.prefix, run, software));
+  const summary = await store.getJson<MetricsReport>(result.summaryKey);
   console.log(`\n${result.completed} rollouts: ${result.passed} passed, ${result.failed} failed, ${result.errors} ended in error`);
   for (const task of summary.tasks) console.log(`  ${task.taskId.padEnd(6)} ${task.successes}/${task.runs} passed`);
   console.log(`Average@${attempts} ${percent(result.averageAtK).toFixed(2)}%   Pass@${attempts} ${percent(result.passAtK).toFixed(2)}%`);
   console.log(`\ntrajectories  ${store.uri(`${runPrefix(config.storage.prefix, run, software)}/`)}<task>/<attempt>/manifest.json`);
-  console.log(`summary       ${store.uri(runSummaryKey(config.storage.prefix, run, software))}`);
+  console.log(`summary       ${store.uri(result.summaryKey)}`);
   console.log(`browse        http://${config.dev.minioConsole}/browser/${config.storage.bucket}/${encodeURIComponent(`${runPrefix(config.storage.prefix, run, software)}/`)}`);
   console.log(`history       ${workflowUrl(config, workflowId)}`);
   await client.connection.close();

@@ -14,7 +14,8 @@ export interface LoadedConfig extends Config {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-const DEFAULT_FILE = path.resolve(__dirname, '..', '..', 'temporal.yaml');
+/** The repository's temporal.yaml: the deployment when $CODA_CONFIG names no other. */
+export const DEFAULT_FILE = path.resolve(__dirname, '..', '..', 'temporal.yaml');
 
 /** The file workers and tools read: $CODA_CONFIG, else the repository's temporal.yaml. */
 export function configPath(env: Env = process.env): string {

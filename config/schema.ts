@@ -156,15 +156,8 @@ export const configSchema = z
         /** Tries of a model call (each already retried by the client) before the rollout ends with ERROR. */
         modelAttempts: z.number().int().min(1).default(6),
       })
-      .default({
-        resume: 'replay',
-        heartbeatTimeoutSeconds: 20,
-        hostScheduleToStartSeconds: 60,
-        maxMalformedReplies: 2,
-        settleMs: 300,
-        maxResumes: 5,
-        modelAttempts: 6,
-      }),
+      // Left out: every field at its own default.
+      .prefault({}),
     limits: z
       .strictObject({
         /** Rollouts a batch keeps in flight at once, on top of the desktop count of the hosts. */
@@ -172,13 +165,13 @@ export const configSchema = z
         /** A batch continues-as-new after starting this many rollouts (Temporal allows 2,000 pending children). */
         rolloutsPerBatchRun: z.number().int().min(1).max(1000).default(200),
       })
-      .default({ maxConcurrentRollouts: 64, rolloutsPerBatchRun: 200 }),
+      .prefault({}),
     schedules: z.array(schedule).default([]),
     dev: z
       .strictObject({
         /** Temporal's SQLite file, MinIO's objects, logs and pid files live here (relative to temporal.yaml). */
-        dataDir: z.string().min(1),
-        minioConsole: hostPort,
+        dataDir: z.string().min(1).default('.data'),
+        minioConsole: hostPort.default('127.0.0.1:9001'),
         /** Serve the Temporal Web UI on the gRPC port + 1000. */
         webUi: z.boolean().default(true),
         /**
@@ -196,7 +189,7 @@ export const configSchema = z
           })
           .optional(),
       })
-      .default({ dataDir: '.data', minioConsole: '127.0.0.1:9001', webUi: true }),
+      .prefault({}),
   })
   .superRefine((config, ctx) => {
     const queueKeys = Object.keys(config.taskQueues);
@@ -232,10 +225,12 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 export type HostConfig = Config['hosts'][number];
+
+/** How many desktops a host runs: its local displays, or its VMs. */
+export const hostCapacity = (host: HostConfig): number => (host.kind === 'local' ? host.desktops : host.vms.length);
 export type LocalHostConfig = Extract<HostConfig, { kind: 'local' }>;
 export type OsworldHostConfig = Extract<HostConfig, { kind: 'osworld' }>;
 export type OsworldVmConfig = OsworldHostConfig['vms'][number];
 export type ModelEndpoint = z.output<typeof modelEndpoint>;
-export type JudgeEndpoint = z.output<typeof judgeEndpoint>;
 export type LocalApp = Config['localApps'][number];
 export type StorageConfig = Config['storage'];

@@ -37,7 +37,8 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
 const error = (res: ServerResponse, status: number, message: string): void =>
   json(res, status, { error: { message, type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: status } });
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The whole request body as text (shared with the tests' own server doubles). */
+export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');

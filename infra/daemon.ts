@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { notInstalled } from './tools';
 
 /** A long-running process of the dev stack, started detached with its log and pid file under the data directory. */
 export interface DaemonSpec {
@@ -10,6 +11,8 @@ export interface DaemonSpec {
   readonly args: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
   readonly cwd?: string;
+  /** Directories the process needs, created when it starts (describing a daemon touches nothing). */
+  readonly dirs?: readonly string[];
 }
 
 export interface DaemonState {
@@ -67,8 +70,8 @@ export function daemonState(dataDir: string, name: string): DaemonState {
 export function startDaemon(dataDir: string, spec: DaemonSpec): DaemonState {
   const current = daemonState(dataDir, spec.name);
   if (current.running) return current;
-  mkdirSync(path.join(dataDir, 'run'), { recursive: true });
-  mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
+  if (path.isAbsolute(spec.command) && !existsSync(spec.command)) throw notInstalled(spec.name, spec.command);
+  for (const dir of [path.join(dataDir, 'run'), path.join(dataDir, 'logs'), ...(spec.dirs ?? [])]) mkdirSync(dir, { recursive: true });
   const log = logFile(dataDir, spec.name);
   const fd = openSync(log, 'a');
   writeFileSync(fd, `\n--- ${new Date().toISOString()} starting ${spec.command} ${spec.args.join(' ')}\n`);

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { loadConfig, type LoadedConfig } from '../config/load';
+import { DEFAULT_FILE, loadConfig, type LoadedConfig } from '../config/load';
 import { devEnv, stackDown, stackUp } from './stack';
 
 /**
@@ -11,7 +11,7 @@ import { devEnv, stackDown, stackUp } from './stack';
  * environment. Tests and benchmarks use it so they never touch the developer's own stack.
  */
 
-export const REPO_CONFIG = path.resolve(__dirname, '..', '..', 'temporal.yaml');
+export const REPO_CONFIG = DEFAULT_FILE;
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -23,6 +23,14 @@ export function freePort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/** The first X display number from `from` that no X server holds (another session may run Xvfb too). */
+export function freeDisplay(from: number): number {
+  for (let n = from; n < from + 200; n += 1) {
+    if (!existsSync(`/tmp/.X${n}-lock`) && !existsSync(`/tmp/.X11-unix/X${n}`)) return n;
+  }
+  throw new Error(`no free X display in :${from}..:${from + 199}`);
 }
 
 /** Environment that points temporal.yaml at a stack of its own on free ports under `dataDir`. */
@@ -57,8 +65,8 @@ export interface EphemeralStack {
 export async function startEphemeralStack(namespace: string): Promise<EphemeralStack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), `${namespace}-`));
   const base = await isolatedEnv(dataDir, namespace);
-  const env = devEnv(loadConfig(REPO_CONFIG, base), base);
-  const config = loadConfig(REPO_CONFIG, env);
+  const config = loadConfig(REPO_CONFIG, base);
+  const env = devEnv(config, base); // adds secrets by the names the config gives; the file reads none of them
   try {
     await stackUp(config, { headless: true, env, workers: false });
   } catch (err) {

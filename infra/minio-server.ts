@@ -1,8 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { secretFromEnv, type Env, type LoadedConfig } from '../config/load';
 import type { DaemonSpec } from './daemon';
-import { toolPath } from './tools';
+import { toolBinary } from './tools';
 
 /**
  * MinIO serving the data directory, with the root credentials taken from the environment
@@ -10,11 +9,11 @@ import { toolPath } from './tools';
  */
 export function minioServerSpec(config: LoadedConfig, env: Env = process.env): DaemonSpec {
   const dir = path.join(config.dataDir, 'minio');
-  mkdirSync(dir, { recursive: true });
   const api = new URL(config.storage.endpoint);
   return {
     name: 'minio',
-    command: toolPath('minio'),
+    command: toolBinary('minio'),
+    dirs: [dir],
     args: ['server', dir, '--address', `${api.hostname}:${api.port || 80}`, '--console-address', config.dev.minioConsole, '--quiet'],
     env: {
       MINIO_ROOT_USER: secretFromEnv(config.storage.accessKeyIdEnv, 'storage.accessKeyIdEnv', env),

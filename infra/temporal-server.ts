@@ -1,9 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { LoadedConfig } from '../config/load';
 import type { DaemonSpec } from './daemon';
-import { toolPath } from './tools';
+import { toolBinary } from './tools';
 
 const portOf = (address: string): number => Number(address.slice(address.lastIndexOf(':') + 1));
 const hostOf = (address: string): string => address.slice(0, address.lastIndexOf(':'));
@@ -14,7 +13,6 @@ const hostOf = (address: string): string => address.slice(0, address.lastIndexOf
  */
 export function temporalServerSpec(config: LoadedConfig, opts: { headless: boolean }): DaemonSpec {
   const dir = path.join(config.dataDir, 'temporal');
-  mkdirSync(dir, { recursive: true });
   const args = [
     'server',
     'start-dev',
@@ -41,7 +39,7 @@ export function temporalServerSpec(config: LoadedConfig, opts: { headless: boole
   }
   if (opts.headless || !config.dev.webUi) args.push('--headless');
   else args.push('--ui-port', String(new URL(config.temporal.webUi).port || 8233), '--ui-disable-news-fetch');
-  return { name: 'temporal', command: toolPath('temporal'), args };
+  return { name: 'temporal', command: toolBinary('temporal'), args, dirs: [dir] };
 }
 
 /** Healthy = the frontend answers and the namespace exists with every search attribute registered. */

@@ -4,14 +4,18 @@ import * as path from 'node:path';
 /** Where infra/install.sh puts the servers it installs. */
 const TOOLS_BIN = path.resolve(__dirname, '..', '..', '.tools', 'bin');
 
+/** Where infra/install.sh puts a server binary (`temporal`, `minio`); startDaemon says so when it is missing. */
+export const toolBinary = (name: 'temporal' | 'minio'): string => path.join(TOOLS_BIN, name);
+
 /**
- * Absolute path of an installed server binary (`temporal`, `minio`). Fails with the command that
- * installs it, so a missing tool never shows up later as a confusing spawn error.
+ * Absolute path of an installed server binary. Fails with the command that installs it, so a
+ * missing tool never shows up later as a confusing spawn error.
  */
 export function toolPath(name: 'temporal' | 'minio'): string {
-  const candidate = path.join(TOOLS_BIN, name);
-  if (!existsSync(candidate)) {
-    throw new Error(`${name} is not installed at ${candidate}: run \`bash infra/install.sh\` (npm run install-tools)`);
-  }
+  const candidate = toolBinary(name);
+  if (!existsSync(candidate)) throw notInstalled(name, candidate);
   return candidate;
 }
+
+export const notInstalled = (name: string, where: string): Error =>
+  new Error(`${name} is not installed at ${where}: run \`bash infra/install.sh\` (npm run install-tools)`);

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
@@ -55,7 +55,7 @@ if (require.main === module) {
   runWorkerProcess('orchestrator', async () => {
     const config = loadConfig();
     const connection = await NativeConnection.connect({ address: config.temporal.address });
-    const client = new Client({ connection: await Connection.connect({ address: config.temporal.address }), namespace: config.temporal.namespace });
+    const client = new Client({ connection, namespace: config.temporal.namespace });
     return createOrchestratorWorker({ config, connection, client });
   });
 }

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
-import type { HostConfig } from '../config/schema';
+import { hostCapacity, type HostConfig } from '../config/schema';
 import { createDesktopActivities } from '../activities/desktop/activities';
 import type { Desktop } from '../activities/desktop/desktop';
 import { hostDesktops } from '../activities/desktop/hosts';
@@ -25,14 +25,12 @@ export interface VmHostDeps {
 export interface VmHost {
   readonly host: HostConfig;
   readonly pool: DesktopPool;
-  /** The host's own queue (desktop activities) and the shared lease queue. */
-  readonly workers: readonly [Worker, Worker];
   /** Runs until shutdown (SIGINT/SIGTERM or shutdown()), then closes every desktop. */
   run(): Promise<void>;
   shutdown(): void;
 }
 
-export function findHost(config: LoadedConfig, hostId: string): HostConfig {
+function findHost(config: LoadedConfig, hostId: string): HostConfig {
   const host = config.hosts.find((h) => h.id === hostId);
   if (host === undefined) throw new Error(`unknown host "${hostId}": temporal.yaml has ${config.hosts.map((h) => h.id).join(', ')}`);
   return host;
@@ -50,7 +48,7 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
   const host = findHost(config, deps.hostId);
   const store = createObjectStore(config.storage, deps.env);
   const createDesktop = deps.createDesktop ?? hostDesktops(host, config, path.join(config.dataDir, 'desktops'));
-  const size = host.kind === 'local' ? host.desktops : host.vms.length;
+  const size = hostCapacity(host);
   const pool = new DesktopPool({
     hostId: host.id,
     hostQueue: host.taskQueue,
@@ -81,7 +79,6 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
   return {
     host,
     pool,
-    workers: [hostWorker, leaseWorker],
     async run() {
       const timer = setInterval(() => void pool.checkIdle(), deps.healthCheckMs ?? 30_000);
       try {

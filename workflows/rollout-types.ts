@@ -10,7 +10,6 @@ import type { AttemptRef } from '../core/keys';
 
 /** The settings of temporal.yaml a rollout needs; the starter reads the file, the workflow cannot. */
 export interface RolloutSettings {
-  readonly prefix: string;
   readonly leaseQueue: string;
   readonly resume: 'replay' | 'restart';
   readonly heartbeatTimeoutSeconds: number;

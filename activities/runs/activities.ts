@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../config/schema';
-import { batchDefaults, type BatchDefaults } from '../../cli/inputs';
+import { batchDefaults, type BatchDefaults } from '../../config/workflow-inputs';
 import type { RolloutResult } from '../../workflows/rollout-types';
 import { withHeartbeat } from '../heartbeat';
 

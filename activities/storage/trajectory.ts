@@ -1,6 +1,6 @@
 import { manifestKey, runPrefix, runSummaryKey, type AttemptRef } from '../../core/keys';
 import type { EvaluationResult } from '../../core/evaluation';
-import { summarizeRuns, type MetricsReport } from '../../core/metrics';
+import { summarizeRuns } from '../../core/metrics';
 import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { StepSummary, StopSummary } from '../../workflows/rollout-types';
 import type { DecisionRecord, DecisionStore } from '../models/decision';
@@ -27,7 +27,6 @@ export interface RunSummary {
   readonly key: string;
   readonly averageAtK: number;
   readonly passAtK: number;
-  readonly report: MetricsReport;
 }
 
 function stepRecord(step: StepSummary, decision: DecisionRecord): StepRecord {
@@ -104,7 +103,7 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
       const key = runSummaryKey(prefix, input.run, input.software);
       await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report });
       const software = report.bySoftware[input.software];
-      return { key, averageAtK: software?.averageAtK ?? 0, passAtK: software?.passAtK ?? 0, report };
+      return { key, averageAtK: software?.averageAtK ?? 0, passAtK: software?.passAtK ?? 0 };
     },
   };
 }

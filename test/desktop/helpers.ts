@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { freeDisplay } from '../../infra/ephemeral';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -29,13 +30,6 @@ export const kalgebraTask = (id: string): Task => {
   return task;
 };
 
-/** The first X display number from `from` that no server holds (another session may run Xvfb too). */
-export function freeDisplay(from: number): number {
-  for (let n = from; n < from + 200; n += 1) {
-    if (!existsSync(`/tmp/.X${n}-lock`) && !existsSync(`/tmp/.X11-unix/X${n}`)) return n;
-  }
-  throw new Error(`no free X display in :${from}..:${from + 199}`);
-}
 
 /** One real desktop as the repo's temporal.yaml describes a local host, on a free display, in a temp dir. */
 export function testDesktop(name: string, displayFrom: number): { desktop: LocalDesktop; host: LocalHostConfig; dir: string } {
@@ -137,4 +131,10 @@ export async function closeTestDesktop(desktop: LocalDesktop, dir: string): Prom
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Answers a test double's request with `body` (its length set). */
+export function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenLocally } from './helpers';
+import { readBody } from '../../doubles/openai-server';
+import { listenLocally, send } from './helpers';
 
 /**
  * TEST DOUBLE of the state server inside ScienceBoard's modified KAlgebra build (the routes
@@ -117,20 +118,6 @@ export async function startKalgebraStateDouble(options: KalgebraStateDoubleOptio
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function send(res: ServerResponse, status: number, contentType: string, body: string): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
-  res.end(body);
 }
 
 function sendJson(res: ServerResponse, value: unknown): void {

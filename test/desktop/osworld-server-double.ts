@@ -1,7 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenLocally } from './helpers';
+import { readBody } from '../../doubles/openai-server';
+import { listenLocally, send } from './helpers';
 import sharp from 'sharp';
 
 /**
@@ -185,23 +186,9 @@ async function drawScreen(width: number, height: number): Promise<Buffer> {
   return sharp(pixels, { raw: { width, height, channels: 3 } }).png().toBuffer();
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 function parseJson(body: string): Record<string, unknown> {
   const parsed: unknown = JSON.parse(body === '' ? '{}' : body);
   return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-}
-
-function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
-  res.end(body);
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { createObjectStore } from '../../activities/storage/object-store';
 import { connectClient } from '../../cli/client';
+import { startDaemon } from '../../infra/daemon';
 import { devEnv, stackDown, stackStatus, stackUp } from '../../infra/stack';
 import { isolatedEnv, REPO_CONFIG } from '../stack';
 
@@ -27,13 +28,26 @@ describe('infra: the dev stack (up | down | status) on real processes', function
   before(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'coda-infra-'));
     const base = await isolatedEnv(dataDir, 'coda-infra');
-    env = devEnv(loadConfig(REPO_CONFIG, base), base);
-    config = loadConfig(REPO_CONFIG, env);
+    config = loadConfig(REPO_CONFIG, base);
+    env = devEnv(config, base);
   });
 
   after(async () => {
     await stackDown(config, { env });
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('reports a stack that never ran as stopped, and describing it creates nothing', () => {
+    assert.deepEqual(
+      stackStatus(config, { env }).processes.map((p) => [p.name, p.running]),
+      [['temporal', false], ['minio', false], ['scripted-models', false], ['orchestrator', false], ['vm-host-local-1', false]],
+    );
+    assert.deepEqual(readdirSync(dataDir), []);
+  });
+
+  it('refuses to start a server whose binary is missing, naming the install command', () => {
+    const missing = path.join(dataDir, 'no-such-tool', 'minio');
+    assert.throws(() => startDaemon(dataDir, { name: 'minio', command: missing, args: [] }), new RegExp(`minio is not installed at ${missing}: run \`bash infra/install.sh\``));
   });
 
   it('comes up healthy with Temporal, MinIO, the scripted models and the workers, and up twice changes nothing', async () => {

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { toolPath } from '../../infra/tools';
-import { batchInput } from '../../cli/inputs';
+import { batchInput } from '../../config/workflow-inputs';
 import { runSummaryKey } from '../../core/keys';
 import { batchProgress, batchWorkflowId, type BatchProgress, type BatchResult } from '../../workflows/batch';
 import { startHarness, type Harness } from './harness';

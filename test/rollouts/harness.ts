@@ -4,13 +4,13 @@ import * as path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../../config/load';
-import { rolloutSettings } from '../../cli/inputs';
+import { rolloutSettings } from '../../config/workflow-inputs';
 import type { ScriptedServer } from '../../doubles/openai-server';
 import { startScriptedModels } from '../../doubles/scripted-models/main';
 import { createOrchestratorWorker } from '../../workers/orchestrator';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
 import type { RolloutSettings } from '../../workflows/rollout-types';
-import { freeDisplay } from '../desktop/helpers';
+import { freeDisplay } from '../../infra/ephemeral';
 import { REPO_CONFIG, testStack, type TestStack } from '../stack';
 
 /**

@@ -1,11 +1,10 @@
-import type { Config } from '../config/schema';
+import { hostCapacity, type Config } from './schema';
 import type { BatchInput } from '../workflows/batch';
 import type { RolloutSettings } from '../workflows/rollout-types';
 
 /** What a rollout needs of temporal.yaml (workflows cannot read files; starters pass this in). */
 export function rolloutSettings(config: Config): RolloutSettings {
   return {
-    prefix: config.storage.prefix,
     leaseQueue: config.taskQueues.desktopLeases,
     resume: config.rollouts.resume,
     heartbeatTimeoutSeconds: config.rollouts.heartbeatTimeoutSeconds,
@@ -18,7 +17,7 @@ export function rolloutSettings(config: Config): RolloutSettings {
 
 /** Every desktop of every host: the most rollouts that can act at once. */
 export const desktopCapacity = (config: Config): number =>
-  config.hosts.reduce((sum, h) => sum + (h.kind === 'local' ? h.desktops : h.vms.length), 0);
+  config.hosts.reduce((sum, host) => sum + hostCapacity(host), 0);
 
 /** What a batch takes from the deployment when its starter does not say. */
 export type BatchDefaults = Required<Pick<BatchInput, 'concurrency' | 'rolloutsPerRun' | 'settings'>>;
