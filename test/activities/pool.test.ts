@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import type { Desktop } from '../../activities/desktop/desktop';
 import { DesktopPool, LeaseLostError, NoFreeDesktopError } from '../../activities/desktop/pool';
 
-/** The pool's bookkeeping is what is under test: these desktops only record what the pool does to them. */
+/**
+ * TEST DOUBLE of a desktop. The pool's bookkeeping (leases, expiry, incarnations) is what is under
+ * test here, on a clock the test moves; these desktops only record what the pool does to them.
+ * test/desktop/desktop-pool.test.ts runs the pool's health check and recycling on a real desktop.
+ */
 class RecordingDesktop implements Desktop {
   readonly screen = { width: 1920, height: 1080 };
   healthyAnswer = true;

@@ -55,11 +55,7 @@ describe('metrics', () => {
   });
 
   it('computes Overall as the mean over software, as the paper\'s table does', () => {
-    // The paper's per-software figures average to its Overall column; pooling all tasks would not.
-    const paperAverage = [20.16, 32.23, 14.71, 17.05];
-    const paperPass = [48.39, 51.72, 29.41, 30.3];
-    assert.equal(Math.round((paperAverage.reduce((a, b) => a + b) / 4) * 100) / 100, 21.04);
-    assert.equal(Math.round((paperPass.reduce((a, b) => a + b) / 4) * 100) / 100, 39.96);
+    // The paper's Overall column (Pass@8 39.96) is the mean of its per-software figures; pooling all tasks would not give it.
 
     const report = summarizeRuns(
       [

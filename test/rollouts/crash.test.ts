@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { batchInput } from '../../cli/inputs';
+import { batchInput } from '../../config/workflow-inputs';
 import { referencePlan } from '../../core/policies/kalgebra-reference';
 import { isTerminal } from '../../core/episode';
 import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../../infra/daemon';
@@ -120,10 +120,12 @@ describe('crashes: rollouts resume by themselves', function () {
     const run = `tsrv${Date.now()}`;
     const tasks = ['A-01', 'C-01', 'C-04', 'B-01'];
     const batch = await startBatch(harness, run, tasks);
-    await eventually('the first rollout to finish', async () => {
+    const before = await eventually('the first rollout to finish', async () => {
       const progress = await batch.query(batchProgress);
-      return progress.completed >= 1 ? true : undefined;
+      return progress.completed >= 1 ? progress : undefined;
     });
+    // The restart must hit a batch with work left, or the test would prove nothing.
+    assert.ok(before.completed < tasks.length, `the batch had ${before.completed} of ${tasks.length} done when the server stopped`);
 
     const { config } = harness.stack;
     assert.ok(await stopDaemon(config.dataDir, 'temporal'));
@@ -147,11 +149,16 @@ describe('crashes: rollouts resume by themselves', function () {
     await harness.startVmHost();
     const run = `orch${Date.now()}`;
     const handle = await startRollout(harness, run, 'C-08');
-    await eventually('step 2', async () => ((await handle.query(rolloutProgress)).step >= 2 ? true : undefined));
+    const before = await eventually('step 2', async () => {
+      const progress = await handle.query(rolloutProgress);
+      return progress.step >= 2 ? progress : undefined;
+    });
     await harness.stopOrchestrator();
     await harness.startOrchestrator();
     const result = (await handle.result()) as RolloutResult;
     assert.equal(result.passed, true);
+    // Steps were decided after the restart: the new worker carried the rollout on.
+    assert.ok(before.status !== 'finished' && result.steps > before.step, `stopped at step ${before.step} (${before.status}); the rollout ended at ${result.steps}`);
     const manifest = await manifestOf(harness, result);
     assert.deepEqual(manifest.steps.filter((s) => s.action !== null && !isTerminal(s.action)).map((s) => s.action), expectedActions('C-08'));
   });

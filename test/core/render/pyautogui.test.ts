@@ -7,7 +7,7 @@ import type { GuiAction } from '../../../core/actions';
 import { RenderError } from '../../../core/render/input-events';
 import { pyautoguiCommand, pythonString, toPyautogui } from '../../../core/render/pyautogui';
 
-/** Stand-ins for pyautogui and pyperclip that only record their calls, one JSON line each. */
+/** TEST DOUBLES of the VM's pyautogui and pyperclip (not installed here): they only record their calls, one JSON line each. */
 const STUB = `
 import json, os
 def _record(name):
