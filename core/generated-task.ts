@@ -1,21 +1,55 @@
-import { z } from 'zod';
-import { TASK_ID } from './task';
+import type { z } from 'zod';
+import { parseTask, type generatedProvenanceSchema, type InitializeStep, type Task } from './task';
 
 /**
- * A task written by the task-generator model from a few real ScienceBoard tasks (REFERENCE.md §1).
- * It has no `evaluate` checks: only the judge can say whether a rollout solved it. Provenance says
- * which seeds, which model and which prompt version produced it, so a batch can be traced or redone.
+ * A task written by the task-generator model, in the form every worker runs: a ScienceBoard task
+ * with no `evaluate` checks (the judge decides whether a rollout solved it), the `generated`
+ * provenance, and the software's default start state (the seeds' launch steps) as `initialize`.
  */
-export const generatedTaskSchema = z.strictObject({
-  id: z.string().regex(TASK_ID),
-  software: z.string().min(1),
-  instruction: z.string().min(1).max(2000),
-  maxSteps: z.number().int().min(1).max(100),
-  provenance: z.strictObject({
-    seedTaskIds: z.array(z.string().min(1)).min(1),
-    model: z.string().min(1),
-    promptVersion: z.string().min(1),
-  }),
-});
 
-export type GeneratedTask = z.output<typeof generatedTaskSchema>;
+export type GeneratedProvenance = z.output<typeof generatedProvenanceSchema>;
+
+/** Where generated tasks of a software start: what its seed tasks do to bring the app up. */
+export interface StartState {
+  readonly initialize: readonly InitializeStep[];
+  readonly snapshot: string;
+  readonly version: string;
+}
+
+/**
+ * The default start state of a software: the shortest `initialize` of its seeds that launches the
+ * app (for KAlgebra, the bare launch), so a generated task starts from the app as a seed starts.
+ * Undefined when no seed launches anything.
+ */
+export function defaultStartState(seeds: readonly Task[]): StartState | undefined {
+  const launching = seeds.filter((seed) => seed.initialize.some((step) => step.func === 'launch'));
+  const shortest = [...launching].sort((a, b) => a.initialize.length - b.initialize.length || a.id.localeCompare(b.id))[0];
+  return shortest === undefined ? undefined : { initialize: shortest.initialize, snapshot: shortest.snapshot, version: shortest.version };
+}
+
+export interface GeneratedTaskInput {
+  readonly id: string;
+  readonly software: string;
+  readonly instruction: string;
+  readonly maxSteps: number;
+  readonly start: StartState;
+  readonly provenance: GeneratedProvenance;
+}
+
+/** A generated task, validated like any task (a ValidationError names the bad field). */
+export function generatedTask(input: GeneratedTaskInput): Task {
+  return parseTask(
+    {
+      type: input.software,
+      sort: 'generated',
+      steps: input.maxSteps,
+      instruction: input.instruction,
+      version: input.start.version,
+      snapshot: input.start.snapshot,
+      initialize: input.start.initialize,
+      evaluate: [],
+      generated: input.provenance,
+    },
+    input.id,
+  );
+}

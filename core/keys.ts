@@ -6,7 +6,14 @@
  *   {prefix}/runs/{run}/{software}/{task}/{attempt}/manifest.json
  *   {prefix}/runs/{run}/{software}/{task}/{attempt}/steps/{step}/screenshot.png
  *   {prefix}/runs/{run}/{software}/{task}/{attempt}/steps/{step}/decision-{n}.json
+ *   {prefix}/runs/{run}/{software}/{task}/{attempt}/verdict.json          the judge's verdict
+ *   {prefix}/runs/{run}/{software}/{task}/{attempt}/verdicts/{label}.json  verdicts of other judge plans
+ *   {prefix}/runs/{run}/{software}/{task}/{attempt}/judging/{label}/vote-{n}.json   raw judge replies
  *   {prefix}/tasks/{software}/{task}.json
+ *   {prefix}/tasks/{software}/sets/{version}/manifest.json   a generated task set and its provenance
+ *   {prefix}/tasks/{software}/sets/{version}/{task}.json
+ *   {prefix}/reports/{series}/{stamp}-{run}.json (and .md)   evaluation reports, in time order
+ *   {prefix}/judge-evals/{id}.json (and .md)                  judge strategy comparisons
  *   {prefix}/stack-checks/{id}.json
  *
  * `step` is zero-padded to four digits so a listing sorts in step order; step 0000 is the
@@ -65,3 +72,60 @@ export const taskKey = (prefix: string, software: string, taskId: string): strin
 /** Raw model texts of one decision (planner and executor replies), per activity attempt. */
 export const decisionKey = (prefix: string, ref: AttemptRef, step: number, attempt: number): string =>
   `${stepDir(prefix, ref, step)}/decision-${attempt}.json`;
+
+/**
+ * The attempt a manifest key belongs to: the inverse of manifestKey. Throws, naming the key, when
+ * it does not follow the scheme.
+ */
+export function attemptOfManifest(prefix: string, key: string): AttemptRef {
+  const head = prefix === '' ? '' : `${prefix}/`;
+  const parts = key.startsWith(head) ? key.slice(head.length).split('/') : [];
+  const [runs, run, software, task, attempt, file] = parts;
+  if (parts.length !== 6 || runs !== 'runs' || file !== 'manifest.json' || !/^(0|[1-9]\d{0,5})$/.test(attempt ?? '')) {
+    throw new Error(`"${key}" is not a trajectory manifest key (expected ${head}runs/{run}/{software}/{task}/{attempt}/manifest.json)`);
+  }
+  const ref = { run: run as string, software: software as string, task: task as string, attempt: Number(attempt) };
+  manifestKey(prefix, ref); // every segment is checked
+  return ref;
+}
+
+/** The label of the verdict the deployment's (or the run's) judge plan writes: verdict.json. */
+export const DEFAULT_VERDICT = 'default';
+
+/** A judge's verdict on one attempt: verdict.json for the default label, verdicts/{label}.json for others. */
+export const verdictKey = (prefix: string, ref: AttemptRef, label: string = DEFAULT_VERDICT): string =>
+  label === DEFAULT_VERDICT ? `${attemptPrefix(prefix, ref)}/verdict.json` : `${attemptPrefix(prefix, ref)}/verdicts/${keySegment(label, 'verdict label')}.json`;
+
+/** The raw reply of one judge vote (vote `index` of the plan, 0-based). */
+export const judgeVoteKey = (prefix: string, ref: AttemptRef, label: string, index: number): string =>
+  `${attemptPrefix(prefix, ref)}/judging/${keySegment(label, 'verdict label')}/vote-${index}.json`;
+
+/** Everything of one generated task set. */
+export const taskSetPrefix = (prefix: string, software: string, version: string): string =>
+  join(prefix, 'tasks', keySegment(software, 'software'), 'sets', keySegment(version, 'task set version'));
+
+export const taskSetManifestKey = (prefix: string, software: string, version: string): string =>
+  `${taskSetPrefix(prefix, software, version)}/manifest.json`;
+
+export const taskSetTaskKey = (prefix: string, software: string, version: string, taskId: string): string =>
+  `${taskSetPrefix(prefix, software, version)}/${keySegment(taskId, 'task id')}.json`;
+
+/** A raw task-generator reply, kept for provenance. */
+export const taskSetReplyKey = (prefix: string, software: string, version: string, request: number): string =>
+  `${taskSetPrefix(prefix, software, version)}/replies/reply-${request}.json`;
+
+/** The reports of one evaluation series (e.g. the nightly one), listed in time order. */
+export const reportSeriesPrefix = (prefix: string, series: string): string => join(prefix, 'reports', keySegment(series, 'report series'));
+
+/**
+ * One evaluation report, without its extension (`.json`, `.md`). `stamp` is the report's UTC time
+ * as yyyymmddThhmmssZ, so the series lists in time order whatever the run ids are.
+ */
+export const reportKeyBase = (prefix: string, series: string, stamp: string, run: string): string =>
+  `${reportSeriesPrefix(prefix, series)}/${keySegment(stamp, 'report stamp')}-${keySegment(run, 'run id')}`;
+
+/** A judge strategy comparison, without its extension. */
+export const judgeEvalKeyBase = (prefix: string, id: string): string => join(prefix, 'judge-evals', keySegment(id, 'judge evaluation id'));
+
+/** yyyymmddThhmmssZ of an ISO time: a sortable key segment. */
+export const stampOf = (iso: string): string => `${iso.slice(0, 19).replace(/[-:]/g, '')}Z`;

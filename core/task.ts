@@ -58,18 +58,37 @@ export const evaluatorSchema = z.discriminatedUnion(
   { error: unknownVariant('type') },
 );
 
-export const scienceBoardTaskSchema = z.strictObject({
-  type: z.string().min(1),
-  sort: z.string().min(1),
-  steps: z.number().int().min(1).max(100),
-  instruction: z.string().min(1),
-  version: z.string(),
-  snapshot: z.string(),
-  initialize: z.array(initializeStepSchema),
-  evaluate: z.array(evaluatorSchema).min(1),
-  ans: z.string().optional(),
-  penalty: z.unknown().optional(),
+/**
+ * Where a task written by the task-generator model came from (REFERENCE.md §1): the task set it
+ * belongs to, the seed tasks it was written from, the model and the prompt version.
+ */
+export const generatedProvenanceSchema = z.strictObject({
+  set: z.string().regex(KEY_SEGMENT),
+  seedTaskIds: z.array(z.string().min(1)).min(1),
+  model: z.string().min(1),
+  promptVersion: z.string().min(1),
 });
+
+export const scienceBoardTaskSchema = z
+  .strictObject({
+    type: z.string().min(1),
+    sort: z.string().min(1),
+    steps: z.number().int().min(1).max(100),
+    instruction: z.string().min(1),
+    version: z.string(),
+    snapshot: z.string(),
+    initialize: z.array(initializeStepSchema),
+    evaluate: z.array(evaluatorSchema),
+    ans: z.string().optional(),
+    penalty: z.unknown().optional(),
+    /** Set on generated tasks, which have no `evaluate` checks: only the judge says whether a rollout solved one. */
+    generated: generatedProvenanceSchema.optional(),
+  })
+  .superRefine((task, ctx) => {
+    if (task.evaluate.length === 0 && task.generated === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['evaluate'], message: 'expected at least one check (only generated tasks have none)' });
+    }
+  });
 
 export type InitializeStep = z.output<typeof initializeStepSchema>;
 export type Evaluator = z.output<typeof evaluatorSchema>;
@@ -91,6 +110,9 @@ export function parseTask(raw: unknown, id: string): Task {
   if (!TASK_ID.test(id)) throw new Error(`task id "${id}" is not a valid id (letters, digits, . _ -; no "..")`);
   return { id, ...parseOrThrow(scienceBoardTaskSchema, raw, `task ${id}`) };
 }
+
+/** Whether rollouts of the task can be scored by its own checks (generated tasks are judged instead). */
+export const hasEvaluators = (task: ScienceBoardTask): boolean => task.evaluate.length > 0;
 
 /** The `ans` values that mean "no replayable reference answer". */
 export const hasReferenceAnswer = (task: ScienceBoardTask): boolean =>

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { guiActionSchema, stopReasonSchema } from './actions';
 import { evaluationResultSchema } from './evaluation';
-import { judgeVerdictSchema } from './judge/verdict';
 import { parseOrThrow } from './validation';
 
 /**
@@ -84,7 +83,6 @@ export const trajectoryManifestSchema = z
       detail: z.string().optional(),
     }),
     evaluation: evaluationResultSchema.optional(),
-    judge: judgeVerdictSchema.optional(),
     resumes: z.number().int().min(0),
     startedAt: isoTime,
     endedAt: isoTime,

@@ -1,6 +1,4 @@
-import { generatedTaskSchema, type GeneratedTask } from '../generated-task';
 import { extractJson } from '../reply-text';
-import { formatIssues } from '../validation';
 import { text, type ChatMessage } from './messages';
 
 /**
@@ -21,6 +19,8 @@ export interface TaskGeneratorInput {
   readonly count: number;
   /** The step budget each task must fit in. */
   readonly maxSteps: number;
+  /** Tasks already written for this set (by earlier requests), not to be written again. */
+  readonly avoid?: readonly string[];
 }
 
 export function buildTaskGeneratorMessages(input: TaskGeneratorInput): ChatMessage[] {
@@ -35,64 +35,42 @@ A good task:
 
 Order the tasks from the easiest to the hardest. Reply with JSON only:
 {"tasks": [{"instruction": "..."}, ...]}`;
-  const user = `Here are real tasks for ${input.software}:\n${seeds}\n\nWrite ${input.count} new tasks.`;
+  const avoid = (input.avoid ?? []).map((instruction) => `- ${instruction}`).join('\n');
+  const user = `Here are real tasks for ${input.software}:\n${seeds}\n\n${avoid === '' ? '' : `These tasks are already written; do not repeat them:\n${avoid}\n\n`}Write ${input.count} new tasks.`;
   return [
     { role: 'system', content: system },
     { role: 'user', content: [text(user)] },
   ];
 }
 
-export interface TaskGeneratorContext {
-  readonly software: string;
-  readonly seeds: readonly SeedTask[];
-  /** The model that wrote the reply. */
-  readonly model: string;
-  readonly maxSteps: number;
-  /** Ids become `${idPrefix}-001`, `${idPrefix}-002`, ... in reply order. */
-  readonly idPrefix: string;
-}
-
-export type TaskGeneratorParse =
-  | { readonly ok: true; readonly tasks: GeneratedTask[]; readonly skipped: string[] }
+export type TaskGeneratorReply =
+  | { readonly ok: true; readonly instructions: string[]; readonly invalid: string[] }
   | { readonly ok: false; readonly reason: string };
 
-const normalise = (instruction: string): string => instruction.toLowerCase().replace(/\s+/g, ' ').trim();
+/** Longest instruction kept: a task is one goal, not an essay. */
+export const MAX_INSTRUCTION_LENGTH = 2000;
 
 /**
- * The tasks in a generator reply: `{"tasks": [...]}` or a bare list, items as objects with an
- * `instruction` or as plain strings. Items that are not tasks, repeat an earlier item or copy a seed
- * are skipped, each with its reason in `skipped`; a reply with no task left is a failure.
+ * The task instructions in a generator reply: `{"tasks": [...]}` or a bare list, items as objects
+ * with an `instruction` or as plain strings. JSON damaged in the usual ways (a fence around it,
+ * Python literals, single quotes, trailing commas) is repaired by extractJson. Items that are not
+ * usable instructions are listed in `invalid` with the reason; a reply with no list at all is a
+ * failure with its reason. Deduplication is not done here (core/task-dedupe.ts).
  */
-export function parseTaskGeneratorReply(reply: string, context: TaskGeneratorContext): TaskGeneratorParse {
+export function readTaskGeneratorReply(reply: string): TaskGeneratorReply {
   const json = extractJson(reply);
   if (!json.ok) return json;
   const value = json.value;
   const items = Array.isArray(value) ? value : typeof value === 'object' && value !== null && 'tasks' in value ? value.tasks : undefined;
   if (!Array.isArray(items)) return { ok: false, reason: 'the reply has no list of tasks' };
-  const seen = new Set(context.seeds.map((seed) => normalise(seed.instruction)));
-  const tasks: GeneratedTask[] = [];
-  const skipped: string[] = [];
+  const instructions: string[] = [];
+  const invalid: string[] = [];
   items.forEach((item: unknown, i) => {
     const instruction =
       typeof item === 'string' ? item : typeof item === 'object' && item !== null && 'instruction' in item ? item.instruction : undefined;
-    if (typeof instruction !== 'string' || instruction.trim() === '') {
-      skipped.push(`item ${i + 1} has no instruction`);
-      return;
-    }
-    if (seen.has(normalise(instruction))) {
-      skipped.push(`item ${i + 1} repeats a seed or an earlier item`);
-      return;
-    }
-    seen.add(normalise(instruction));
-    const task = generatedTaskSchema.safeParse({
-      id: `${context.idPrefix}-${String(tasks.length + 1).padStart(3, '0')}`,
-      software: context.software,
-      instruction: instruction.trim(),
-      maxSteps: context.maxSteps,
-      provenance: { seedTaskIds: context.seeds.map((seed) => seed.id), model: context.model, promptVersion: TASK_GENERATOR_PROMPT_VERSION },
-    });
-    if (task.success) tasks.push(task.data);
-    else skipped.push(`item ${i + 1}: ${formatIssues(task.error.issues).join('; ')}`);
+    if (typeof instruction !== 'string' || instruction.trim() === '') invalid.push(`item ${i + 1} has no instruction`);
+    else if (instruction.trim().length > MAX_INSTRUCTION_LENGTH) invalid.push(`item ${i + 1} is longer than ${MAX_INSTRUCTION_LENGTH} characters`);
+    else instructions.push(instruction.trim().replace(/\s+/g, ' '));
   });
-  return tasks.length > 0 ? { ok: true, tasks, skipped } : { ok: false, reason: `no usable task in the reply (${skipped.join('; ') || 'empty list'})` };
+  return { ok: true, instructions, invalid };
 }

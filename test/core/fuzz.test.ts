@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { guiActionSchema, type GuiAction } from '../../core/actions';
 import { formatExecutorOutput, parseExecutorOutput, type ExecutorView } from '../../core/executor-parser';
-import { generatedTaskSchema } from '../../core/generated-task';
 import { parseJudgeReply } from '../../core/judge/reply';
 import { judgeReplySchema } from '../../core/judge/verdict';
 import { formatPlannerOutput, parsePlannerOutput } from '../../core/planner-parser';
-import { parseTaskGeneratorReply } from '../../core/prompts/task-generator';
+import { MAX_INSTRUCTION_LENGTH, readTaskGeneratorReply } from '../../core/prompts/task-generator';
 import { Prng, randomAction } from './prng';
 
 const INPUTS = 12_000;
@@ -155,10 +154,10 @@ describe('parser fuzzing', function () {
           assert.ok(judge.reason.length > 0);
         }
 
-        const generator = parseTaskGeneratorReply(input, { software: 'KAlgebra', seeds: [{ id: 'A-01', instruction: 'x' }], model: 'm', maxSteps: 5, idPrefix: 'g' });
+        const generator = readTaskGeneratorReply(input);
         if (generator.ok) {
-          accepted.generator += 1;
-          for (const task of generator.tasks) generatedTaskSchema.parse(task);
+          if (generator.instructions.length > 0) accepted.generator += 1;
+          for (const instruction of generator.instructions) assert.ok(instruction.trim() !== '' && instruction.length <= MAX_INSTRUCTION_LENGTH);
         } else {
           assert.ok(generator.reason.length > 0);
         }
@@ -183,7 +182,7 @@ describe('parser fuzzing', function () {
       parseExecutorOutput(input, VIEWS[0] as ExecutorView);
       parsePlannerOutput(input);
       parseJudgeReply(input);
-      parseTaskGeneratorReply(input, { software: 'KAlgebra', seeds: [{ id: 'A-01', instruction: 'x' }], model: 'm', maxSteps: 5, idPrefix: 'g' });
+      readTaskGeneratorReply(input);
       const elapsed = performance.now() - started;
       assert.ok(elapsed < 1500, `${elapsed.toFixed(0)} ms for ${JSON.stringify(input.slice(0, 30))}...`);
     }

@@ -5,7 +5,7 @@ import { buildExecutorMessages, EXECUTOR_PROMPT_VERSION } from '../../../core/pr
 import { buildJudgeMessages, judgeInputOf, JUDGE_PROMPT_VERSION } from '../../../core/prompts/judge';
 import { chatMessageSchema, image, imageKeys, text, type ChatMessage } from '../../../core/prompts/messages';
 import { buildPlannerMessages, PLANNER_PROMPT_VERSION } from '../../../core/prompts/planner';
-import { buildTaskGeneratorMessages, parseTaskGeneratorReply, TASK_GENERATOR_PROMPT_VERSION } from '../../../core/prompts/task-generator';
+import { buildTaskGeneratorMessages, readTaskGeneratorReply, TASK_GENERATOR_PROMPT_VERSION } from '../../../core/prompts/task-generator';
 import type { TrajectoryManifest } from '../../../core/trajectory';
 
 const textOf = (message: ChatMessage | undefined): string =>
@@ -30,7 +30,7 @@ describe('prompt messages', () => {
     assert.deepEqual([PLANNER_PROMPT_VERSION, EXECUTOR_PROMPT_VERSION, JUDGE_PROMPT_VERSION, TASK_GENERATOR_PROMPT_VERSION], [
       'coda-planner-ans/v1',
       'uitars-1.5-computer/v1',
-      'seagent-judge/v1',
+      'seagent-judge/v2',
       'task-generator/v1',
     ]);
   });
@@ -154,6 +154,20 @@ describe('judge prompt', () => {
     assert.equal(judgeInputOf({ ...manifest, finalScreenshotKey: 's9' }, 'low').finalScreenshotKey, 's9');
     assert.equal(judgeInputOf({ ...manifest, steps: [] }, 'low').finalScreenshotKey, 's0');
   });
+
+  it('shows a subsample of a long trajectory to a judge with an image limit, and says so', () => {
+    const steps = Array.from({ length: 9 }, (_, i) => ({ screenshotKey: `s${i}`, planner: { thought: `t${i}` }, action: { type: 'wait', seconds: 1 } }));
+    const manifest = { task: { instruction: 'Wait.', maxSteps: 10 }, initialScreenshotKey: 's0', finalScreenshotKey: 's9', steps } as unknown as TrajectoryManifest;
+    const judged = judgeInputOf(manifest, 'low', 4);
+    assert.equal(judged.totalScreens, 10);
+    const messages = buildJudgeMessages(judged);
+    assert.deepEqual(imageKeys(messages), ['s0', 's3', 's6', 's9']);
+    const user = textOf(messages[1]);
+    assert.match(user, /4 of its 10 screens are shown: the first, the last and evenly spaced ones between; every step's action is listed\./);
+    for (let i = 1; i <= 9; i++) assert.match(user, new RegExp(`Step ${i}: t${i - 1} -> wait 1 s`));
+    assert.doesNotMatch(user, /Screen before step 2:/);
+    assert.equal(judgeInputOf(manifest, 'low', 10).totalScreens, undefined);
+  });
 });
 
 describe('task generator prompt', () => {
@@ -161,7 +175,6 @@ describe('task generator prompt', () => {
     { id: 'A-01', instruction: 'Calculate the conjugate of (1 + i) in KAlgebra and store the answer in variable `p`.' },
     { id: 'C-01', instruction: 'Calculate log2(3) and store it in p.' },
   ];
-  const context = { software: 'KAlgebra', seeds, model: 'Qwen2.5-72B-Instruct', maxSteps: 5, idPrefix: 'gen-r1' };
 
   it('shows the seeds and asks for N atomic tasks as JSON', () => {
     const messages = valid(buildTaskGeneratorMessages({ software: 'KAlgebra', seeds, count: 30, maxSteps: 5 }));
@@ -171,39 +184,30 @@ describe('task generator prompt', () => {
     assert.deepEqual(imageKeys(messages), []);
   });
 
-  it('reads the reply into generated tasks with provenance, skipping what is not new', () => {
-    const reply = `Here you go:\n\`\`\`json\n{"tasks": [
-      {"instruction": "Store 2^10 in variable q."},
-      {"instruction": "Plot y = sin(x) in the 2D graph tab."},
-      {"instruction": "store 2^10 in   variable q."},
-      {"instruction": "Calculate log2(3) and store it in p."},
-      {"title": "no instruction"},
-      "Compute 5! and store it in f.",
-      {"instruction": "${'x'.repeat(2001)}"}
-    ]}\n\`\`\``;
-    const parsed = parseTaskGeneratorReply(reply, context);
-    assert.ok(parsed.ok);
-    assert.deepEqual(parsed.tasks.map((t) => [t.id, t.instruction]), [
-      ['gen-r1-001', 'Store 2^10 in variable q.'],
-      ['gen-r1-002', 'Plot y = sin(x) in the 2D graph tab.'],
-      ['gen-r1-003', 'Compute 5! and store it in f.'],
-    ]);
-    assert.deepEqual(parsed.tasks[0]?.provenance, { seedTaskIds: ['A-01', 'C-01'], model: 'Qwen2.5-72B-Instruct', promptVersion: 'task-generator/v1' });
-    assert.equal(parsed.tasks[0]?.maxSteps, 5);
-    assert.deepEqual(parsed.skipped.slice(0, 3), ['item 3 repeats a seed or an earlier item', 'item 4 repeats a seed or an earlier item', 'item 5 has no instruction']);
-    assert.match(parsed.skipped[3] ?? '', /^item 7: instruction: /);
+  it('asks not to repeat the tasks already written', () => {
+    const messages = buildTaskGeneratorMessages({ software: 'KAlgebra', seeds, count: 10, maxSteps: 5, avoid: ['Store 2^10 in q.'] });
+    assert.match(textOf(messages[1]), /These tasks are already written; do not repeat them:\n- Store 2\^10 in q\.\n\nWrite 10 new tasks\.$/);
   });
 
-  it('accepts a bare list and fails with a reason when nothing is usable', () => {
-    const bare = parseTaskGeneratorReply('["Open the dictionary tab."]', context);
-    assert.ok(bare.ok);
-    assert.equal(bare.tasks[0]?.instruction, 'Open the dictionary tab.');
-    assert.deepEqual(parseTaskGeneratorReply('I cannot help with that.', context), { ok: false, reason: 'no JSON object or list found in the reply' });
-    assert.deepEqual(parseTaskGeneratorReply('{"items": []}', context), { ok: false, reason: 'the reply has no list of tasks' });
-    assert.deepEqual(parseTaskGeneratorReply('{"tasks": []}', context), { ok: false, reason: 'no usable task in the reply (empty list)' });
-    assert.deepEqual(parseTaskGeneratorReply('{"tasks": [1]}', context), { ok: false, reason: 'no usable task in the reply (item 1 has no instruction)' });
-    const badPrefix = parseTaskGeneratorReply('["x"]', { ...context, idPrefix: '../evil' });
-    assert.ok(!badPrefix.ok);
-    assert.match(badPrefix.reason, /id: /);
+  it('reads the instructions of a reply, repairing damaged JSON and naming the items it cannot use', () => {
+    const reply = `Here you go:\n\`\`\`json\n{'tasks': [
+      {'instruction': 'Store 2^10 in variable q.'},
+      {"instruction": "Plot y = sin(x)   in the 2D graph tab."},
+      {"title": "no instruction"},
+      "Compute 5! and store it in f.",
+      {"instruction": "${'x'.repeat(2001)}"},
+    ]}\n\`\`\``;
+    assert.deepEqual(readTaskGeneratorReply(reply), {
+      ok: true,
+      instructions: ['Store 2^10 in variable q.', 'Plot y = sin(x) in the 2D graph tab.', 'Compute 5! and store it in f.'],
+      invalid: ['item 3 has no instruction', 'item 5 is longer than 2000 characters'],
+    });
+  });
+
+  it('accepts a bare list and fails with a reason when there is no list', () => {
+    assert.deepEqual(readTaskGeneratorReply('["Open the dictionary tab."]'), { ok: true, instructions: ['Open the dictionary tab.'], invalid: [] });
+    assert.deepEqual(readTaskGeneratorReply('I cannot help with that.'), { ok: false, reason: 'no JSON object or list found in the reply' });
+    assert.deepEqual(readTaskGeneratorReply('{"items": []}'), { ok: false, reason: 'the reply has no list of tasks' });
+    assert.deepEqual(readTaskGeneratorReply('{"tasks": [1]}'), { ok: true, instructions: [], invalid: ['item 1 has no instruction'] });
   });
 });
