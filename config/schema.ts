@@ -32,7 +32,32 @@ const modelEndpoint = z.strictObject({
   temperature: z.number().min(0).max(2).default(0),
 });
 
-const judgeEndpoint = modelEndpoint.extend({ name: z.string().min(1) });
+const judgeEndpoint = modelEndpoint.extend({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a judge name (letters, digits, . _ -)'),
+  /**
+   * The most images one request may carry (vLLM's `--limit-mm-per-prompt '{"image": N}'`): a longer
+   * trajectory is judged on a subsample of its screens. Omitted: no limit.
+   */
+  maxImages: z.number().int().min(1).max(1000).optional(),
+});
+
+const judgePlan = z
+  .strictObject({
+    lowResolutionVotes: z.number().int().min(0).max(32),
+    highResolutionVotes: z.number().int().min(0).max(32),
+    /** Names of `models.judges`; within a resolution the votes rotate through them. */
+    judges: z.array(z.string().min(1)).min(1),
+    /** A judge's first vote at a resolution is greedy; later ones sample (SEAgent: 0, then 1.0 with top_p 0.6). */
+    temperatures: z
+      .strictObject({ first: z.number().min(0).max(2), repeat: z.number().min(0).max(2), repeatTopP: z.number().gt(0).max(1) })
+      .default({ first: 0, repeat: 1, repeatTopP: 0.6 }),
+  })
+  .refine((plan) => plan.lowResolutionVotes + plan.highResolutionVotes > 0, 'a judge plan needs at least one vote');
+
+const rate = z.number().min(0).max(1);
+const judgeErrors = z.strictObject({ falsePositive: rate, falseNegative: rate });
+
+const verdictLabel = z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected a label (a-z, 0-9, -)');
 
 const localHost = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lowercase host id (a-z, 0-9, -)'),
@@ -90,6 +115,9 @@ const localApp = z.strictObject({
   maxStepWaitSeconds: z.number().min(0).max(60).default(0),
 });
 
+/** A Temporal duration as people write it: `90 seconds`, `10 minutes`, `1 day`. */
+const duration = z.string().regex(/^\d+(\.\d+)?\s*(ms|milliseconds?|s|seconds?|m|minutes?|h|hours?|d|days?)$/, 'expected a duration such as "30 minutes" or "1 day"');
+
 const schedule = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected a lowercase schedule id'),
   /** Standard five-field cron expression, UTC. */
@@ -99,6 +127,8 @@ const schedule = z.strictObject({
   taskQueue: z.string().min(1),
   input: z.record(z.string(), z.unknown()).default({}),
   paused: z.boolean().default(false),
+  /** How late a run missed during an outage may still start; older ones are skipped. */
+  catchupWindow: duration.default('1 day'),
 });
 
 export const configSchema = z
@@ -166,6 +196,49 @@ export const configSchema = z
         rolloutsPerBatchRun: z.number().int().min(1).max(1000).default(200),
       })
       .prefault({}),
+    judging: z
+      .strictObject({
+        /** The deployment's judge plan; a run may override it. */
+        plan: judgePlan,
+        /** The boxes screenshots are fitted into (never enlarged) for low- and high-resolution votes. */
+        images: z.strictObject({ low: imageSize, high: imageSize }),
+        /** Longest judge reply, in tokens. */
+        maxTokens: z.number().int().min(64).max(32_768).default(1024),
+        /** Trajectories a judging batch keeps in flight at once. */
+        concurrency: z.number().int().min(1).max(1000).default(8),
+        /** The strategies `coda judge-eval` compares, by label (the paper's table 2). */
+        strategies: z
+          .array(z.strictObject({ label: verdictLabel, title: z.string().min(1), plan: judgePlan }))
+          .min(1)
+          .optional(),
+      })
+      .superRefine((judging, ctx) => {
+        if (judging.images.low.width * judging.images.low.height >= judging.images.high.width * judging.images.high.height) {
+          ctx.addIssue({ code: 'custom', path: ['images', 'low'], message: 'expected a smaller box than images.high' });
+        }
+      }),
+    taskGeneration: z
+      .strictObject({
+        /** Tasks asked for in one request to the task-generator model. */
+        tasksPerRequest: z.number().int().min(1).max(200).default(30),
+        /** Most tasks a set keeps. */
+        maxTasks: z.number().int().min(1).max(10_000).default(60),
+        /** Most requests per set: generation stops there even when fewer tasks were kept. */
+        maxRequests: z.number().int().min(1).max(100).default(4),
+        /** Two instructions at least this alike are the same task (core/task-dedupe.ts). */
+        similarityThreshold: z.number().gt(0).max(1).default(0.85),
+        /** Step budget of a generated task. */
+        maxSteps: z.number().int().min(1).max(100).default(15),
+      })
+      .prefault({}),
+    evaluation: z
+      .strictObject({
+        /** k of Average@k / Pass@k. */
+        attempts: z.number().int().min(1).max(64).default(8),
+        /** Series of runs started without one (a report is compared with the series' previous one). */
+        series: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'expected a series name (a-z, 0-9, -)').default('manual'),
+      })
+      .prefault({}),
     schedules: z.array(schedule).default([]),
     dev: z
       .strictObject({
@@ -186,6 +259,17 @@ export const configSchema = z
             /** Share of replies in no valid format at all. */
             malformedRate: z.number().min(0).max(1).default(0),
             seed: z.number().int().default(1),
+            /** How often each judge double (by model name) errs per vote, by resolution, and how often its reply is unreadable. */
+            judges: z
+              .record(
+                z.string(),
+                z.strictObject({
+                  high: judgeErrors,
+                  low: judgeErrors,
+                  unreadable: z.number().min(0).max(1).default(0),
+                }),
+              )
+              .default({}),
           })
           .optional(),
       })
@@ -221,6 +305,17 @@ export const configSchema = z
       if (judgeNames.has(j.name)) ctx.addIssue({ code: 'custom', path: ['models', 'judges', i, 'name'], message: `duplicate judge name "${j.name}"` });
       judgeNames.add(j.name);
     });
+    const checkJudges = (judges: readonly string[], path: PropertyKey[]): void =>
+      judges.forEach((name, i) => {
+        if (!judgeNames.has(name)) ctx.addIssue({ code: 'custom', path: [...path, i], message: `unknown judge "${name}": expected one of ${[...judgeNames].join(', ')}` });
+      });
+    checkJudges(config.judging.plan.judges, ['judging', 'plan', 'judges']);
+    const labels = new Set<string>();
+    config.judging.strategies?.forEach((strategy, i) => {
+      checkJudges(strategy.plan.judges, ['judging', 'strategies', i, 'plan', 'judges']);
+      if (labels.has(strategy.label)) ctx.addIssue({ code: 'custom', path: ['judging', 'strategies', i, 'label'], message: `duplicate strategy label "${strategy.label}"` });
+      labels.add(strategy.label);
+    });
   });
 
 export type Config = z.output<typeof configSchema>;
@@ -233,4 +328,7 @@ export type OsworldHostConfig = Extract<HostConfig, { kind: 'osworld' }>;
 export type OsworldVmConfig = OsworldHostConfig['vms'][number];
 export type ModelEndpoint = z.output<typeof modelEndpoint>;
 export type LocalApp = Config['localApps'][number];
+export type JudgeEndpoint = Config['models']['judges'][number];
+export type JudgePlanConfig = z.output<typeof judgePlan>;
+export const judgePlanConfigSchema = judgePlan;
 export type StorageConfig = Config['storage'];

@@ -1,8 +1,49 @@
-import { hostCapacity, type Config } from './schema';
-import type { BatchInput } from '../workflows/batch';
-import type { RolloutSettings } from '../workflows/rollout-types';
+import { z } from 'zod';
+import { attemptOfManifest, DEFAULT_VERDICT, KEY_SEGMENT, type AttemptRef } from '../core/keys';
+import type { JudgePlan } from '../core/judge/voting';
+import { parseOrThrow, ValidationError } from '../core/validation';
+import type { TaskEntry } from '../workflows/rollout-types';
+import { hostCapacity, judgePlanConfigSchema, type Config, type JudgePlanConfig } from './schema';
 
-/** What a rollout needs of temporal.yaml (workflows cannot read files; starters pass this in). */
+/**
+ * The one place where workflow inputs are checked and completed from temporal.yaml. A starter may
+ * send only what it cares about (`temporal workflow start --input '{"software":"KAlgebra"}'`); the
+ * workflow's first step is a local activity that runs these functions on the orchestrator worker,
+ * so a bad field fails the workflow at once with a non-retryable ValidationError naming it, and the
+ * defaults come from the worker's deployment. The CLI runs the same functions before it starts
+ * anything. Workflows import only the types from here (no zod in workflow code).
+ */
+
+const runId = z.string().regex(KEY_SEGMENT, 'expected an id of letters, digits, . _ - (at most 128, no "..")');
+const software = z.string().min(1, 'expected a software name such as KAlgebra');
+const taskId = z.string().regex(KEY_SEGMENT, 'expected a task id such as A-01');
+const attempts = z.number({ error: 'expected an integer >= 1' }).int('expected an integer >= 1').min(1, 'expected an integer >= 1').max(64, 'expected at most 64');
+const label = z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected a label (a-z, 0-9, -)');
+const plannerCheckpoint = z.strictObject({
+  /** The name the report gives it (a row of the evaluation table). */
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'expected a checkpoint name (letters, digits, . _ -)'),
+  /** The model name the planner endpoint serves it under. */
+  model: z.string().min(1),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Rollouts and batches
+
+/** The settings of temporal.yaml a rollout needs; the starter reads the file, the workflow cannot. */
+export interface RolloutSettings {
+  readonly leaseQueue: string;
+  readonly resume: 'replay' | 'restart';
+  readonly heartbeatTimeoutSeconds: number;
+  readonly hostScheduleToStartSeconds: number;
+  readonly maxMalformedReplies: number;
+  /** Host losses a rollout survives before it ends with ERROR. */
+  readonly maxResumes: number;
+  /** Tries of one model decision before the rollout ends with ERROR. */
+  readonly modelAttempts: number;
+  /** The planner model to ask for instead of the endpoint's (a checkpoint under evaluation). */
+  readonly plannerModel?: string;
+}
+
 export function rolloutSettings(config: Config): RolloutSettings {
   return {
     leaseQueue: config.taskQueues.desktopLeases,
@@ -16,27 +57,344 @@ export function rolloutSettings(config: Config): RolloutSettings {
 }
 
 /** Every desktop of every host: the most rollouts that can act at once. */
-export const desktopCapacity = (config: Config): number =>
-  config.hosts.reduce((sum, host) => sum + hostCapacity(host), 0);
+export const desktopCapacity = (config: Config): number => config.hosts.reduce((sum, host) => sum + hostCapacity(host), 0);
 
-/** What a batch takes from the deployment when its starter does not say. */
-export type BatchDefaults = Required<Pick<BatchInput, 'concurrency' | 'rolloutsPerRun' | 'settings'>>;
+const rolloutSettingsSchema = z.strictObject({
+  leaseQueue: z.string().min(1),
+  resume: z.enum(['replay', 'restart']),
+  heartbeatTimeoutSeconds: z.number().positive(),
+  hostScheduleToStartSeconds: z.number().positive(),
+  maxMalformedReplies: z.number().int().min(0),
+  maxResumes: z.number().int().min(0),
+  modelAttempts: z.number().int().min(1),
+  plannerModel: z.string().min(1).optional(),
+});
 
-export function batchDefaults(config: Config): BatchDefaults {
+const taskEntrySchema = z.strictObject({
+  id: taskId,
+  software,
+  key: z.string().min(1),
+  maxSteps: z.number().int().min(1),
+  evaluated: z.boolean(),
+});
+
+export const rolloutRequestSchema = z.strictObject({
+  run: runId,
+  stage: z.string().min(1),
+  task: taskEntrySchema,
+  attempt: z.number().int().min(0),
+  settings: rolloutSettingsSchema.optional(),
+});
+
+export type RolloutRequest = z.input<typeof rolloutRequestSchema>;
+export interface RolloutInput {
+  readonly run: string;
+  /** e.g. 'specialization', 'evaluation', 'demo': becomes the CodaStage search attribute. */
+  readonly stage: string;
+  readonly task: TaskEntry;
+  readonly attempt: number;
+  readonly settings: RolloutSettings;
+}
+
+export function resolveRolloutInput(config: Config, raw: unknown): RolloutInput {
+  const request = parseOrThrow(rolloutRequestSchema, raw, 'rollout input');
+  return { ...request, settings: request.settings ?? rolloutSettings(config) };
+}
+
+export interface BatchTotals {
+  readonly started: number;
+  readonly completed: number;
+  /** Evaluators passed. */
+  readonly passed: number;
+  /** Ended normally but the evaluators failed. */
+  readonly failed: number;
+  /** Ended normally on a task without evaluators (generated): the judge says whether it passed. */
+  readonly unevaluated: number;
+  /** Ended in ERROR (model endpoint down, desktop lost too often, ...). */
+  readonly errors: number;
+}
+
+export const batchRequestSchema = z.strictObject({
+  /** Run id (a storage key segment); default: derived from the workflow id, as for scheduled runs. */
+  run: runId.optional(),
+  stage: z.string().min(1).default('evaluation'),
+  software,
+  /** Task ids to run; all tasks of the set when omitted. */
+  taskIds: z.array(taskId).min(1, 'expected at least one task id').optional(),
+  /** A generated task set (its version) instead of the real ScienceBoard tasks. */
+  taskSet: runId.optional(),
+  /** Attempts per task (k of Average@k / Pass@k). */
+  attempts: attempts.default(1),
+  /** The planner checkpoint to run (default: the planner endpoint's model). */
+  planner: plannerCheckpoint.optional(),
+  /** Rollouts in flight at once. Default: every desktop of every host, up to limits.maxConcurrentRollouts. */
+  concurrency: z.number().int().min(1).max(2000).optional(),
+  /** After starting this many rollouts, drain and continue as new (keeps history small). */
+  rolloutsPerRun: z.number().int().min(1).max(1000).optional(),
+  settings: rolloutSettingsSchema.optional(),
+  /** Carried across continue-as-new; absent on the first run. */
+  carried: z
+    .strictObject({
+      entries: z.array(taskEntrySchema),
+      cursor: z.number().int().min(0),
+      totals: z.strictObject({
+        started: z.number().int().min(0),
+        completed: z.number().int().min(0),
+        passed: z.number().int().min(0),
+        failed: z.number().int().min(0),
+        unevaluated: z.number().int().min(0),
+        errors: z.number().int().min(0),
+      }),
+      runs: z.number().int().min(0),
+    })
+    .optional(),
+});
+
+export type BatchRequest = z.input<typeof batchRequestSchema>;
+export type BatchInput = Omit<z.output<typeof batchRequestSchema>, 'run' | 'concurrency' | 'rolloutsPerRun' | 'settings'> & {
+  readonly run: string;
+  readonly concurrency: number;
+  readonly rolloutsPerRun: number;
+  readonly settings: RolloutSettings;
+};
+
+/** A run id from a workflow id (a scheduled start gets `<schedule id>-<time>` and no run). */
+export const runFromWorkflowId = (workflowId: string): string => workflowId.replace(/[^A-Za-z0-9._-]/g, '').slice(0, 128);
+
+export function resolveBatchInput(config: Config, raw: unknown, workflowId: string): BatchInput {
+  const request = parseOrThrow(batchRequestSchema, raw, 'batch input');
+  const settings = request.settings ?? rolloutSettings(config);
   return {
-    concurrency: Math.max(1, Math.min(config.limits.maxConcurrentRollouts, desktopCapacity(config))),
-    rolloutsPerRun: config.limits.rolloutsPerBatchRun,
-    settings: rolloutSettings(config),
+    ...request,
+    run: request.run ?? runFromWorkflowId(workflowId),
+    concurrency: request.concurrency ?? Math.max(1, Math.min(config.limits.maxConcurrentRollouts, desktopCapacity(config))),
+    rolloutsPerRun: request.rolloutsPerRun ?? config.limits.rolloutsPerBatchRun,
+    settings: request.planner === undefined ? settings : { ...settings, plannerModel: request.planner.model },
   };
 }
 
-export interface BatchRequest {
-  readonly run: string;
-  readonly stage: string;
-  readonly software: string;
-  readonly attempts: number;
-  readonly taskIds?: readonly string[];
+// ---------------------------------------------------------------------------------------------
+// Judging
+
+export interface JudgeImages {
+  readonly low: { readonly width: number; readonly height: number };
+  readonly high: { readonly width: number; readonly height: number };
 }
 
-/** A batch over the hosts of temporal.yaml, bounded by their desktops and the configured limits. */
-export const batchInput = (config: Config, request: BatchRequest): BatchInput => ({ ...request, ...batchDefaults(config) });
+/** A judge plan from temporal.yaml's form (judge names) to the core's (names with their models). */
+export function judgePlanOf(config: Config, plan: JudgePlanConfig, field = 'plan'): JudgePlan {
+  const judges = plan.judges.map((name, i) => {
+    const endpoint = config.models.judges.find((j) => j.name === name);
+    if (endpoint === undefined) {
+      throw parseError('judge plan', [`${field}.judges[${i}]: unknown judge "${name}": expected one of ${config.models.judges.map((j) => j.name).join(', ')}`]);
+    }
+    return { name, model: endpoint.model };
+  });
+  return { lowResolutionVotes: plan.lowResolutionVotes, highResolutionVotes: plan.highResolutionVotes, judges, temperatures: plan.temperatures };
+}
+
+const parseError = (source: string, problems: string[]): ValidationError => new ValidationError(source, problems);
+
+export const judgeRequestSchema = z.strictObject({
+  /** The trajectory: {prefix}/runs/{run}/{software}/{task}/{attempt}/manifest.json */
+  manifestKey: z.string().min(1),
+  /** `default` writes verdict.json; another label writes verdicts/{label}.json (judge strategies). */
+  label: label.default(DEFAULT_VERDICT),
+  /** Overrides temporal.yaml's judging.plan. */
+  plan: judgePlanConfigSchema.optional(),
+});
+
+export type JudgeRequest = z.input<typeof judgeRequestSchema>;
+export interface JudgeInput {
+  readonly manifestKey: string;
+  readonly ref: AttemptRef;
+  readonly label: string;
+  readonly plan: JudgePlan;
+  readonly images: JudgeImages;
+}
+
+export function resolveJudgeInput(config: Config, raw: unknown): JudgeInput {
+  const request = parseOrThrow(judgeRequestSchema, raw, 'judge input');
+  let ref: AttemptRef;
+  try {
+    ref = attemptOfManifest(config.storage.prefix, request.manifestKey);
+  } catch (err) {
+    throw parseError('judge input', [`manifestKey: ${(err as Error).message}`]);
+  }
+  return {
+    manifestKey: request.manifestKey,
+    ref,
+    label: request.label,
+    plan: judgePlanOf(config, request.plan ?? config.judging.plan),
+    images: config.judging.images,
+  };
+}
+
+export const judgeRunRequestSchema = z.strictObject({
+  /** Every trajectory of this run and software is judged. */
+  run: runId,
+  software,
+  label: label.default(DEFAULT_VERDICT),
+  plan: judgePlanConfigSchema.optional(),
+  /** Trajectories judged at once; default: judging.concurrency. */
+  concurrency: z.number().int().min(1).max(1000).optional(),
+  /** Carried across continue-as-new. */
+  carried: z.strictObject({ cursor: z.string().min(1), judged: z.number().int().min(0), succeeded: z.number().int().min(0), runs: z.number().int().min(0) }).optional(),
+});
+
+export type JudgeRunRequest = z.input<typeof judgeRunRequestSchema>;
+export type JudgeRunInput = Omit<z.output<typeof judgeRunRequestSchema>, 'plan' | 'concurrency'> & {
+  readonly plan?: JudgePlanConfig;
+  readonly concurrency: number;
+};
+
+export function resolveJudgeRunInput(config: Config, raw: unknown): JudgeRunInput {
+  const request = parseOrThrow(judgeRunRequestSchema, raw, 'judge run input');
+  if (request.plan !== undefined) judgePlanOf(config, request.plan);
+  return { ...request, concurrency: request.concurrency ?? config.judging.concurrency };
+}
+
+export const judgeEvaluationRequestSchema = z.strictObject({
+  /** The rollouts whose trajectories are judged (their evaluators give the truth). */
+  run: runId,
+  software,
+  /** Labels of judging.strategies to compare; default: all of them. */
+  strategies: z.array(label).min(1).optional(),
+  /** The comparison's id (its report key); default: from the workflow id. */
+  id: runId.optional(),
+});
+
+export type JudgeEvaluationRequest = z.input<typeof judgeEvaluationRequestSchema>;
+
+export interface JudgeStrategy {
+  readonly label: string;
+  readonly title: string;
+  readonly plan: JudgePlanConfig;
+  /** For a multi-resolution strategy: the label of the all-high-resolution plan with the same votes. */
+  readonly allHighTwin?: string;
+}
+
+export interface JudgeEvaluationInput {
+  readonly id: string;
+  readonly run: string;
+  readonly software: string;
+  /** The strategies of the table, then any all-high twins they need that are not among them. */
+  readonly strategies: JudgeStrategy[];
+}
+
+const samePlan = (a: JudgePlanConfig, b: JudgePlanConfig): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+export function resolveJudgeEvaluationInput(config: Config, raw: unknown, workflowId: string): JudgeEvaluationInput {
+  const request = parseOrThrow(judgeEvaluationRequestSchema, raw, 'judge evaluation input');
+  const configured = config.judging.strategies ?? [];
+  if (configured.length === 0) throw parseError('judge evaluation input', ['strategies: temporal.yaml has no judging.strategies to compare']);
+  const unknown = (request.strategies ?? []).filter((l) => !configured.some((s) => s.label === l));
+  if (unknown.length > 0) {
+    throw parseError('judge evaluation input', unknown.map((l) => `strategies: unknown strategy "${l}": expected one of ${configured.map((s) => s.label).join(', ')}`));
+  }
+  const chosen: JudgeStrategy[] = configured.filter((s) => request.strategies === undefined || request.strategies.includes(s.label)).map((s) => ({ ...s }));
+  const twins: JudgeStrategy[] = [];
+  for (const strategy of chosen) {
+    if (strategy.plan.lowResolutionVotes === 0) continue;
+    const allHigh: JudgePlanConfig = { ...strategy.plan, lowResolutionVotes: 0, highResolutionVotes: strategy.plan.lowResolutionVotes + strategy.plan.highResolutionVotes };
+    const twin = [...configured, ...twins].find((s) => samePlan(s.plan, allHigh));
+    if (twin !== undefined) {
+      Object.assign(strategy, { allHighTwin: twin.label });
+      if (!chosen.some((s) => s.label === twin.label) && !twins.includes(twin as JudgeStrategy)) twins.push({ ...twin });
+    } else {
+      const made = { label: `${strategy.label}-allhigh`.slice(0, 41), title: `${strategy.title}, all high resolution`, plan: allHigh };
+      twins.push(made);
+      Object.assign(strategy, { allHighTwin: made.label });
+    }
+  }
+  return { id: request.id ?? runFromWorkflowId(workflowId), run: request.run, software: request.software, strategies: [...chosen, ...twins] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Task generation
+
+export const taskGenerationRequestSchema = z.strictObject({
+  software,
+  /** The set's version (a storage key segment); default: from the workflow id. */
+  version: runId.optional(),
+  /** How many tasks to keep at most; default: taskGeneration.maxTasks. */
+  count: z.number().int().min(1, 'expected an integer >= 1').max(10_000).optional(),
+  /** The seed tasks shown to the generator; default: every task of the software. */
+  seedTaskIds: z.array(taskId).min(1).optional(),
+});
+
+export type TaskGenerationRequest = z.input<typeof taskGenerationRequestSchema>;
+export interface TaskGenerationInput {
+  readonly software: string;
+  readonly version: string;
+  readonly count: number;
+  readonly seedTaskIds?: readonly string[];
+  readonly tasksPerRequest: number;
+  readonly maxRequests: number;
+  readonly similarityThreshold: number;
+  readonly maxSteps: number;
+}
+
+export function resolveTaskGenerationInput(config: Config, raw: unknown, workflowId: string): TaskGenerationInput {
+  const request = parseOrThrow(taskGenerationRequestSchema, raw, 'task generation input');
+  const { tasksPerRequest, maxRequests, similarityThreshold, maxSteps, maxTasks } = config.taskGeneration;
+  return {
+    software: request.software,
+    version: request.version ?? runFromWorkflowId(workflowId),
+    count: request.count ?? maxTasks,
+    ...(request.seedTaskIds === undefined ? {} : { seedTaskIds: request.seedTaskIds }),
+    tasksPerRequest,
+    maxRequests,
+    similarityThreshold,
+    maxSteps,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+
+export const evaluationRequestSchema = z.strictObject({
+  /** Run id of this evaluation; default: from the workflow id (scheduled runs). */
+  run: runId.optional(),
+  /** Reports of a series are compared with the previous one; default: evaluation.series. */
+  series: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'expected a series name (a-z, 0-9, -)').optional(),
+  /** Software to evaluate; default: every software with tasks. */
+  software: z.array(software).min(1, 'expected at least one software').optional(),
+  /** k of Average@k and Pass@k; default: evaluation.attempts. */
+  attempts: attempts.optional(),
+  /** Task ids per software; default: all. */
+  taskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
+  /** The rows of the report; default: the planner endpoint's model, named after it. */
+  planners: z.array(plannerCheckpoint).min(1, 'expected at least one planner').optional(),
+});
+
+export type EvaluationRequest = z.input<typeof evaluationRequestSchema>;
+export interface EvaluationInput {
+  readonly run: string;
+  readonly series: string;
+  readonly software: string[];
+  readonly attempts: number;
+  readonly taskIds?: Readonly<Record<string, string[]>>;
+  readonly planners: Array<z.output<typeof plannerCheckpoint>>;
+}
+
+export function resolveEvaluationInput(config: Config, raw: unknown, workflowId: string, knownSoftware: readonly string[]): EvaluationInput {
+  const request = parseOrThrow(evaluationRequestSchema, raw, 'evaluation input');
+  const problems = [
+    ...(request.software ?? []).filter((s) => !knownSoftware.includes(s)).map((s) => `software: unknown software "${s}": expected one of ${knownSoftware.join(', ')}`),
+    ...Object.keys(request.taskIds ?? {})
+      .filter((s) => !(request.software ?? knownSoftware).includes(s))
+      .map((s) => `taskIds.${s}: "${s}" is not among the software evaluated`),
+  ];
+  const names = (request.planners ?? []).map((p) => p.name);
+  names.forEach((name, i) => names.indexOf(name) !== i && problems.push(`planners[${i}].name: duplicate planner "${name}"`));
+  if (problems.length > 0) throw parseError('evaluation input', problems);
+  return {
+    run: request.run ?? runFromWorkflowId(workflowId),
+    series: request.series ?? config.evaluation.series,
+    software: [...(request.software ?? knownSoftware)],
+    attempts: request.attempts ?? config.evaluation.attempts,
+    ...(request.taskIds === undefined ? {} : { taskIds: request.taskIds }),
+    planners: request.planners ?? [{ name: config.models.planner.model.replace(/[^A-Za-z0-9._-]/g, '-'), model: config.models.planner.model }],
+  };
+}

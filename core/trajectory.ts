@@ -71,6 +71,8 @@ export const trajectoryManifestSchema = z
       maxSteps: z.number().int().min(1),
       /** Where the task came from: a ScienceBoard file, or a generated task's id. */
       source: z.string().optional(),
+      /** False for a task without checks (generated): only its verdict says whether it passed. Absent: true. */
+      evaluated: z.boolean().optional(),
     }),
     models: z.strictObject({ planner: endpoint, executor: endpoint }),
     desktop: z.strictObject({ host: z.string().min(1), id: z.string().min(1) }),

@@ -4,6 +4,9 @@ import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
 import { ModelGateway } from '../activities/models/gateway';
+import { createJudgeActivities } from '../activities/judge/activities';
+import { createJudgeEvaluationActivities } from '../activities/judge/evaluation';
+import { createReportActivities } from '../activities/reports/activities';
 import { createRunActivities } from '../activities/runs/activities';
 import { createStorageActivities } from '../activities/storage/activities';
 import { createObjectStore } from '../activities/storage/object-store';
@@ -26,7 +29,8 @@ export interface OrchestratorDeps {
 
 /**
  * The orchestrator worker: runs every workflow, plus the activities that need no desktop and no
- * GPU — storage, task staging, trajectories and the model gateway. Scale it out by starting more.
+ * GPU — storage, task staging and generation, trajectories, the model gateway (planner, executor,
+ * judges, task generator), verdicts and reports. Scale it out by starting more.
  */
 export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<Worker> {
   const { config } = deps;
@@ -35,6 +39,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
   const tasks = s3TaskReader(store);
   const decisions = decisionStore(store);
   const gateway = new ModelGateway(config.models, { read: (key) => store.get(key) }, deps.env);
+  const library = deps.taskLibrary ?? new TaskLibrary();
   return Worker.create({
     connection: deps.connection,
     namespace: config.temporal.namespace,
@@ -42,10 +47,13 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
     ...workflowSource(deps.workflowBundle),
     activities: {
       ...createStorageActivities(store, prefix),
-      ...createTaskActivities({ library: deps.taskLibrary ?? new TaskLibrary(), store, prefix }),
+      ...createTaskActivities({ library, store, prefix, gateway }),
       ...createTrajectoryActivities({ store, prefix, tasks, decisions }),
       ...createModelActivities({ gateway, decisions, prefix, tasks }),
-      ...createRunActivities(deps.client, config),
+      ...createRunActivities(deps.client, config, library),
+      ...createJudgeActivities({ gateway, store, prefix, maxTokens: config.judging.maxTokens }),
+      ...createJudgeEvaluationActivities({ store, prefix }),
+      ...createReportActivities({ store, prefix }),
     },
     shutdownGraceTime: '30 seconds',
   });

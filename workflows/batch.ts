@@ -6,45 +6,19 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ActivityFailure, ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { BatchInput, BatchTotals } from '../config/workflow-inputs';
 import { FAILURES } from '../core/failures';
 import type { AttemptRef } from '../core/keys';
 import type { RunActivities } from '../activities/runs/activities';
 import type { TrajectoryActivities } from '../activities/storage/trajectory';
 import type { TaskActivities } from '../activities/tasks/activities';
+import { failOnBadInput, inputs } from './inputs';
 import { rollout, rolloutWorkflowId } from './rollout';
-import type { RolloutResult, RolloutSettings, TaskEntry } from './rollout-types';
+import type { RolloutResult, TaskEntry } from './rollout-types';
 import { tagWorkflow } from './search-attributes';
 
-export interface BatchTotals {
-  readonly started: number;
-  readonly completed: number;
-  /** Evaluators passed. */
-  readonly passed: number;
-  /** Ended normally but the evaluators failed. */
-  readonly failed: number;
-  /** Ended in ERROR (model endpoint down, desktop lost too often, ...). */
-  readonly errors: number;
-}
-
-export interface BatchInput {
-  /** Run id (a storage key segment); default: derived from the workflow id, as for scheduled runs. */
-  readonly run?: string;
-  readonly stage: string;
-  readonly software: string;
-  /** Task ids to run; all tasks of the software when omitted. */
-  readonly taskIds?: readonly string[];
-  /** Attempts per task (k of Average@k / Pass@k). */
-  readonly attempts: number;
-  /** Rollouts in flight at once: at most the desktops of all hosts. Default: from temporal.yaml. */
-  readonly concurrency?: number;
-  /** After starting this many rollouts, drain and continue as new (keeps history small). Default: from temporal.yaml. */
-  readonly rolloutsPerRun?: number;
-  /** Default: from the orchestrator worker's temporal.yaml. */
-  readonly settings?: RolloutSettings;
-  /** Carried across continue-as-new; absent on the first run. */
-  readonly carried?: { readonly entries: readonly TaskEntry[]; readonly cursor: number; readonly totals: BatchTotals; readonly runs: number };
-}
+export type { BatchInput, BatchTotals } from '../config/workflow-inputs';
 
 export interface BatchProgress extends BatchTotals {
   readonly run: string;
@@ -56,8 +30,11 @@ export interface BatchProgress extends BatchTotals {
 }
 
 export interface BatchResult extends BatchTotals {
+  readonly run: string;
+  readonly software: string;
   readonly total: number;
   readonly summaryKey: string;
+  /** Over the tasks with checks; 0 when the set has none (generated tasks are judged instead). */
   readonly averageAtK: number;
   readonly passAtK: number;
 }
@@ -78,7 +55,7 @@ const runs = proxyActivities<RunActivities>({
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
 
-const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, errors: 0 };
+const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, unevaluated: 0, errors: 0 };
 
 /**
  * Fans out rollouts of a task set (tasks x attempts), at most `concurrency` at a time, one child
@@ -87,22 +64,13 @@ const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, err
  * `rolloutsPerRun` rollouts it drains and continues as new with its cursor, so a large set stays
  * far below the 2,000-pending-children and history limits.
  */
-export async function rolloutBatch(request: BatchInput): Promise<BatchResult> {
-  if (!Number.isInteger(request.attempts) || request.attempts < 1) {
-    throw ApplicationFailure.nonRetryable(`attempts: expected an integer >= 1, got ${JSON.stringify(request.attempts)}`, FAILURES.validation);
-  }
-  // A scheduled start gets `<schedule id>-<time>` as workflow id and no run: the id names the run.
-  const run = request.run ?? workflowInfo().workflowId.replace(/[^A-Za-z0-9._-]/g, '');
-  tagWorkflow({ software: request.software, stage: request.stage, run });
-  const needsDefaults = request.settings === undefined || request.concurrency === undefined || request.rolloutsPerRun === undefined;
-  const defaults = needsDefaults ? await runs.deploymentDefaults() : undefined;
-  const settings = request.settings ?? defaults!.settings;
-  const concurrency = request.concurrency ?? defaults!.concurrency;
-  const rolloutsPerRun = request.rolloutsPerRun ?? defaults!.rolloutsPerRun;
-  const input = { ...request, run };
+export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
+  const input: BatchInput = await failOnBadInput(() => inputs.resolveBatchInput(raw, workflowInfo().workflowId));
+  tagWorkflow({ software: input.software, stage: input.stage, run: input.run });
+  const { settings, concurrency, rolloutsPerRun } = input;
   let entries: readonly TaskEntry[] = input.carried?.entries ?? [];
   let cursor = input.carried?.cursor ?? 0;
-  let totals = { ...(input.carried?.totals ?? EMPTY) };
+  let totals: BatchTotals = { ...EMPTY, ...input.carried?.totals };
   const inFlight = new Map<string, Promise<void>>();
 
   setHandler(batchProgress, () => ({
@@ -115,14 +83,7 @@ export async function rolloutBatch(request: BatchInput): Promise<BatchResult> {
   }));
 
   if (input.carried === undefined) {
-    try {
-      entries = await orchestrator.stageTaskSet({ software: input.software, taskIds: input.taskIds });
-    } catch (err) {
-      // Bad input ends the batch with the activity's own words (which task, which field), not "activity failed".
-      const cause = err instanceof ActivityFailure ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === FAILURES.validation) throw ApplicationFailure.nonRetryable(cause.message, FAILURES.validation);
-      throw err;
-    }
+    entries = await failOnBadInput(() => orchestrator.stageTaskSet({ software: input.software, taskIds: input.taskIds, taskSet: input.taskSet }));
   }
   const total = entries.length * input.attempts;
 
@@ -131,7 +92,8 @@ export async function rolloutBatch(request: BatchInput): Promise<BatchResult> {
       ...totals,
       completed: totals.completed + 1,
       passed: totals.passed + (result.passed === true ? 1 : 0),
-      failed: totals.failed + (result.stop.reason !== 'ERROR' && result.passed !== true ? 1 : 0),
+      failed: totals.failed + (result.stop.reason !== 'ERROR' && result.passed === false ? 1 : 0),
+      unevaluated: totals.unevaluated + (result.stop.reason !== 'ERROR' && result.passed === undefined ? 1 : 0),
       errors: totals.errors + (result.stop.reason === 'ERROR' ? 1 : 0),
     };
   };
@@ -152,7 +114,7 @@ export async function rolloutBatch(request: BatchInput): Promise<BatchResult> {
       result = child.result();
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      result = runs.awaitRollout(workflowId);
+      result = runs.awaitWorkflow(workflowId) as Promise<RolloutResult>;
     }
     totals = { ...totals, started: totals.started + 1 };
     inFlight.set(
@@ -189,5 +151,5 @@ export async function rolloutBatch(request: BatchInput): Promise<BatchResult> {
     });
   }
   const summary = await orchestrator.summarizeRun({ run: input.run, software: input.software, stage: input.stage, attempts: input.attempts });
-  return { total, ...totals, summaryKey: summary.key, averageAtK: summary.averageAtK, passAtK: summary.passAtK };
+  return { run: input.run, software: input.software, total, ...totals, summaryKey: summary.key, averageAtK: summary.averageAtK, passAtK: summary.passAtK };
 }

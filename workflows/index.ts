@@ -2,3 +2,6 @@
 export { stackCheck } from './stack-check';
 export { rollout } from './rollout';
 export { rolloutBatch } from './batch';
+export { judgeTrajectory, judgeRun, judgeEvaluation } from './judge';
+export { taskGeneration } from './task-generation';
+export { evaluation } from './evaluation';

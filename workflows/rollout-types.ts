@@ -3,23 +3,12 @@ import type { StopReason } from '../core/episode';
 import type { EvaluationResult } from '../core/evaluation';
 import type { AttemptRef } from '../core/keys';
 
+export type { RolloutInput, RolloutSettings } from '../config/workflow-inputs';
+
 /**
  * The shapes that cross between the rollout workflow, its activities and its callers. Small on
  * purpose: screenshots, raw model texts and manifests stay in S3 and only their keys travel.
  */
-
-/** The settings of temporal.yaml a rollout needs; the starter reads the file, the workflow cannot. */
-export interface RolloutSettings {
-  readonly leaseQueue: string;
-  readonly resume: 'replay' | 'restart';
-  readonly heartbeatTimeoutSeconds: number;
-  readonly hostScheduleToStartSeconds: number;
-  readonly maxMalformedReplies: number;
-  /** Host losses a rollout survives before it ends with ERROR. */
-  readonly maxResumes: number;
-  /** Tries of one model decision before the rollout ends with ERROR. */
-  readonly modelAttempts: number;
-}
 
 /** A staged task: everything a workflow needs to schedule it. */
 export interface TaskEntry {
@@ -28,15 +17,8 @@ export interface TaskEntry {
   /** S3 key of the validated task JSON. */
   readonly key: string;
   readonly maxSteps: number;
-}
-
-export interface RolloutInput {
-  readonly run: string;
-  /** e.g. 'specialization', 'evaluation', 'demo': becomes the CodaStage search attribute. */
-  readonly stage: string;
-  readonly task: TaskEntry;
-  readonly attempt: number;
-  readonly settings: RolloutSettings;
+  /** False for a task without checks (generated): nothing is evaluated, the judge decides. */
+  readonly evaluated: boolean;
 }
 
 /** What one decision activity returns: the parsed action and where the raw texts are. */

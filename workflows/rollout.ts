@@ -18,8 +18,10 @@ import type { DesktopActivities } from '../activities/desktop/activities';
 import type { Lease } from '../activities/desktop/pool';
 import type { ModelActivities } from '../activities/models/activities';
 import type { TrajectoryActivities } from '../activities/storage/trajectory';
+import { describeError } from './failures';
+import { failOnBadInput, inputs } from './inputs';
 import { tagWorkflow } from './search-attributes';
-import type { Decision, RolloutInput, RolloutProgress, RolloutResult, StepSummary, StopSummary } from './rollout-types';
+import type { Decision, RolloutProgress, RolloutResult, StepSummary, StopSummary } from './rollout-types';
 import { truncate } from '../core/text';
 
 export const rolloutProgress = defineQuery<RolloutProgress>('progress');
@@ -50,11 +52,6 @@ function isHostLoss(err: unknown): boolean {
 /** What onDesktop returns when the task had to start over on a fresh desktop. */
 const RESTARTED = Symbol('restarted');
 
-const describeError = (err: unknown): string => {
-  let current: unknown = err;
-  while (current instanceof ActivityFailure && current.cause !== undefined) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
-};
 
 /**
  * One attempt at one task: lease a desktop through its host's queue, reset, then loop up to the
@@ -66,7 +63,8 @@ const describeError = (err: unknown): string => {
  * task restarts, per `settings.resume`), and the loop continues from the last recorded step.
  * Steps live in this workflow's state, so each appears exactly once in the manifest.
  */
-export async function rollout(input: RolloutInput): Promise<RolloutResult> {
+export async function rollout(raw: unknown): Promise<RolloutResult> {
+  const input = await failOnBadInput(() => inputs.resolveRolloutInput(raw));
   const { task, settings } = input;
   tagWorkflow({ software: task.software, stage: input.stage, run: input.run });
   const ref: AttemptRef = { run: input.run, software: task.software, task: task.id, attempt: input.attempt };
@@ -193,6 +191,7 @@ export async function rollout(input: RolloutInput): Promise<RolloutResult> {
             screenshotKey,
             screen: desktop.screen,
             history: steps.map((s) => ({ decisionKey: s.decisionKey, screenshotKey: s.screenshotKey })),
+            ...(settings.plannerModel === undefined ? {} : { plannerModel: settings.plannerModel }),
           });
         } catch (err) {
           // The models stayed unreachable through every retry, or refused the request: say which and why.
@@ -243,7 +242,8 @@ export async function rollout(input: RolloutInput): Promise<RolloutResult> {
     await onDesktop(async () => undefined);
     for (;;) {
       stop = await runEpisode();
-      if (stop.reason === 'ERROR') break;
+      // A task without checks (generated) is not evaluated: its judge's verdict says whether it passed.
+      if (stop.reason === 'ERROR' || !task.evaluated) break;
       status = 'evaluating';
       const ended: StopSummary = stop;
       const result = await onDesktop((host, held) =>

@@ -22,6 +22,8 @@ export interface DecideInput {
   readonly screen: Size;
   /** Earlier steps: where their decision texts are, and the screen each one saw. */
   readonly history: ReadonlyArray<{ readonly decisionKey: string; readonly screenshotKey: string }>;
+  /** The planner model to ask for instead of the endpoint's (a checkpoint under evaluation). */
+  readonly plannerModel?: string;
 }
 
 export interface ModelDeps {
@@ -59,6 +61,7 @@ export function createModelActivities(deps: ModelDeps) {
       software: task.type,
       screenshotKey: input.screenshotKey,
       screen: input.screen,
+      ...(input.plannerModel === undefined ? {} : { plannerModel: input.plannerModel }),
       history: previous.map((d, i) => ({
         thought: d.planner.thought,
         actionText: d.planner.actionText,

@@ -26,6 +26,8 @@ export interface AgentStepInput {
   readonly screenshotKey: string;
   readonly screen: Size;
   readonly history: readonly AgentTurn[];
+  /** The planner model to ask for instead of the endpoint's. */
+  readonly plannerModel?: string;
 }
 
 export interface AgentStep {
@@ -49,6 +51,7 @@ export async function agentStep(gateway: ModelGateway, input: AgentStepInput): P
   const planner = await scoped.complete(
     'planner',
     buildPlannerMessages({ instruction: input.instruction, software: input.software, screenshotKey: input.screenshotKey, history: input.history }),
+    input.plannerModel === undefined ? {} : { model: input.plannerModel },
   );
   const planned = parsePlannerOutput(planner.texts[0] ?? '');
   if (!planned.ok) return { planner, thought: '', actionText: '', action: null, error: `planner output malformed: ${planned.reason}` };

@@ -28,16 +28,27 @@ export interface Completion {
   readonly usage: Usage;
   /** Size of the (last) image actually sent, which is the space a UI-TARS reply's coordinates live in. */
   readonly imageSize?: { readonly width: number; readonly height: number };
+  /** How many images were sent, and their pixels in all (what a judge vote costs). */
+  readonly images: { readonly count: number; readonly pixels: number };
 }
 
 export interface CompleteOptions {
   /** Samples per request (GRPO groups). */
   readonly n?: number;
   readonly temperature?: number;
+  readonly topP?: number;
+  /** Sampling seed (vLLM honours it per request), so a sampled reply can be reproduced. */
+  readonly seed?: number;
+  /** The model name to ask for instead of the role's (a planner checkpoint served as a LoRA adapter). */
+  readonly model?: string;
+  /** OpenAI's `user` field: who the request is for (here, the trajectory a judge reviews), for the server's logs. */
+  readonly user?: string;
   readonly maxTokens?: number;
   readonly signal?: AbortSignal;
   /** Box an image part marked `resolution: 'low'` is fitted into (the judge's cheap pass). */
   readonly lowResolution?: { readonly width: number; readonly height: number };
+  /** Box an image part marked `resolution: 'high'` is fitted into; default: the role's `image` box. */
+  readonly highResolution?: { readonly width: number; readonly height: number };
 }
 
 /** A model call that will not succeed by retrying (bad request, auth, unknown model). */
@@ -89,17 +100,20 @@ export class ModelGateway {
 
   async complete(role: ModelRole, messages: readonly ChatMessage[], opts: CompleteOptions = {}): Promise<Completion> {
     const { client, endpoint } = this.clientFor(role);
-    const sent: { size?: { width: number; height: number } } = {};
+    const sent: SentImages = { count: 0, pixels: 0 };
     const resolved = await Promise.all(messages.map((m) => this.resolveMessage(m, endpoint, opts, sent)));
     const started = Date.now();
     try {
       const response = await client.chat.completions.create(
         {
-          model: endpoint.model,
+          model: opts.model ?? endpoint.model,
           messages: resolved,
           n: opts.n ?? 1,
           temperature: opts.temperature ?? endpoint.temperature,
           max_tokens: opts.maxTokens ?? 1024,
+          ...(opts.topP === undefined ? {} : { top_p: opts.topP }),
+          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+          ...(opts.user === undefined ? {} : { user: opts.user }),
         },
         { signal: opts.signal },
       );
@@ -114,10 +128,21 @@ export class ModelGateway {
         latencyMs: Date.now() - started,
         usage: { promptTokens: response.usage?.prompt_tokens ?? 0, completionTokens: response.usage?.completion_tokens ?? 0 },
         imageSize: sent.size,
+        images: { count: sent.count, pixels: sent.pixels },
       };
     } catch (err) {
       throw classify(role, endpoint, err);
     }
+  }
+
+  /** The sampling temperature a role's endpoint uses unless a call says otherwise. */
+  temperatureOf(role: ModelRole): number {
+    return this.lookup(role).temperature;
+  }
+
+  /** The endpoint of a role (its model, base URL and limits). */
+  endpointOf(role: ModelRole): ModelEndpoint & { readonly maxImages?: number } {
+    return this.lookup(role);
   }
 
   private clientFor(role: ModelRole): { client: OpenAI; endpoint: ModelEndpoint } {
@@ -138,7 +163,7 @@ export class ModelGateway {
     return entry;
   }
 
-  private lookup(role: ModelRole): ModelEndpoint {
+  private lookup(role: ModelRole): ModelEndpoint & { readonly maxImages?: number } {
     if (role === 'planner' || role === 'executor' || role === 'taskGenerator') return this.models[role];
     const name = role.slice('judge:'.length);
     const judge = this.models.judges.find((j) => j.name === name);
@@ -148,19 +173,21 @@ export class ModelGateway {
     return judge;
   }
 
-  private async resolveMessage(
-    message: ChatMessage,
-    endpoint: ModelEndpoint,
-    opts: CompleteOptions,
-    sent: { size?: { width: number; height: number } },
-  ): Promise<ChatCompletionMessageParam> {
+  private async resolveMessage(message: ChatMessage, endpoint: ModelEndpoint, opts: CompleteOptions, sent: SentImages): Promise<ChatCompletionMessageParam> {
     if (typeof message.content === 'string') return { role: message.role, content: message.content } as ChatCompletionMessageParam;
     const parts: ChatCompletionContentPart[] = await Promise.all(
       message.content.map(async (part: ContentPart): Promise<ChatCompletionContentPart> => {
         if (part.type === 'text') return { type: 'text', text: part.text };
-        const box = part.resolution === 'low' && opts.lowResolution !== undefined ? opts.lowResolution : endpoint.image;
+        const box =
+          part.resolution === 'low' && opts.lowResolution !== undefined
+            ? opts.lowResolution
+            : part.resolution === 'high' && opts.highResolution !== undefined
+              ? opts.highResolution
+              : endpoint.image;
         const { url, width, height } = await this.dataUrl(part.key, box);
         sent.size = { width, height };
+        sent.count += 1;
+        sent.pixels += width * height;
         return { type: 'image_url', image_url: { url } };
       }),
     );
@@ -179,6 +206,12 @@ export class ModelGateway {
     const id = `${createHash('sha1').update(original).digest('hex')}:${box?.width}x${box?.height}`;
     return this.prepared.get(id, () => prepare(original, box));
   }
+}
+
+interface SentImages {
+  size?: { width: number; height: number };
+  count: number;
+  pixels: number;
 }
 
 interface PreparedImage {

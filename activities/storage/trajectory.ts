@@ -1,6 +1,7 @@
 import { manifestKey, runPrefix, runSummaryKey, type AttemptRef } from '../../core/keys';
+import { hasEvaluators } from '../../core/task';
 import type { EvaluationResult } from '../../core/evaluation';
-import { summarizeRuns } from '../../core/metrics';
+import { summarizeRuns, type RunRecord } from '../../core/metrics';
 import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { StepSummary, StopSummary } from '../../workflows/rollout-types';
 import type { DecisionRecord, DecisionStore } from '../models/decision';
@@ -21,6 +22,23 @@ export interface ManifestInput {
   readonly resumes: number;
   readonly startedAt: string;
   readonly endedAt: string;
+}
+
+/** Every manifest of one run and software, validated. */
+export async function readRunManifests(store: ObjectStore, prefix: string, run: string, software: string): Promise<TrajectoryManifest[]> {
+  const keys = (await store.list(`${runPrefix(prefix, run, software)}/`)).filter((k) => k.endsWith('/manifest.json'));
+  return Promise.all(keys.map(async (k) => parseTrajectoryManifest(await store.getJson(k), k)));
+}
+
+/**
+ * Whether each rollout of a run passed its task's checks, for Average@k / Pass@k. Rollouts of
+ * tasks without checks (generated tasks, judged instead) are not counted; one that ended in ERROR
+ * counts as a failure.
+ */
+export async function runRecords(store: ObjectStore, prefix: string, run: string, software: string): Promise<RunRecord[]> {
+  return (await readRunManifests(store, prefix, run, software))
+    .filter((m) => m.task.evaluated !== false)
+    .map((m) => ({ software: m.software, taskId: m.taskId, run: m.attempt, success: m.evaluation?.passed === true }));
 }
 
 export interface RunSummary {
@@ -69,7 +87,7 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
         taskId: input.ref.task,
         attempt: input.ref.attempt,
         stage: input.stage,
-        task: { instruction: task.instruction, maxSteps: input.maxSteps, source: input.taskKey },
+        task: { instruction: task.instruction, maxSteps: input.maxSteps, source: input.taskKey, evaluated: hasEvaluators(task) },
         models: {
           planner: { model: first?.planner.model ?? 'none', baseUrl: first?.planner.baseUrl ?? 'none' },
           executor: { model: executor?.model ?? 'none', baseUrl: executor?.baseUrl ?? 'none' },
@@ -94,12 +112,7 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
      * as summary.json. Reading S3 rather than workflow state keeps it right across continue-as-new.
      */
     async summarizeRun(input: { run: string; software: string; stage: string; attempts: number }): Promise<RunSummary> {
-      const keys = (await store.list(`${runPrefix(prefix, input.run, input.software)}/`)).filter((k) => k.endsWith('/manifest.json'));
-      const manifests = await Promise.all(keys.map(async (k) => parseTrajectoryManifest(await store.getJson(k), k)));
-      const report = summarizeRuns(
-        manifests.map((m) => ({ software: m.software, taskId: m.taskId, run: m.attempt, success: m.evaluation?.passed === true })),
-        input.attempts,
-      );
+      const report = summarizeRuns(await runRecords(store, prefix, input.run, input.software), input.attempts);
       const key = runSummaryKey(prefix, input.run, input.software);
       await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report });
       const software = report.bySoftware[input.software];

@@ -3,19 +3,37 @@ import { FAILURES } from '../../core/failures';
 import { ValidationError } from '../../core/validation';
 import type { TaskEntry } from '../../workflows/rollout-types';
 import type { ObjectStore } from '../storage/object-store';
-import { stageTasks, type TaskLibrary } from './library';
+import type { ModelGateway } from '../models/gateway';
+import { generateTaskSet, type TaskSetRequest, type TaskSetSummary } from './generation';
+import { stageTasks, taskSetEntries, type TaskLibrary } from './library';
 
-/** Task activities (orchestrator queue): validate a task set once and stage it in S3 for the workers. */
-export function createTaskActivities(deps: { library: TaskLibrary; store: ObjectStore; prefix: string }) {
+/** Bad input is final: retrying cannot fix a task file or a misspelt software name. */
+async function finalOnBadInput<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ValidationError) throw ApplicationFailure.nonRetryable(err.message, FAILURES.validation, err.problems);
+    throw err;
+  }
+}
+
+/**
+ * Task activities (orchestrator queue): stage a task set in S3 for the workers — the real
+ * ScienceBoard tasks of the library, or a generated set — and generate new sets.
+ */
+export function createTaskActivities(deps: { library: TaskLibrary; store: ObjectStore; prefix: string; gateway: ModelGateway }) {
   return {
-    async stageTaskSet(input: { software: string; taskIds?: readonly string[] }): Promise<TaskEntry[]> {
-      try {
-        return await stageTasks(deps.store, deps.prefix, deps.library.load(input.software, input.taskIds));
-      } catch (err) {
-        // Bad input is final: retrying cannot fix a task file or a misspelt software name.
-        if (err instanceof ValidationError) throw ApplicationFailure.nonRetryable(err.message, FAILURES.validation, err.problems);
-        throw err;
-      }
+    async stageTaskSet(input: { software: string; taskIds?: readonly string[]; taskSet?: string }): Promise<TaskEntry[]> {
+      return finalOnBadInput(() =>
+        input.taskSet === undefined
+          ? stageTasks(deps.store, deps.prefix, deps.library.load(input.software, input.taskIds))
+          : taskSetEntries(deps.store, deps.prefix, input.software, input.taskSet, input.taskIds),
+      );
+    },
+
+    /** Writes a versioned task set from the task-generator model (idempotent per version). */
+    async generateTaskSet(input: TaskSetRequest): Promise<TaskSetSummary> {
+      return finalOnBadInput(() => generateTaskSet({ ...deps }, input));
     },
   };
 }

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { taskKey } from '../../core/keys';
-import { parseTask, type Task } from '../../core/task';
+import { taskKey, taskSetManifestKey } from '../../core/keys';
+import { hasEvaluators, parseTask, type Task } from '../../core/task';
+import { taskSetManifestSchema } from '../../core/task-set';
 import { ValidationError } from '../../core/validation';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskEntry } from '../../workflows/rollout-types';
@@ -73,7 +74,24 @@ export async function stageTasks(store: ObjectStore, prefix: string, tasks: read
       const key = taskKey(prefix, task.type, task.id);
       const { id: _id, ...file } = task;
       await store.putJson(key, file);
-      return { id: task.id, software: task.type, key, maxSteps: task.steps };
+      return { id: task.id, software: task.type, key, maxSteps: task.steps, evaluated: hasEvaluators(task) };
     }),
   );
+}
+
+/**
+ * The entries of a generated task set (already in S3, nothing to stage), all or the listed ids.
+ * A missing or empty set, or unknown ids, are a ValidationError naming them.
+ */
+export async function taskSetEntries(store: ObjectStore, prefix: string, software: string, version: string, ids?: readonly string[]): Promise<TaskEntry[]> {
+  const key = taskSetManifestKey(prefix, software, version);
+  const raw = await store.tryGet(key);
+  if (raw === undefined) throw new ValidationError('task set', [`taskSet: no generated ${software} task set "${version}" (${store.uri(key)} does not exist)`]);
+  const manifest = taskSetManifestSchema.parse(JSON.parse(raw.toString('utf8')));
+  if (manifest.tasks.length === 0) throw new ValidationError('task set', [`taskSet: the ${software} task set "${version}" is empty (see ${store.uri(key)})`]);
+  const unknown = (ids ?? []).filter((id) => !manifest.tasks.some((t) => t.id === id));
+  if (unknown.length > 0) throw new ValidationError(`task set ${software}/${version}`, unknown.map((id) => `unknown task "${id}"`));
+  return manifest.tasks
+    .filter((t) => ids === undefined || ids.includes(t.id))
+    .map((t) => ({ id: t.id, software, key: t.key, maxSteps: t.maxSteps, evaluated: false }));
 }

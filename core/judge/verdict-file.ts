@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { judgeVoteSchema, type JudgeResolution } from './verdict';
-import { judgePlanSchema } from './voting';
+import { judgePlanSchema } from './plan';
 
 /**
  * What judging one trajectory leaves in S3 beside its manifest (core/keys.ts verdictKey): the plan

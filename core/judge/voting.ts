@@ -1,5 +1,3 @@
-import { z } from 'zod';
-import { parseOrThrow } from '../validation';
 import { agreedPositiveSteps } from './positive-steps';
 import type { JudgeReplyParse } from './reply';
 import type { JudgeResolution, JudgeVerdict, JudgeVote } from './verdict';
@@ -17,20 +15,12 @@ import type { JudgeResolution, JudgeVerdict, JudgeVote } from './verdict';
  *   would only say the same thing again.
  */
 
-export const judgePlanSchema = z
-  .strictObject({
-    lowResolutionVotes: z.number().int().min(0).max(32),
-    highResolutionVotes: z.number().int().min(0).max(32),
-    judges: z.array(z.strictObject({ name: z.string().min(1), model: z.string().min(1) })).min(1),
-    temperatures: z.strictObject({
-      first: z.number().min(0),
-      repeat: z.number().min(0),
-      repeatTopP: z.number().gt(0).max(1),
-    }),
-  })
-  .refine((plan) => plan.lowResolutionVotes + plan.highResolutionVotes > 0, 'a judge plan needs at least one vote');
-
-export type JudgePlan = z.output<typeof judgePlanSchema>;
+export interface JudgePlan {
+  readonly lowResolutionVotes: number;
+  readonly highResolutionVotes: number;
+  readonly judges: ReadonlyArray<{ readonly name: string; readonly model: string }>;
+  readonly temperatures: { readonly first: number; readonly repeat: number; readonly repeatTopP: number };
+}
 
 /** SEAgent's sampling: a greedy first vote, then T=1.0 with top_p 0.6. */
 export const SEAGENT_TEMPERATURES: JudgePlan['temperatures'] = { first: 0, repeat: 1, repeatTopP: 0.6 };
@@ -71,7 +61,10 @@ const describe = (vote: JudgeVote, index: number, total: number): string =>
  * Throws when the votes do not follow the plan (a bug in the caller, not a judge's fault).
  */
 export function nextJudgeRequest(plan: JudgePlan, votes: readonly JudgeVote[], stepCount: number): JudgeProgress {
-  const checked = parseOrThrow(judgePlanSchema, plan, 'judge plan');
+  // Workflows call this, so it checks by hand (no zod in workflow code); judge-plan.ts has the schema.
+  if (plan.lowResolutionVotes + plan.highResolutionVotes <= 0) throw new RangeError('a judge plan needs at least one vote');
+  if (plan.judges.length === 0) throw new RangeError('a judge plan needs at least one of its judges');
+  const checked = plan;
   const total = checked.lowResolutionVotes + checked.highResolutionVotes;
   if (votes.length > total) throw new Error(`${votes.length} votes for a plan of ${total}`);
   const verdict = (success: boolean, stoppedBecause: string): JudgeProgress => ({

@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { toolPath } from '../../infra/tools';
-import { batchInput } from '../../config/workflow-inputs';
 import { runSummaryKey } from '../../core/keys';
 import { batchProgress, batchWorkflowId, type BatchProgress, type BatchResult } from '../../workflows/batch';
 import { startHarness, type Harness } from './harness';
@@ -25,7 +24,7 @@ describe('rollout batches: fan-out, progress, continue-as-new, idempotent re-run
     h.stack.client.workflow.start('rolloutBatch', {
       taskQueue: h.config.taskQueues.orchestrator,
       workflowId,
-      args: [batchInput(h.config, { run, stage: 'evaluation', software, attempts, taskIds })],
+      args: [{ run, stage: 'evaluation', software, attempts, taskIds }],
     });
 
   it('runs tasks x attempts two at a time, continuing as new every 2 rollouts, and reports Average@k and Pass@k', async () => {

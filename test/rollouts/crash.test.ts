@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { batchInput } from '../../config/workflow-inputs';
 import { referencePlan } from '../../core/policies/kalgebra-reference';
 import { isTerminal } from '../../core/episode';
 import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../../infra/daemon';
@@ -37,7 +36,7 @@ async function startBatch(h: Harness, run: string, taskIds: readonly string[], a
   return h.stack.client.workflow.start('rolloutBatch', {
     taskQueue: h.config.taskQueues.orchestrator,
     workflowId: batchWorkflowId(run, 'KAlgebra'),
-    args: [batchInput(h.config, { run, stage: 'test', software: 'KAlgebra', attempts, taskIds })],
+    args: [{ run, stage: 'test', software: 'KAlgebra', attempts, taskIds }],
   });
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { parseJudgeReply } from '../../../core/judge/reply';
 import { judgeVerdictSchema, type JudgeVote } from '../../../core/judge/verdict';
 import { nextJudgeRequest, SEAGENT_TEMPERATURES, voteOf, type JudgePlan, type JudgeRequest } from '../../../core/judge/voting';
-import { ValidationError } from '../../../core/validation';
+import { judgePlanSchema } from '../../../core/judge/plan';
 
 const QWEN = { name: 'qwen', model: 'Qwen2.5-VL-72B' };
 const GLM = { name: 'glm', model: 'GLM-4.5V' };
@@ -100,7 +100,9 @@ describe('judge voting', () => {
   });
 
   it('refuses a plan without votes or judges, and votes that do not follow the plan', () => {
-    assert.throws(() => nextJudgeRequest({ ...plan, lowResolutionVotes: 0, highResolutionVotes: 0 }, [], 3), ValidationError);
+    assert.throws(() => nextJudgeRequest({ ...plan, lowResolutionVotes: 0, highResolutionVotes: 0 }, [], 3), /at least one vote/);
+    assert.equal(judgePlanSchema.safeParse({ ...plan, lowResolutionVotes: 0, highResolutionVotes: 0 }).success, false);
+    assert.equal(judgePlanSchema.safeParse(plan).success, true);
     assert.throws(() => nextJudgeRequest({ ...plan, judges: [] }, [], 3), /judges/);
     const vote = (judge: string, resolution: 'low' | 'high', correctness: boolean): JudgeVote => ({
       judge,

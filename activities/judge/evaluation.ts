@@ -1,0 +1,56 @@
+import type { JudgeStrategy } from '../../config/workflow-inputs';
+import { buildJudgeEvaluationReport, renderJudgeEvaluationMarkdown, type JudgeEvaluationReport } from '../../core/judge/evaluation-report';
+import { verdictFileSchema } from '../../core/judge/verdict-file';
+import { judgeEvalKeyBase, manifestKey, verdictKey } from '../../core/keys';
+import { readRunManifests } from '../storage/trajectory';
+import type { ObjectStore } from '../storage/object-store';
+
+export interface JudgeEvaluationSummary {
+  readonly key: string;
+  readonly markdownKey: string;
+  readonly trajectories: number;
+  readonly rows: ReadonlyArray<{ readonly label: string; readonly precision: number; readonly recall: number }>;
+}
+
+/**
+ * Judge-evaluation activities (orchestrator queue): after every strategy has judged a run's
+ * trajectories, compare their verdicts with the evaluators' results and write the comparison as
+ * JSON and Markdown under judge-evals/{id}. Trajectories whose task has no checks are left out
+ * (nothing says what is true for them).
+ */
+export function createJudgeEvaluationActivities(deps: { store: ObjectStore; prefix: string }) {
+  const { store, prefix } = deps;
+  return {
+    async summarizeJudgeEvaluation(input: { id: string; run: string; software: string; createdAt: string; strategies: readonly JudgeStrategy[] }): Promise<JudgeEvaluationSummary> {
+      const manifests = (await readRunManifests(store, prefix, input.run, input.software)).filter((m) => m.evaluation !== undefined);
+      const trajectories = await Promise.all(
+        manifests.map(async (manifest) => {
+          const ref = { run: manifest.run, software: manifest.software, task: manifest.taskId, attempt: manifest.attempt };
+          const verdicts = Object.fromEntries(
+            await Promise.all(
+              input.strategies.map(async (s) => {
+                const raw = await store.tryGet(verdictKey(prefix, ref, s.label));
+                const file = raw === undefined ? undefined : verdictFileSchema.parse(JSON.parse(raw.toString('utf8')));
+                return [s.label, file === undefined ? undefined : { success: file.success, cost: file.cost }] as const;
+              }),
+            ),
+          );
+          return { manifestKey: manifestKey(prefix, ref), truth: manifest.evaluation?.passed === true, verdicts };
+        }),
+      );
+      const report: JudgeEvaluationReport = buildJudgeEvaluationReport({ ...input, trajectories });
+      const base = judgeEvalKeyBase(prefix, input.id);
+      await store.putJson(`${base}.json`, report);
+      const titles = new Map(input.strategies.map((s) => [s.label, s.title]));
+      await store.put(`${base}.md`, renderJudgeEvaluationMarkdown(report, (label) => titles.get(label) ?? label), 'text/markdown; charset=utf-8');
+      return {
+        key: `${base}.json`,
+        markdownKey: `${base}.md`,
+        trajectories: report.trajectories,
+        rows: report.rows.map((r) => ({ label: r.label, precision: r.confusion.precision, recall: r.confusion.recall })),
+      };
+    },
+  };
+}
+
+export type JudgeEvaluationActivities = ReturnType<typeof createJudgeEvaluationActivities>;

@@ -1,0 +1,141 @@
+import { Context } from '@temporalio/activity';
+import { defaultStartState, generatedTask } from '../../core/generated-task';
+import { taskSetManifestKey, taskSetReplyKey, taskSetTaskKey } from '../../core/keys';
+import { buildTaskGeneratorMessages, readTaskGeneratorReply, TASK_GENERATOR_PROMPT_VERSION } from '../../core/prompts/task-generator';
+import { dedupeInstructions, type Duplicate, type KnownInstruction } from '../../core/task-dedupe';
+import { TASK_SET_SCHEMA, taskSetManifestSchema, type TaskSetManifest } from '../../core/task-set';
+import { ValidationError } from '../../core/validation';
+import type { ModelGateway } from '../models/gateway';
+import type { ObjectStore } from '../storage/object-store';
+import type { TaskLibrary } from './library';
+
+export interface TaskSetRequest {
+  readonly software: string;
+  readonly version: string;
+  /** Most tasks the set keeps. */
+  readonly count: number;
+  readonly seedTaskIds?: readonly string[];
+  readonly tasksPerRequest: number;
+  readonly maxRequests: number;
+  readonly similarityThreshold: number;
+  readonly maxSteps: number;
+}
+
+/** What the workflow keeps of a set: where it is and its counts (the tasks stay in S3). */
+export interface TaskSetSummary {
+  readonly manifestKey: string;
+  readonly software: string;
+  readonly version: string;
+  readonly counts: TaskSetManifest['counts'];
+  /** True when the set existed already and nothing was generated. */
+  readonly existed: boolean;
+}
+
+/** The most earlier instructions quoted back to the generator as "do not repeat". */
+const AVOID_LIMIT = 60;
+
+/**
+ * Generates a versioned task set: requests to the task-generator model until `count` new tasks are
+ * kept or `maxRequests` were made; each reply is read (damaged JSON repaired, unusable items and
+ * replies recorded with their reason), deduplicated against the seeds and the tasks kept so far,
+ * and the survivors become runnable tasks starting from the seeds' launch steps. The tasks are
+ * written first and the manifest last: a version with a manifest is complete and is never
+ * generated again (the model is not paid twice).
+ */
+export async function generateTaskSet(
+  deps: { library: TaskLibrary; store: ObjectStore; prefix: string; gateway: ModelGateway },
+  request: TaskSetRequest,
+): Promise<TaskSetSummary> {
+  const { store, prefix } = deps;
+  const manifestKey = taskSetManifestKey(prefix, request.software, request.version);
+  const existing = await store.tryGet(manifestKey);
+  if (existing !== undefined) {
+    const manifest = taskSetManifestSchema.parse(JSON.parse(existing.toString('utf8')));
+    return { manifestKey, software: manifest.software, version: manifest.version, counts: manifest.counts, existed: true };
+  }
+
+  const seeds = deps.library.load(request.software, request.seedTaskIds);
+  const start = defaultStartState(seeds);
+  if (start === undefined) throw new ValidationError('task generation input', [`seedTaskIds: no seed task of ${request.software} launches the app, so generated tasks would have no start state`]);
+  const fromSeed = seeds.find((seed) => seed.initialize === start.initialize)?.id ?? seeds[0]!.id;
+
+  const kept: KnownInstruction[] = [];
+  const duplicates: Duplicate[] = [];
+  const invalid: string[] = [];
+  const replies: string[] = [];
+  let overLimit = 0;
+  let model = '';
+  let baseUrl = '';
+  const known = seeds.map((seed) => ({ name: seed.id, instruction: seed.instruction }));
+  for (let n = 1; n <= request.maxRequests && kept.length < request.count; n++) {
+    Context.current().heartbeat({ request: n, kept: kept.length });
+    const messages = buildTaskGeneratorMessages({
+      software: request.software,
+      seeds: seeds.map((seed) => ({ id: seed.id, instruction: seed.instruction })),
+      count: Math.min(request.tasksPerRequest, request.count - kept.length),
+      maxSteps: request.maxSteps,
+      avoid: kept.slice(-AVOID_LIMIT).map((k) => k.instruction),
+    });
+    const completion = await deps.gateway.complete('taskGenerator', messages, { maxTokens: 8192 });
+    model = completion.model;
+    baseUrl = completion.baseUrl;
+    const text = completion.texts[0] ?? '';
+    const replyKey = taskSetReplyKey(prefix, request.software, request.version, n);
+    await store.putJson(replyKey, { request: n, model: completion.model, latencyMs: completion.latencyMs, usage: completion.usage, text });
+    replies.push(replyKey);
+    const reply = readTaskGeneratorReply(text);
+    if (!reply.ok) {
+      invalid.push(`reply ${n}: ${reply.reason}`);
+      continue;
+    }
+    invalid.push(...reply.invalid.map((reason) => `reply ${n}: ${reason}`));
+    const candidates = reply.instructions.map((instruction, i) => ({ name: `reply ${n} item ${i + 1}`, instruction }));
+    const deduped = dedupeInstructions(candidates, [...known, ...kept], request.similarityThreshold);
+    duplicates.push(...deduped.duplicates);
+    for (const task of deduped.kept) {
+      if (kept.length < request.count) kept.push(task);
+      else overLimit += 1;
+    }
+  }
+
+  const provenance = {
+    seedTaskIds: seeds.map((seed) => seed.id),
+    model: model || 'none',
+    baseUrl: baseUrl || 'none',
+    promptVersion: TASK_GENERATOR_PROMPT_VERSION,
+    temperature: deps.gateway.temperatureOf('taskGenerator'),
+  };
+  const tasks = await Promise.all(
+    kept.map(async (item, i) => {
+      const id = `G-${String(i + 1).padStart(3, '0')}`;
+      const task = generatedTask({
+        id,
+        software: request.software,
+        instruction: item.instruction,
+        maxSteps: request.maxSteps,
+        start,
+        provenance: { set: request.version, seedTaskIds: provenance.seedTaskIds, model: provenance.model, promptVersion: TASK_GENERATOR_PROMPT_VERSION },
+      });
+      const key = taskSetTaskKey(prefix, request.software, request.version, id);
+      const { id: _id, ...file } = task;
+      await store.putJson(key, file);
+      return { id, instruction: item.instruction, maxSteps: request.maxSteps, key };
+    }),
+  );
+  const counts = { requests: replies.length, kept: tasks.length, duplicates: duplicates.length, invalid: invalid.length, overLimit };
+  const manifest: TaskSetManifest = taskSetManifestSchema.parse({
+    schema: TASK_SET_SCHEMA,
+    software: request.software,
+    version: request.version,
+    createdAt: new Date().toISOString(),
+    provenance,
+    start: { fromSeed, initialize: start.initialize },
+    counts,
+    tasks,
+    duplicates,
+    invalid,
+    replies,
+  });
+  await store.putJson(manifestKey, manifest);
+  return { manifestKey, software: request.software, version: request.version, counts, existed: false };
+}

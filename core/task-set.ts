@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { KEY_SEGMENT } from './keys';
+import { initializeStepSchema } from './task';
+
+/**
+ * The manifest of a generated task set (core/keys.ts taskSetManifestKey), written last, so a set
+ * with a manifest is complete: which tasks it has and where, and its provenance — the seeds, the
+ * model and prompt version, how many requests were made, and what was dropped and why.
+ */
+export const TASK_SET_SCHEMA = 'coda.task-set/v1';
+
+const count = z.number().int().min(0);
+
+export const taskSetManifestSchema = z.strictObject({
+  schema: z.literal(TASK_SET_SCHEMA),
+  software: z.string().min(1),
+  version: z.string().regex(KEY_SEGMENT),
+  createdAt: z.iso.datetime({ offset: true }),
+  provenance: z.strictObject({
+    seedTaskIds: z.array(z.string().min(1)).min(1),
+    model: z.string().min(1),
+    baseUrl: z.string().min(1),
+    promptVersion: z.string().min(1),
+    temperature: z.number().min(0),
+  }),
+  /** Where every task starts: the seed whose launch steps were taken, and the steps. */
+  start: z.strictObject({ fromSeed: z.string().min(1), initialize: z.array(initializeStepSchema) }),
+  counts: z.strictObject({
+    requests: count,
+    kept: count,
+    duplicates: count,
+    invalid: count,
+    /** New tasks past the set's size limit. */
+    overLimit: count,
+  }),
+  tasks: z.array(z.strictObject({ id: z.string().regex(KEY_SEGMENT), instruction: z.string().min(1), maxSteps: z.number().int().min(1), key: z.string().min(1) })),
+  duplicates: z.array(z.strictObject({ instruction: z.string(), of: z.string(), similarity: z.number().min(0).max(1) })),
+  /** Why each rejected item or reply was rejected. */
+  invalid: z.array(z.string()),
+  /** S3 keys of the raw replies. */
+  replies: z.array(z.string().min(1)),
+});
+
+export type TaskSetManifest = z.output<typeof taskSetManifestSchema>;

@@ -1,0 +1,71 @@
+import { defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { ReportActivities, ReportSummary } from '../activities/reports/activities';
+import { rolloutBatch, batchWorkflowId, type BatchResult } from './batch';
+import { failOnBadInput, inputs } from './inputs';
+import { tagWorkflow } from './search-attributes';
+
+export interface EvaluationProgress {
+  readonly run: string;
+  readonly series: string;
+  /** Batches (planner x software) done, of `total`. */
+  readonly completed: number;
+  readonly total: number;
+  readonly current?: string;
+  readonly batches: ReadonlyArray<{ readonly planner: string; readonly software: string; readonly averageAtK: number; readonly passAtK: number }>;
+}
+
+export interface EvaluationResult extends ReportSummary {
+  readonly run: string;
+  readonly series: string;
+}
+
+export const evaluationProgress = defineQuery<EvaluationProgress>('progress');
+
+const reports = proxyActivities<ReportActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+/**
+ * Evaluates planner checkpoints on the real tasks (REFERENCE.md §1): for each planner and each
+ * software, k attempts of every task through a rollout batch (one after another, each keeping
+ * every desktop busy), then a report in S3 — Average@k and Pass@k per software and overall, in the
+ * layout of the paper's table 1 — compared with the previous report of the same series. The
+ * nightly schedule starts it; run again with the same run id, it reuses every finished rollout.
+ */
+export async function evaluation(raw: unknown): Promise<EvaluationResult> {
+  const input = await failOnBadInput(() => inputs.resolveEvaluationInput(raw, workflowInfo().workflowId));
+  tagWorkflow({ software: input.software.join(','), stage: 'evaluation', run: input.run });
+  const createdAt = new Date().toISOString();
+  const plan = input.planners.flatMap((planner) => input.software.map((software) => ({ planner, software })));
+  const batchRun = (planner: string): string => (input.planners.length === 1 ? input.run : `${input.run}.${planner}`);
+  const done: Array<EvaluationProgress['batches'][number]> = [];
+  let current: string | undefined;
+  setHandler(evaluationProgress, () => ({
+    run: input.run,
+    series: input.series,
+    completed: done.length,
+    total: plan.length,
+    ...(current === undefined ? {} : { current }),
+    batches: done,
+  }));
+
+  for (const { planner, software } of plan) {
+    const run = batchRun(planner.name);
+    current = batchWorkflowId(run, software);
+    const result: BatchResult = await executeChild(rolloutBatch, {
+      workflowId: current,
+      args: [{ run, stage: 'evaluation', software, attempts: input.attempts, planner, ...(input.taskIds?.[software] === undefined ? {} : { taskIds: input.taskIds[software] }) }],
+    });
+    done.push({ planner: planner.name, software, averageAtK: result.averageAtK, passAtK: result.passAtK });
+  }
+  current = undefined;
+  const report = await reports.writeEvaluationReport({
+    series: input.series,
+    run: input.run,
+    k: input.attempts,
+    createdAt,
+    rows: input.planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(input.software.map((s) => [s, batchRun(planner.name)])) })),
+  });
+  return { run: input.run, series: input.series, ...report };
+}
