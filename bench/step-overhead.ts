@@ -50,7 +50,7 @@ async function main(): Promise<void> {
 
 async function measure(servers: EphemeralStack, runs: number, taskIds: readonly string[]): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-bench-desktop-'));
-  const models = await startScriptedModels(servers.config, 0);
+  const models = await startScriptedModels(servers.config, { port: 0, env: servers.env });
   const env = { ...servers.env, CODA_PLANNER_URL: models.url, CODA_EXECUTOR_URL: models.url };
   const config = loadConfig(REPO_CONFIG, env);
   const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local')!;

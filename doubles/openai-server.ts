@@ -3,9 +3,12 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * TEST DOUBLE. A small OpenAI-compatible HTTP server (POST /v1/chat/completions with image parts,
- * `n` samples and usage; GET /v1/models) whose replies come from a scripted policy instead of a
- * model. It stands in for the vLLM servers that cannot run on machines without a GPU; the
- * production client code talks to it unchanged.
+ * `n` samples, sampling fields and usage; GET /v1/models) whose replies come from a scripted
+ * policy instead of a model. It stands in for the vLLM servers that cannot run on machines
+ * without a GPU; the production client code talks to it unchanged. Errors have vLLM's shape,
+ * checked against vLLM's serving code (vllm/entrypoints/openai: ErrorResponse with an `error`
+ * object of message, type, param, code; "The model `x` does not exist." as a 404 NotFoundError;
+ * "At most N image(s) may be provided in one prompt." as a 400 BadRequestError).
  */
 
 export interface ChatRequest {
@@ -13,6 +16,11 @@ export interface ChatRequest {
   readonly messages: ReadonlyArray<{ role: string; content: string | ReadonlyArray<Record<string, unknown>> }>;
   readonly n: number;
   readonly temperature: number;
+  readonly topP?: number;
+  readonly seed?: number;
+  /** OpenAI's `user` field (who the request is for). */
+  readonly user?: string;
+  readonly maxTokens?: number;
 }
 
 /** Texts of the `n` samples, or an HTTP error to send instead (to exercise clients' retry paths). */
@@ -34,8 +42,11 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.end(text);
 };
 
-const error = (res: ServerResponse, status: number, message: string): void =>
-  json(res, status, { error: { message, type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', code: status } });
+const ERROR_TYPES: Readonly<Record<number, string>> = { 400: 'BadRequestError', 404: 'NotFoundError', 429: 'RateLimitError', 500: 'InternalServerError', 503: 'ServiceUnavailableError' };
+
+/** vLLM's error body: {"error": {"message", "type", "param", "code"}}. */
+export const error = (res: ServerResponse, status: number, message: string): void =>
+  json(res, status, { error: { message, type: ERROR_TYPES[status] ?? 'BadRequestError', param: null, code: status } });
 
 /** The whole request body as text (shared with the tests' own server doubles). */
 export async function readBody(req: IncomingMessage): Promise<string> {
@@ -82,7 +93,20 @@ function parseRequest(body: unknown): ChatRequest | string {
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 64) return 'n: expected an integer in 1..64';
   const temperature = b.temperature ?? 1;
   if (typeof temperature !== 'number' || temperature < 0 || temperature > 2) return 'temperature: expected a number in 0..2';
-  return { model: b.model, messages: b.messages as ChatRequest['messages'], n, temperature };
+  if (b.top_p !== undefined && (typeof b.top_p !== 'number' || b.top_p <= 0 || b.top_p > 1)) return 'top_p: expected a number in (0, 1]';
+  if (b.seed !== undefined && (typeof b.seed !== 'number' || !Number.isInteger(b.seed))) return 'seed: expected an integer';
+  if (b.user !== undefined && typeof b.user !== 'string') return 'user: expected a string';
+  if (b.max_tokens !== undefined && (typeof b.max_tokens !== 'number' || !Number.isInteger(b.max_tokens) || b.max_tokens < 1)) return 'max_tokens: expected an integer >= 1';
+  return {
+    model: b.model,
+    messages: b.messages as ChatRequest['messages'],
+    n,
+    temperature,
+    ...(b.top_p === undefined ? {} : { topP: b.top_p as number }),
+    ...(b.seed === undefined ? {} : { seed: b.seed as number }),
+    ...(b.user === undefined ? {} : { user: b.user as string }),
+    ...(b.max_tokens === undefined ? {} : { maxTokens: b.max_tokens as number }),
+  };
 }
 
 export async function startScriptedServer(policy: Policy, opts: { port?: number; host?: string; models?: readonly string[] } = {}): Promise<ScriptedServer> {
@@ -93,7 +117,8 @@ export async function startScriptedServer(policy: Policy, opts: { port?: number;
       if (req.method === 'GET' && req.url === '/v1/models') {
         return json(res, 200, { object: 'list', data: (opts.models ?? []).map((id) => ({ id, object: 'model', owned_by: 'scripted-double' })) });
       }
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return error(res, 404, `no route ${req.method} ${req.url}`);
+      // FastAPI's answer for a route it does not have, as vLLM gives it.
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return json(res, 404, { detail: 'Not Found' });
       let body: unknown;
       try {
         body = JSON.parse(await readBody(req));

@@ -5,6 +5,7 @@ import { perturbedPlan, referencePlan } from '../../core/policies/kalgebra-refer
 import { smartResize, type Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 import type { ChatRequest, Policy, Reply } from '../openai-server';
+import { prng } from './seeded';
 
 /**
  * TEST DOUBLE. The scripted planner and executor for KAlgebra tasks, replying exactly as a CODA
@@ -17,6 +18,8 @@ import type { ChatRequest, Policy, Reply } from '../openai-server';
 
 export interface ScriptedPolicyOptions {
   readonly tasks: readonly Task[];
+  /** Tasks known by instruction only (generated ones, with their plan as `ans`), tried after `tasks`. */
+  readonly resolve?: (instruction: string) => Task | undefined;
   /** The desktops' screen: reference plans are in its pixels. */
   readonly screen: Size;
   readonly plannerModel: string;
@@ -30,25 +33,13 @@ export interface ScriptedPolicyOptions {
 
 const ACTION_TAG = /\[action: (\{.*\})\]\s*$/;
 
-/** Mulberry32: small, seeded, good enough to pick which steps go wrong. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const textParts = (request: ChatRequest): string[] =>
+export const textParts = (request: ChatRequest): string[] =>
   request.messages.flatMap((m) =>
     typeof m.content === 'string' ? [m.content] : m.content.filter((p) => p.type === 'text').map((p) => String(p.text)),
   );
 
 /** Width and height of the last PNG image in the request, read from its IHDR chunk. */
-function lastImageSize(request: ChatRequest): Size | undefined {
+export function lastImageSize(request: ChatRequest): Size | undefined {
   let size: Size | undefined;
   for (const m of request.messages) {
     if (typeof m.content === 'string') continue;
@@ -85,7 +76,7 @@ export function kalgebraPolicy(opts: ScriptedPolicyOptions): Policy {
     const instruction = texts.map((t) => /^Task(?: \(in [^)]*\))?: ([\s\S]*)$/.exec(t)?.[1]).find((t) => t !== undefined);
     // The next action of the plan follows the earlier turns that named one (a malformed turn named none).
     const step = texts.join('\n').split('[action: {').length;
-    const task = instruction === undefined ? undefined : byInstruction.get(instruction.trim());
+    const task = instruction === undefined ? undefined : (byInstruction.get(instruction.trim()) ?? opts.resolve?.(instruction.trim()));
     const samples = Array.from({ length: request.n }, (): string => {
       if (task === undefined) {
         return formatPlannerOutput('This is not a task I have a script for.', { kind: 'fail' });
@@ -120,6 +111,6 @@ export function kalgebraPolicy(opts: ScriptedPolicyOptions): Policy {
   return (request) => {
     if (request.model === opts.plannerModel) return planner(request);
     if (request.model === opts.executorModel) return executor(request);
-    return { status: 404, message: `the scripted double serves ${opts.plannerModel} and ${opts.executorModel}, not ${request.model}` };
+    return { status: 404, message: `The model \`${request.model}\` does not exist.` };
   };
 }

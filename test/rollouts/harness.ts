@@ -59,7 +59,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   // model names when a test points a role elsewhere. Port 1 is a placeholder: it listens on a
   // free port, which the environment below names.
   writeFileSync(file, stringify(doc));
-  const models = await startScriptedModels(loadConfig(file, stack.env), 0);
+  const models = await startScriptedModels(loadConfig(file, stack.env), { port: 0, env: stack.env });
   opts.edit?.(doc);
   writeFileSync(file, stringify(doc));
   const env: Record<string, string> = {

@@ -1,0 +1,128 @@
+import type { LoadedConfig } from '../config/load';
+import * as inputs from '../config/workflow-inputs';
+import { attemptOfManifest, manifestKey, stampOf } from '../core/keys';
+import { ValidationError } from '../core/validation';
+import { TaskLibrary } from '../activities/tasks/library';
+import { batchWorkflowId } from '../workflows/batch';
+import { judgeRunWorkflowId, judgeWorkflowId } from '../workflows/judge';
+import { taskGenerationWorkflowId } from '../workflows/task-generation';
+
+/**
+ * What `coda start <kind>` starts: the workflow type, its id and its input, built from the
+ * command's options and checked with the very functions the workflow runs first
+ * (config/workflow-inputs.ts), so bad input is refused before anything starts.
+ */
+export interface StartRequest {
+  readonly workflowType: string;
+  readonly workflowId: string;
+  readonly input: Record<string, unknown>;
+}
+
+export type StartOptions = Readonly<Record<string, string | boolean | string[] | undefined>>;
+
+/** A run id made from the time, for starts that name none. */
+export const freshId = (kind: string, now = new Date()): string => `${kind}-${stampOf(now.toISOString()).toLowerCase()}`;
+
+const list = (value: unknown): string[] | undefined =>
+  typeof value === 'string' ? value.split(',').map((v) => v.trim()).filter((v) => v !== '') : undefined;
+
+const integer = (value: unknown, field: string): number | undefined => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^-?\d+$/.test(value.trim())) throw new ValidationError('options', [`--${field}: expected an integer, got ${JSON.stringify(value)}`]);
+  return n;
+};
+
+/** `name=model` pairs (or a bare model, named after itself) as planner checkpoints. */
+function planners(values: unknown): Array<{ name: string; model: string }> | undefined {
+  if (!Array.isArray(values) || values.length === 0) return undefined;
+  return values.map((v: string) => {
+    const at = v.indexOf('=');
+    return at < 0 ? { name: v.replace(/[^A-Za-z0-9._-]/g, '-'), model: v } : { name: v.slice(0, at), model: v.slice(at + 1) };
+  });
+}
+
+/** `KAlgebra:A-01,C-05` (repeatable) as task ids per software. */
+function taskIdsBySoftware(values: unknown): Record<string, string[]> | undefined {
+  if (!Array.isArray(values) || values.length === 0) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const v of values as string[]) {
+    const at = v.indexOf(':');
+    if (at < 0) throw new ValidationError('options', [`--tasks: expected SOFTWARE:ID,ID (e.g. KAlgebra:A-01,C-05), got ${JSON.stringify(v)}`]);
+    out[v.slice(0, at)] = list(v.slice(at + 1)) ?? [];
+  }
+  return out;
+}
+
+/** A trajectory named by its manifest key or as run/software/task/attempt. */
+export function manifestKeyOf(config: LoadedConfig, trajectory: string): string {
+  if (trajectory.endsWith('/manifest.json')) return trajectory;
+  const parts = trajectory.split('/');
+  if (parts.length !== 4 || !/^\d+$/.test(parts[3] ?? '')) {
+    throw new ValidationError('options', [`trajectory: expected RUN/SOFTWARE/TASK/ATTEMPT or a manifest key, got ${JSON.stringify(trajectory)}`]);
+  }
+  const [run, software, task, attempt] = parts as [string, string, string, string];
+  return manifestKey(config.storage.prefix, { run, software, task, attempt: Number(attempt) });
+}
+
+const drop = (record: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined));
+
+/** The workflow a `coda start` would start; throws a ValidationError naming each bad option. */
+export function startRequest(config: LoadedConfig, kind: string, options: StartOptions, library = new TaskLibrary()): StartRequest {
+  const known = library.software();
+  const checkSoftware = (software: unknown): void => {
+    if (typeof software === 'string' && !known.includes(software)) throw new ValidationError('options', [`--software: unknown software "${software}": expected one of ${known.join(', ')}`]);
+  };
+  switch (kind) {
+    case 'batch': {
+      checkSoftware(options.software);
+      const run = (options.run as string | undefined) ?? freshId('batch');
+      const input = drop({
+        run,
+        stage: options.stage,
+        software: options.software,
+        attempts: integer(options.attempts, 'attempts'),
+        taskIds: list(options.tasks),
+        taskSet: options.taskSet,
+        planner: planners(options.planner)?.[0],
+      });
+      const resolved = inputs.resolveBatchInput(config, input, 'cli');
+      return { workflowType: 'rolloutBatch', workflowId: batchWorkflowId(resolved.run, resolved.software), input };
+    }
+    case 'evaluation': {
+      const software = list(options.software);
+      const run = (options.run as string | undefined) ?? freshId('eval');
+      const input = drop({ run, series: options.series, software, attempts: integer(options.attempts, 'attempts'), taskIds: taskIdsBySoftware(options.tasks), planners: planners(options.planner) });
+      inputs.resolveEvaluationInput(config, input, 'cli', known);
+      return { workflowType: 'evaluation', workflowId: `evaluation-${run}`, input };
+    }
+    case 'task-generation': {
+      checkSoftware(options.software);
+      const version = (options.version as string | undefined) ?? freshId('v');
+      const input = drop({ software: options.software, version, count: integer(options.count, 'count'), seedTaskIds: list(options.seeds) });
+      const resolved = inputs.resolveTaskGenerationInput(config, input, 'cli');
+      return { workflowType: 'taskGeneration', workflowId: taskGenerationWorkflowId(resolved.software, resolved.version), input };
+    }
+    case 'judge': {
+      if (typeof options.trajectory !== 'string') throw new ValidationError('options', ['--trajectory: expected RUN/SOFTWARE/TASK/ATTEMPT or a manifest key']);
+      const input = drop({ manifestKey: manifestKeyOf(config, options.trajectory), label: options.label });
+      const resolved = inputs.resolveJudgeInput(config, input);
+      return { workflowType: 'judgeTrajectory', workflowId: judgeWorkflowId(attemptOfManifest(config.storage.prefix, resolved.manifestKey), resolved.label), input };
+    }
+    case 'judge-run': {
+      checkSoftware(options.software);
+      const input = drop({ run: options.run, software: options.software, label: options.label, concurrency: integer(options.concurrency, 'concurrency') });
+      const resolved = inputs.resolveJudgeRunInput(config, input);
+      return { workflowType: 'judgeRun', workflowId: judgeRunWorkflowId(resolved.run, resolved.software, resolved.label), input };
+    }
+    case 'judge-eval': {
+      checkSoftware(options.software);
+      const id = (options.id as string | undefined) ?? freshId('je');
+      const input = drop({ id, run: options.run, software: options.software, strategies: list(options.strategies) });
+      inputs.resolveJudgeEvaluationInput(config, input, 'cli');
+      return { workflowType: 'judgeEvaluation', workflowId: `judge-eval-${id}`, input };
+    }
+    default:
+      throw new ValidationError('options', [`unknown kind "${kind}": expected batch, evaluation, task-generation, judge, judge-run or judge-eval`]);
+  }
+}
