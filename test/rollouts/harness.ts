@@ -40,7 +40,9 @@ export interface HarnessOptions {
   readonly displayFrom: number;
   readonly errorRate?: number;
   readonly malformedRate?: number;
-  /** Edits applied to the parsed temporal.yaml before it is written for this harness. */
+  /** Edits of the parsed temporal.yaml that the scripted model double sees too (judges, their error rates). */
+  readonly models?: (doc: Record<string, any>) => void;
+  /** Edits applied to the parsed temporal.yaml after the double started (what only the workers see). */
   readonly edit?: (doc: Record<string, any>) => void;
 }
 
@@ -54,6 +56,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   doc.rollouts = { ...doc.rollouts, heartbeatTimeoutSeconds: 5, hostScheduleToStartSeconds: 10, settleMs: 200 };
   doc.schedules = [];
   doc.dev = { ...doc.dev, dataDir: dir, scriptedModels: { port: 1, errorRate: opts.errorRate ?? 0, malformedRate: opts.malformedRate ?? 0 } };
+  opts.models?.(doc);
   const file = path.join(dir, 'temporal.yaml');
   // The double is set up from the file before the test's edits, so it keeps serving the usual
   // model names when a test points a role elsewhere. Port 1 is a placeholder: it listens on a

@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { JudgeOutcome } from '../../activities/judge/activities';
+import type { JudgeEvaluationSummary } from '../../activities/judge/evaluation';
+import { JUDGE_EVALUATION_SCHEMA, type JudgeEvaluationReport } from '../../core/judge/evaluation-report';
+import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
+import { attemptOfManifest, verdictKey } from '../../core/keys';
+import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import type { BatchResult } from '../../workflows/batch';
+import { judgeRunWorkflowId, judgeWorkflowId, type JudgeRunResult } from '../../workflows/judge';
+import { startHarness, type Harness } from '../rollouts/harness';
+
+const EXACT = { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 };
+const NOISY_A = { high: { falsePositive: 0.25, falseNegative: 0.1 }, low: { falsePositive: 0.4, falseNegative: 0.2 }, unreadable: 0.02 };
+const NOISY_B = { high: { falsePositive: 0.3, falseNegative: 0.15 }, low: { falsePositive: 0.45, falseNegative: 0.25 }, unreadable: 0.02 };
+
+const judge = (name: string, extra: Record<string, unknown> = {}) => ({ name, baseUrl: '${CODA_JUDGE_A_URL}', model: name, apiKeyEnv: 'CODA_JUDGE_API_KEY', ...extra });
+const exactPlan = (judges: string[], low = 1, high = 1) => ({ lowResolutionVotes: low, highResolutionVotes: high, judges });
+
+describe('judging trajectories on the real stack: votes, verdicts, costs, subsampling, failures', function () {
+  this.timeout(600_000);
+  let h: Harness;
+  const run = `judged${Date.now()}`;
+  let manifests: Array<{ key: string; manifest: TrajectoryManifest }> = [];
+
+  const execute = <T>(type: string, workflowId: string, input: unknown): Promise<T> =>
+    h.stack.client.workflow.execute(type, { taskQueue: h.config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
+  const readVerdict = async (key: string): Promise<VerdictFile> => verdictFileSchema.parse(await h.stack.store.getJson(key));
+  const judgeCalls = (model: string): number => h.models.served.get(model) ?? 0;
+
+  before(async () => {
+    h = await startHarness({
+      name: 'judging',
+      desktops: 2,
+      displayFrom: 220,
+      errorRate: 0.4,
+      models: (doc) => {
+        doc.models.judges = [
+          judge('judge-a', { maxImages: 32 }),
+          judge('judge-b', { maxImages: 8 }),
+          judge('judge-exact'),
+          judge('judge-two-images', { maxImages: 2 }),
+          judge('judge-unreadable'),
+          { ...judge('judge-down'), baseUrl: 'http://127.0.0.1:1/v1', maxRetries: 0, timeoutSeconds: 2 },
+        ];
+        doc.dev.scriptedModels.judges = { 'judge-a': NOISY_A, 'judge-b': NOISY_B, 'judge-exact': EXACT, 'judge-two-images': EXACT, 'judge-unreadable': { ...EXACT, unreadable: 1 } };
+      },
+    });
+    await h.startVmHost();
+    const batch = await execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', attempts: 2, taskIds: ['A-01', 'C-01', 'C-03', 'B-01', 'C-08'] });
+    assert.equal(batch.completed, 10);
+    const keys = (await h.stack.store.list(`${h.config.storage.prefix}/runs/${run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
+    manifests = await Promise.all(keys.map(async (key) => ({ key, manifest: parseTrajectoryManifest(await h.stack.store.getJson(key), key) })));
+    const passed = manifests.filter((m) => m.manifest.evaluation?.passed).length;
+    assert.ok(passed > 0 && passed < 10, `the planner's error rate should fail some rollouts and pass others (${passed} of 10 passed)`);
+  });
+  after(async () => h?.stop());
+
+  it('judges a whole run: low resolution first, early exit on failure, verdicts beside the manifests, equal to the evaluators with an exact judge', async () => {
+    const result = await execute<JudgeRunResult>('judgeRun', judgeRunWorkflowId(run, 'KAlgebra', 'exact'), { run, software: 'KAlgebra', label: 'exact', plan: exactPlan(['judge-exact']) });
+    assert.equal(result.judged, 10);
+    for (const { key, manifest } of manifests) {
+      const verdict = await readVerdict(verdictKey(h.config.storage.prefix, attemptOfManifest(h.config.storage.prefix, key), 'exact'));
+      const truth = manifest.evaluation?.passed === true;
+      assert.equal(verdict.success, truth, `${key}: verdict ${verdict.stoppedBecause}`);
+      assert.equal(verdict.manifestKey, key);
+      assert.equal(verdict.votes[0]?.resolution, 'low');
+      if (truth) {
+        assert.deepEqual(verdict.votes.map((v) => v.resolution), ['low', 'high']);
+        assert.deepEqual(verdict.positiveSteps, manifest.steps.map((s) => s.index));
+        assert.match(verdict.stoppedBecause, /^all 2 votes said success/);
+      } else {
+        // A failure is caught by the cheap vote: no high-resolution pixels are spent on it.
+        assert.deepEqual(verdict.votes.map((v) => v.resolution), ['low']);
+        assert.equal(verdict.cost.highResolutionPixels, 0);
+        assert.match(verdict.stoppedBecause, /vote 1 of 2 \(low resolution, judge judge-exact\) said failure/);
+      }
+      const screens = manifest.steps.length + 1;
+      assert.equal(verdict.cost.calls, verdict.votes.length);
+      assert.equal(verdict.cost.images, verdict.votes.length * screens);
+      assert.equal(verdict.votes[0]?.cost.pixels, screens * 640 * 360, 'low-resolution screens are fitted into 640x360');
+      if (truth) assert.equal(verdict.votes[1]?.cost.pixels, screens * 1280 * 720, 'high-resolution screens are fitted into 1280x720');
+      assert.ok(verdict.cost.promptTokens > 0 && verdict.cost.completionTokens > 0);
+      const raw = await h.stack.store.getJson<{ raw: string; model: string }>(verdict.votes[0]!.replyKey);
+      assert.match(raw.raw, /"Correctness":\s*(true|false)/);
+      assert.equal(raw.model, 'judge-exact');
+    }
+  });
+
+  it('never pays twice: judging the same trajectories again reuses their verdicts', async () => {
+    const before = judgeCalls('judge-exact');
+    const again = await execute<JudgeRunResult>('judgeRun', `${judgeRunWorkflowId(run, 'KAlgebra', 'exact')}-again`, { run, software: 'KAlgebra', label: 'exact', plan: exactPlan(['judge-exact']) });
+    assert.equal(again.judged, 10);
+    assert.equal(judgeCalls('judge-exact'), before, 'no judge call was made');
+    const one = manifests[0]!;
+    const ref = attemptOfManifest(h.config.storage.prefix, one.key);
+    const outcome = await execute<JudgeOutcome>('judgeTrajectory', `${judgeWorkflowId(ref, 'exact')}-direct`, { manifestKey: one.key, label: 'exact', plan: exactPlan(['judge-exact']) });
+    assert.equal(outcome.reused, true);
+    assert.equal(judgeCalls('judge-exact'), before);
+  });
+
+  it("subsamples the screens of a trajectory longer than a judge's image limit, and says so", async () => {
+    const long = manifests.find((m) => m.manifest.steps.length >= 2)!;
+    const ref = attemptOfManifest(h.config.storage.prefix, long.key);
+    const outcome = await execute<JudgeOutcome>('judgeTrajectory', judgeWorkflowId(ref, 'two-images'), { manifestKey: long.key, label: 'two-images', plan: exactPlan(['judge-two-images'], 1, 0) });
+    const verdict = await readVerdict(outcome.verdictKey);
+    assert.deepEqual(verdict.votes[0]?.screens, { shown: 2, of: long.manifest.steps.length + 1 });
+    assert.equal(verdict.votes[0]?.cost.images, 2);
+    assert.match(verdict.subsampled ?? '', /1 of 1 votes saw a subsample of the \d+ screens \(the judge's image limit\): the first, the last and evenly spaced ones between/);
+    assert.equal(verdict.success, long.manifest.evaluation?.passed === true, 'the double still judged it, within its limit');
+  });
+
+  it('counts an unreadable vote as failure', async () => {
+    const passed = manifests.find((m) => m.manifest.evaluation?.passed)!;
+    const ref = attemptOfManifest(h.config.storage.prefix, passed.key);
+    const outcome = await execute<JudgeOutcome>('judgeTrajectory', judgeWorkflowId(ref, 'unreadable'), { manifestKey: passed.key, label: 'unreadable', plan: exactPlan(['judge-unreadable']) });
+    assert.equal(outcome.success, false);
+    assert.match(outcome.stoppedBecause, /^vote 1 of 2 \(low resolution, judge judge-unreadable\) was unreadable, counted as failure: no Correctness, Redundant or First_Error_Step in the judge reply$/);
+    const verdict = await readVerdict(outcome.verdictKey);
+    assert.equal(verdict.votes[0]?.reply, null);
+    assert.deepEqual(verdict.positiveSteps, []);
+  });
+
+  it('ends with a clear reason, and writes no verdict, when a judge endpoint stays down', async () => {
+    const one = manifests[1]!;
+    const ref = attemptOfManifest(h.config.storage.prefix, one.key);
+    await assert.rejects(execute('judgeTrajectory', judgeWorkflowId(ref, 'down'), { manifestKey: one.key, label: 'down', plan: exactPlan(['judge-down']) }), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.match(String(err.cause?.message), /^judge judge-down \(judge-down\) gave no vote 1 \(low resolution\): judge:judge-down \(judge-down at http:\/\/127\.0\.0\.1:1\/v1\) is unreachable/);
+      return true;
+    });
+    assert.equal(await h.stack.store.exists(verdictKey(h.config.storage.prefix, ref, 'down')), false);
+  });
+
+  it('fails at once on bad input, naming the field', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ manifestKey: 'runs/x/manifest.json' }, /^judge input is invalid:\n {2}- manifestKey: "runs\/x\/manifest\.json" is not a trajectory manifest key/],
+      [{ manifestKey: manifests[0]!.key, plan: { lowResolutionVotes: 0, highResolutionVotes: 0, judges: ['judge-a'] } }, /plan: a judge plan needs at least one vote/],
+      [{ manifestKey: manifests[0]!.key, plan: exactPlan(['nobody']) }, /plan\.judges\[0\]: unknown judge "nobody"/],
+      [{ manifestKey: manifests[0]!.key, label: 'Bad Label' }, /label: expected a label \(a-z, 0-9, -\)/],
+      ['not an object', /judge input is invalid/],
+    ];
+    for (const [i, [input, expected]] of cases.entries()) {
+      await assert.rejects(execute('judgeTrajectory', `bad-judge-${run}-${i}`, input), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError, String(err));
+        assert.match(String(err.cause?.message), expected);
+        assert.equal((err.cause as { nonRetryable?: boolean }).nonRetryable, true);
+        return true;
+      });
+    }
+    await assert.rejects(execute('judgeRun', `bad-judge-run-${run}`, { run, software: 'KAlgebra', concurrency: 0 }), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.match(String(err.cause?.message), /^judge run input is invalid:\n {2}- concurrency: /);
+      return true;
+    });
+  });
+
+  it('compares the judge strategies of temporal.yaml on the labelled trajectories (the paper table 2)', async () => {
+    const summary = await execute<JudgeEvaluationSummary>('judgeEvaluation', `judge-eval-${run}`, { run, software: 'KAlgebra', id: `je-${run}` });
+    assert.equal(summary.trajectories, 10);
+    const report = await h.stack.store.getJson<JudgeEvaluationReport>(summary.key);
+    assert.equal(report.schema, JUDGE_EVALUATION_SCHEMA);
+    assert.deepEqual(report.rows.map((r) => r.label), ['single', 'voting4', 'voting4-multires', 'voting4-ensemble', 'voting4-ensemble-allhigh']);
+    for (const row of report.rows) {
+      const c = row.confusion;
+      assert.equal(c.truePositives + c.falsePositives + c.falseNegatives + c.trueNegatives, 10, row.label);
+      assert.equal(c.truePositives + c.falseNegatives, report.passed, `${row.label}: the truth is the evaluators'`);
+    }
+    // Voting@4 is the all-high-resolution plan of Voting@4 + multi-res: it is reused, not judged again.
+    assert.deepEqual(report.savings.map((s) => [s.label, s.against]), [['voting4-multires', 'voting4'], ['voting4-ensemble', 'voting4-ensemble-allhigh']]);
+    for (const saving of report.savings) {
+      assert.equal(saving.trajectories, 10);
+      assert.ok(saving.multiResolution.highResolutionPixels < saving.allHigh.highResolutionPixels, `${saving.label} spends fewer high-resolution pixels`);
+    }
+    const markdown = (await h.stack.store.get(summary.markdownKey)).toString('utf8');
+    assert.match(markdown, /\| Strategy \| Precision \(%\) \| Recall \(%\) \|/);
+    assert.match(markdown, /\| Voting@4 \+ multi-res \+ ensemble \| \d+\.\d \| \d+\.\d \|/);
+    assert.match(markdown, /## What the low-resolution early exit saved/);
+    assert.match(markdown, /\| Voting@4 \+ multi-res \| Voting@4 \| \d+ vs \d+ \(/);
+  });
+});
