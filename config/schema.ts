@@ -258,6 +258,8 @@ export const configSchema = z
             errorRate: z.number().min(0).max(1).default(0),
             /** Share of replies in no valid format at all. */
             malformedRate: z.number().min(0).max(1).default(0),
+            /** Share of task-generator replies with no JSON at all (recorded and skipped by task generation). */
+            brokenTaskReplyRate: z.number().min(0).max(1).default(0.1),
             seed: z.number().int().default(1),
             /** How often each judge double (by model name) errs per vote, by resolution, and how often its reply is unreadable. */
             judges: z

@@ -93,7 +93,7 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
     evaluatorVerdict: evaluatorVerdicts(createObjectStore(config.storage, options.env)),
     seed: settings.seed,
   });
-  const generator = taskGeneratorPolicy({ model: config.models.taskGenerator.model, seed: settings.seed });
+  const generator = taskGeneratorPolicy({ model: config.models.taskGenerator.model, seed: settings.seed, brokenRate: settings.brokenTaskReplyRate });
   const judgeModels = new Set(config.models.judges.map((j) => j.model));
   const policy: Policy = (request) => {
     if (request.model === config.models.taskGenerator.model) return generator(request);

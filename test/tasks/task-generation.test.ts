@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { TaskSetSummary } from '../../activities/tasks/generation';
+import { attemptOfManifest, taskSetManifestKey, verdictKey } from '../../core/keys';
+import { parseTask } from '../../core/task';
+import { taskSetManifestSchema, type TaskSetManifest } from '../../core/task-set';
+import { verdictFileSchema } from '../../core/judge/verdict-file';
+import { readTask } from '../../doubles/scripted-models/generated-tasks';
+import type { BatchResult } from '../../workflows/batch';
+import type { JudgeRunResult } from '../../workflows/judge';
+import { taskGenerationWorkflowId } from '../../workflows/task-generation';
+import { startHarness, type Harness } from '../rollouts/harness';
+
+const EXACT = { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 };
+
+describe('task generation: a versioned task set from the generator model, run and judged', function () {
+  this.timeout(600_000);
+  let h: Harness;
+  const version = `v${Date.now()}`;
+  let manifest: TaskSetManifest;
+
+  const execute = <T>(type: string, workflowId: string, input: unknown): Promise<T> =>
+    h.stack.client.workflow.execute(type, { taskQueue: h.config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
+
+  before(async () => {
+    h = await startHarness({
+      name: 'taskgen',
+      desktops: 2,
+      displayFrom: 260,
+      models: (doc) => {
+        doc.models.judges = [{ name: 'judge-exact', baseUrl: '${CODA_JUDGE_A_URL}', model: 'judge-exact' }];
+        doc.judging.plan = { lowResolutionVotes: 1, highResolutionVotes: 1, judges: ['judge-exact'] };
+        delete doc.judging.strategies;
+        doc.dev.scriptedModels.judges = { 'judge-exact': EXACT };
+      },
+      edit: (doc) => (doc.taskGeneration = { ...doc.taskGeneration, tasksPerRequest: 4 }),
+    });
+  });
+  after(async () => h?.stop());
+
+  it('writes the set: tasks from the seeds, deduplicated, bounded, with provenance, starting from the seeds\' launch', async () => {
+    const summary = await execute<TaskSetSummary>('taskGeneration', taskGenerationWorkflowId('KAlgebra', version), { software: 'KAlgebra', version, count: 6 });
+    assert.equal(summary.existed, false);
+    assert.equal(summary.manifestKey, taskSetManifestKey(h.config.storage.prefix, 'KAlgebra', version));
+    manifest = taskSetManifestSchema.parse(await h.stack.store.getJson(summary.manifestKey));
+    assert.deepEqual(summary.counts, manifest.counts);
+    assert.equal(manifest.counts.kept, 6);
+    assert.equal(manifest.tasks.length, 6);
+    assert.ok(manifest.counts.requests >= 2, 'four tasks a request: at least two requests for six');
+    assert.equal(manifest.replies.length, manifest.counts.requests);
+    assert.equal(manifest.duplicates.length, manifest.counts.duplicates);
+    assert.equal(manifest.invalid.length, manifest.counts.invalid);
+    assert.deepEqual(manifest.provenance.seedTaskIds.length, 20);
+    assert.equal(manifest.provenance.model, 'task-generator');
+    assert.equal(manifest.provenance.promptVersion, 'task-generator/v1');
+    assert.equal(manifest.start.initialize.length, 1);
+    assert.equal(manifest.start.initialize[0]?.func, 'launch');
+    assert.equal(new Set(manifest.tasks.map((t) => t.instruction.toLowerCase())).size, 6, 'no two tasks alike');
+    for (const entry of manifest.tasks) {
+      const task = parseTask(await h.stack.store.getJson(entry.key), entry.id);
+      assert.equal(task.instruction, entry.instruction);
+      assert.deepEqual(task.evaluate, []);
+      assert.equal(task.generated?.set, version);
+      assert.deepEqual(task.initialize, manifest.start.initialize);
+    }
+    const reply = await h.stack.store.getJson<{ text: string }>(manifest.replies[0]!);
+    assert.match(reply.text, /tasks/);
+  });
+
+  it('returns an existing version as it is, without calling the generator again', async () => {
+    const calls = h.models.served.get('task-generator');
+    const again = await execute<TaskSetSummary>('taskGeneration', `${taskGenerationWorkflowId('KAlgebra', version)}-again`, { software: 'KAlgebra', version, count: 6 });
+    assert.equal(again.existed, true);
+    assert.deepEqual(again.counts, manifest.counts);
+    assert.equal(h.models.served.get('task-generator'), calls);
+  });
+
+  it('runs the generated tasks on real desktops, and the judge says which followed the generator\'s plan', async () => {
+    await h.startVmHost();
+    const run = `gen${Date.now()}`;
+    const batch = await execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', taskSet: version, attempts: 1, stage: 'specialization' });
+    assert.deepEqual({ completed: batch.completed, unevaluated: batch.unevaluated, passed: batch.passed, failed: batch.failed, errors: batch.errors }, { completed: 6, unevaluated: 6, passed: 0, failed: 0, errors: 0 });
+    const judged = await execute<JudgeRunResult>('judgeRun', `judge-run-${run}`, { run, software: 'KAlgebra' });
+    assert.equal(judged.judged, 6);
+    const planned = manifest.tasks.filter((t) => readTask('KAlgebra', t.instruction)?.ans !== undefined);
+    assert.equal(judged.succeeded, planned.length, 'the scripted planner solves the tasks it has a plan for, and only those');
+    const keys = (await h.stack.store.list(`${h.config.storage.prefix}/runs/${run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
+    for (const key of keys) {
+      const ref = attemptOfManifest(h.config.storage.prefix, key);
+      const verdict = verdictFileSchema.parse(await h.stack.store.getJson(verdictKey(h.config.storage.prefix, ref)));
+      const task = manifest.tasks.find((t) => t.id === ref.task)!;
+      assert.equal(verdict.success, readTask('KAlgebra', task.instruction)?.ans !== undefined, `${ref.task}: ${task.instruction}`);
+    }
+  });
+
+  it('fails at once on bad input, naming the field', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ software: 'Excel' }, /^input is invalid:\n {2}- software: unknown software "Excel": expected one of KAlgebra/],
+      [{ software: 'KAlgebra', count: 0 }, /^task generation input is invalid:\n {2}- count: expected an integer >= 1$/],
+      [{ software: 'KAlgebra', version: '../x' }, /version: expected an id of letters/],
+      [{ software: 'KAlgebra', seedTaskIds: ['Z-99'] }, /^task set KAlgebra is invalid:\n {2}- unknown KAlgebra task "Z-99"$/],
+    ];
+    for (const [i, [input, expected]] of cases.entries()) {
+      await assert.rejects(execute('taskGeneration', `bad-taskgen-${version}-${i}`, input), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.match(String(err.cause?.message), expected);
+        return true;
+      });
+    }
+    await assert.rejects(execute('rolloutBatch', `bad-set-${version}`, { software: 'KAlgebra', taskSet: 'no-such-set' }), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.match(String(err.cause?.message), /taskSet: no generated KAlgebra task set "no-such-set"/);
+      return true;
+    });
+  });
+});
+
+describe('task generation when every reply is damaged beyond repair', function () {
+  this.timeout(300_000);
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ name: 'taskgen-broken', desktops: 1, displayFrom: 280, models: (doc) => (doc.dev.scriptedModels.brokenTaskReplyRate = 1) });
+  });
+  after(async () => h?.stop());
+
+  it('records why each reply was rejected and completes with an empty set, which a batch then refuses', async () => {
+    const version = `broken${Date.now()}`;
+    const summary = (await h.stack.client.workflow.execute('taskGeneration', {
+      taskQueue: h.config.taskQueues.orchestrator,
+      workflowId: taskGenerationWorkflowId('KAlgebra', version),
+      args: [{ software: 'KAlgebra', version, count: 5 }],
+    })) as TaskSetSummary;
+    assert.deepEqual(summary.counts, { requests: 4, kept: 0, duplicates: 0, invalid: 4, overLimit: 0 });
+    const manifest = taskSetManifestSchema.parse(await h.stack.store.getJson(summary.manifestKey));
+    assert.deepEqual(manifest.invalid, [1, 2, 3, 4].map((n) => `reply ${n}: no JSON object or list found in the reply`));
+    await assert.rejects(
+      h.stack.client.workflow.execute('rolloutBatch', { taskQueue: h.config.taskQueues.orchestrator, workflowId: `batch-empty-${version}`, args: [{ software: 'KAlgebra', taskSet: version }] }),
+      (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.match(String(err.cause?.message), /taskSet: the KAlgebra task set "broken\d+" is empty/);
+        return true;
+      },
+    );
+  });
+});
