@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { WorkflowFailedError } from '@temporalio/client';
+import { syncSchedules } from '../../cli/schedules';
+import { reportSeriesPrefix } from '../../core/keys';
+import { REPORT_SCHEMA, type EvaluationReport } from '../../core/report';
+import { ValidationError } from '../../core/validation';
+import type { EvaluationResult } from '../../workflows/evaluation';
+import { startHarness, type Harness } from '../rollouts/harness';
+import { eventually } from '../rollouts/helpers';
+
+describe('evaluation: Average@k and Pass@k reports with their diff, and the nightly schedule', function () {
+  this.timeout(600_000);
+  let h: Harness;
+  const stamp = Date.now();
+  const series = `series-${stamp}`;
+  const scheduleId = `nightly-test-${stamp}`;
+  const scheduleInput = { series: `sched-${stamp}`, software: ['KAlgebra'], attempts: 1, taskIds: { KAlgebra: ['C-03'] } };
+
+  const execute = <T>(type: string, workflowId: string, input: unknown): Promise<T> =>
+    h.stack.client.workflow.execute(type, { taskQueue: h.config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
+
+  before(async () => {
+    h = await startHarness({
+      name: 'evaluation',
+      desktops: 2,
+      displayFrom: 300,
+      edit: (doc) => (doc.schedules = [{ id: scheduleId, cron: '0 2 * * *', workflow: 'evaluation', taskQueue: 'orchestrator', input: scheduleInput, catchupWindow: '2 hours' }]),
+    });
+    await h.startVmHost();
+  });
+  after(async () => {
+    await h?.stack.client.schedule.getHandle(scheduleId).delete().catch(() => undefined);
+    await h?.stop();
+  });
+
+  it('runs k attempts of the tasks per planner and writes a report in the paper layout; the next report of the series names what changed', async () => {
+    const first = await execute<EvaluationResult>('evaluation', `evaluation-first-${stamp}`, {
+      run: `first-${stamp}`,
+      series,
+      software: ['KAlgebra'],
+      attempts: 2,
+      taskIds: { KAlgebra: ['A-01', 'C-03'] },
+      planners: [{ name: 'base', model: 'coda-planner' }],
+    });
+    assert.equal(first.previousKey, undefined);
+    assert.deepEqual(first.rows, [{ planner: 'base', averageAtK: { KAlgebra: 100, overall: 100 }, passAtK: { KAlgebra: 100, overall: 100 } }]);
+    const report = await h.stack.store.getJson<EvaluationReport>(first.key);
+    assert.equal(report.schema, REPORT_SCHEMA);
+    assert.equal(report.k, 2);
+    assert.deepEqual(report.rows[0]?.metrics.tasks.map((t) => [t.taskId, t.runs, t.successes]), [['A-01', 2, 2], ['C-03', 2, 2]]);
+    assert.ok(first.key.startsWith(`${reportSeriesPrefix(h.config.storage.prefix, series)}/`));
+    const markdown = (await h.stack.store.get(first.markdownKey)).toString('utf8');
+    assert.match(markdown, /\| base \(`coda-planner`\) \| 100\.00 \| 100\.00 \|/);
+    assert.match(markdown, /This is the first report of its series\./);
+
+    // The same checkpoint name served by a model the endpoint does not have: every rollout ends in ERROR.
+    const second = await execute<EvaluationResult>('evaluation', `evaluation-second-${stamp}`, {
+      run: `second-${stamp}`,
+      series,
+      software: ['KAlgebra'],
+      attempts: 2,
+      taskIds: { KAlgebra: ['A-01', 'C-03'] },
+      planners: [{ name: 'base', model: 'no-such-planner' }],
+    });
+    assert.equal(second.previousKey, first.key);
+    assert.deepEqual(second.rows[0]?.averageAtK, { KAlgebra: 0, overall: 0 });
+    const diffed = await h.stack.store.getJson<EvaluationReport>(second.key);
+    assert.deepEqual(diffed.diff, [{ planner: 'base', started: [], stopped: ['KAlgebra/A-01', 'KAlgebra/C-03'], averageDelta: { KAlgebra: -100, overall: -100 } }]);
+    const text = (await h.stack.store.get(second.markdownKey)).toString('utf8');
+    assert.match(text, new RegExp(`## Since first-${stamp} \\(`));
+    assert.match(text, /- base: Average@2 KAlgebra -100\.00, overall -100\.00; started passing: none; stopped passing: KAlgebra\/A-01, KAlgebra\/C-03/);
+  });
+
+  it('creates the nightly schedule idempotently, keeps an operator\'s pause, and a triggered run produces a report', async () => {
+    const { client } = h.stack;
+    assert.deepEqual(await syncSchedules(client, h.config), [`created ${scheduleId} (0 2 * * *, evaluation)`]);
+    const handle = client.schedule.getHandle(scheduleId);
+    await handle.pause('maintenance');
+    assert.deepEqual(await syncSchedules(client, h.config), [`updated ${scheduleId} (0 2 * * *, evaluation)`]);
+    let described = await handle.describe();
+    assert.equal(described.state.paused, true, 'syncing again keeps the pause');
+    assert.equal(described.policies.overlap, 'SKIP');
+    assert.equal(described.policies.catchupWindow, 2 * 3600 * 1000);
+    assert.equal(described.action.type === 'startWorkflow' && described.action.workflowType, 'evaluation');
+    await handle.unpause();
+    described = await handle.describe();
+    assert.equal(described.state.paused, false);
+    assert.equal(new Date(described.info.nextActionTimes[0]!).getUTCHours(), 2);
+
+    await handle.trigger();
+    const started = await eventually('the scheduled evaluation', async () => (await handle.describe()).info.recentActions[0]?.action.workflow.workflowId);
+    assert.ok(started.startsWith(`${scheduleId}-`), started);
+    const result = (await client.workflow.getHandle(started).result()) as EvaluationResult;
+    assert.equal(result.series, scheduleInput.series);
+    assert.deepEqual(result.rows[0]?.passAtK, { KAlgebra: 100, overall: 100 });
+    assert.ok(await h.stack.store.exists(result.markdownKey));
+  });
+
+  it('refuses schedules of unknown workflows or with bad input, naming them', async () => {
+    const bad = { ...h.config, schedules: [{ ...h.config.schedules[0]!, workflow: 'evaluate' }] };
+    await assert.rejects(syncSchedules(h.stack.client, bad), /schedules\[0\]\.workflow: unknown workflow "evaluate" \(expected one of stackCheck, rollout, rolloutBatch, judgeTrajectory, judgeRun, judgeEvaluation, taskGeneration, evaluation\)/);
+    const badInput = { ...h.config, schedules: [{ ...h.config.schedules[0]!, input: { attempts: 0, software: ['Excel'] } }] };
+    await assert.rejects(syncSchedules(h.stack.client, badInput), (err: unknown) => {
+      assert.ok(err instanceof ValidationError);
+      assert.deepEqual(err.problems, ['schedules[0].input.attempts: expected an integer >= 1']);
+      return true;
+    });
+  });
+
+  it('fails at once on bad input, naming the field', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ software: ['Excel'] }, /software: unknown software "Excel": expected one of KAlgebra/],
+      [{ attempts: 0 }, /attempts: expected an integer >= 1/],
+      [{ planners: [{ name: 'a', model: 'm' }, { name: 'a', model: 'n' }] }, /planners\[1\]\.name: duplicate planner "a"/],
+      [{ taskIds: { TeXstudio: ['A-01'] }, software: ['KAlgebra'] }, /taskIds\.TeXstudio: "TeXstudio" is not among the software evaluated/],
+      [{ series: 'Nightly Run' }, /series: expected a series name/],
+    ];
+    for (const [i, [input, expected]] of cases.entries()) {
+      await assert.rejects(execute('evaluation', `bad-evaluation-${stamp}-${i}`, input), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.match(String(err.cause?.message), expected);
+        return true;
+      });
+    }
+  });
+});
