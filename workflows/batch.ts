@@ -59,8 +59,8 @@ const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, une
 
 /**
  * Fans out rollouts of a task set (tasks x attempts), at most `concurrency` at a time, one child
- * workflow per attempt with a deterministic id (a rollout that already exists is awaited, never
- * run twice). Attempts go round-robin over tasks so early results cover every task. Every
+ * workflow per attempt with a deterministic id (a rollout that exists is awaited; a completed one
+ * is never run twice). Attempts go round-robin over tasks so early results cover every task. Every
  * `rolloutsPerRun` rollouts it drains and continues as new with its cursor, so a large set stays
  * far below the 2,000-pending-children and history limits.
  */
@@ -107,8 +107,9 @@ export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
     try {
       const child = await startChild(rollout, {
         workflowId,
-        // A closed rollout keeps its id: starting the attempt again is refused and its result awaited.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // A completed rollout is never run again (starting it is refused and its result awaited); one
+        // that failed or was terminated (a batch retried after a terminate) runs again.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         args: [{ run: input.run, stage: input.stage, task: entry, attempt, settings }],
       });
       result = child.result();

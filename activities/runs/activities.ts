@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Config } from '../../config/schema';
 import * as inputs from '../../config/workflow-inputs';
 import { FAILURES } from '../../core/failures';
@@ -55,9 +55,17 @@ export function createRunActivities(client: Client, config: Config, library: Tas
       return validated(() => inputs.resolveEvaluationInput(config, raw, workflowId, library.software()));
     },
 
-    /** The result of a workflow that already exists (a batch never starts a rollout twice, nor a judge). */
+    /**
+     * The result of a workflow that already exists (a batch never starts a rollout twice, nor a
+     * judge). If it failed, was terminated or canceled, that is final: the caller counts it.
+     */
     async awaitWorkflow(workflowId: string): Promise<unknown> {
-      return withHeartbeat(() => client.workflow.getHandle(workflowId).result(), () => ({ workflowId }), 20_000);
+      try {
+        return await withHeartbeat(() => client.workflow.getHandle(workflowId).result(), () => ({ workflowId }), 20_000);
+      } catch (err) {
+        if (err instanceof WorkflowFailedError) throw ApplicationFailure.nonRetryable(`${workflowId} did not complete: ${err.cause?.message ?? err.message}`, 'AwaitedWorkflowFailed');
+        throw err;
+      }
     },
   };
 }

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { startHarness, type Harness } from '../rollouts/harness';
+import { eventually } from '../rollouts/helpers';
+
+const CODA = path.resolve(__dirname, '..', '..', 'cli', 'coda.js');
+const run = promisify(execFile);
+
+describe('the coda CLI, run as its own process against the real stack', function () {
+  this.timeout(600_000);
+  let h: Harness;
+  let out: string;
+  const stamp = Date.now();
+  const batchRun = `cli${stamp}`;
+  const scheduleId = `cli-nightly-${stamp}`;
+
+  /** Runs `coda args...`; resolves with its output and exit code (it never rejects). */
+  const coda = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [CODA, ...args], { env: h.env, timeout: 300_000 });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+  };
+  const ok = async (...args: string[]): Promise<string> => {
+    const result = await coda(...args);
+    assert.equal(result.code, 0, `coda ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+    return result.stdout;
+  };
+
+  before(async () => {
+    h = await startHarness({
+      name: 'cli',
+      desktops: 2,
+      displayFrom: 320,
+      models: (doc) => {
+        doc.models.judges = [{ name: 'judge-a', baseUrl: '${CODA_JUDGE_A_URL}', model: 'judge-a' }];
+        doc.judging.plan = { lowResolutionVotes: 1, highResolutionVotes: 1, judges: ['judge-a'] };
+        doc.judging.strategies = [{ label: 'single', title: 'Single vote', plan: { lowResolutionVotes: 0, highResolutionVotes: 1, judges: ['judge-a'] } }];
+        doc.dev.scriptedModels.judges = { 'judge-a': { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 } };
+      },
+      edit: (doc) => (doc.schedules = [{ id: scheduleId, cron: '0 2 * * *', workflow: 'evaluation', taskQueue: 'orchestrator', input: { series: `cli-sched-${stamp}`, attempts: 1, taskIds: { KAlgebra: ['C-03'] } } }]),
+    });
+    await h.startVmHost();
+    out = mkdtempSync(path.join(tmpdir(), 'coda-cli-'));
+  });
+  after(async () => {
+    await h?.stack.client.schedule.getHandle(scheduleId).delete().catch(() => undefined);
+    await h?.stop();
+    if (out !== undefined) rmSync(out, { recursive: true, force: true });
+  });
+
+  it('starts a batch, waits with a progress bar, and prints its id, Web UI link and result', async () => {
+    const stdout = await ok('start', 'batch', '--software', 'KAlgebra', '--tasks', 'C-03,A-01', '--run', batchRun, '--wait');
+    assert.match(stdout, new RegExp(`^started rolloutBatch batch-${batchRun}-KAlgebra\\n  http://127\\.0\\.0\\.1:\\d+/namespaces/${h.config.temporal.namespace}/workflows/batch-${batchRun}-KAlgebra\\n`));
+    const result = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { passed: number; completed: number };
+    assert.deepEqual({ completed: result.completed, passed: result.passed }, { completed: 2, passed: 2 });
+  });
+
+  it('shows progress, a readable history and the runs of a run', async () => {
+    const progress = JSON.parse(await ok('progress', `batch-${batchRun}-KAlgebra`)) as { completed: number; total: number };
+    assert.deepEqual({ completed: progress.completed, total: progress.total }, { completed: 2, total: 2 });
+
+    const history = await ok('history', `batch-${batchRun}-KAlgebra`);
+    assert.match(history, new RegExp(`^batch-${batchRun}-KAlgebra: COMPLETED, \\d+ events\\n`));
+    assert.match(history, /started rolloutBatch on cli-orchestrator/);
+    assert.match(history, /local activity resolveBatchInput/);
+    assert.match(history, /activity stageTaskSet: completed in/);
+    assert.match(history, new RegExp(`child rollout-${batchRun}-KAlgebra-C-03-0 \\(rollout\\) started`));
+    assert.match(history, new RegExp(`child rollout-${batchRun}-KAlgebra-A-01-0 completed in`));
+    assert.match(history, /activities: 2 \(0 retried, 0 failed or timed out\); local activities: 1; child workflows: 2 \(0 did not complete\)/);
+    assert.match(history, /failures: none/);
+
+    const rows = await eventually('the run in visibility', async () => {
+      const listed = await ok('runs', '--run', batchRun);
+      return listed.trim().split('\n').length === 4 ? listed : undefined;
+    }, 30_000);
+    assert.match(rows, /^WORKFLOW ID\s+TYPE\s+STATUS\s+SOFTWARE\s+STAGE\s+RUN\s+ROUND\s+STARTED \(UTC\)/);
+    assert.match(rows, new RegExp(`batch-${batchRun}-KAlgebra\\s+rolloutBatch\\s+COMPLETED\\s+KAlgebra\\s+evaluation\\s+${batchRun}`));
+    const json = (await ok('runs', '--run', batchRun, '--type', 'rollout', '--json')).trim().split('\n').map((l) => JSON.parse(l) as { type: string; status: string });
+    assert.deepEqual(json.map((r) => [r.type, r.status]), [['rollout', 'COMPLETED'], ['rollout', 'COMPLETED']]);
+  });
+
+  it('fetches a trajectory as local files', async () => {
+    const dir = path.join(out, 'trajectory');
+    const stdout = await ok('fetch', 'trajectory', `${batchRun}/KAlgebra/C-03/0`, '--out', dir);
+    assert.match(stdout, /^\d+ files \(\d+ KiB\) from s3:\/\/coda\/coda\/runs\/cli\d+\/KAlgebra\/C-03\/0\/ into /);
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { taskId: string; steps: unknown[] };
+    assert.equal(manifest.taskId, 'C-03');
+    assert.ok(existsSync(path.join(dir, 'steps', '0000', 'screenshot.png')));
+  });
+
+  it('runs an evaluation and fetches its report; compares judge strategies and prints the table', async () => {
+    const series = `cli-series-${stamp}`;
+    const started = await ok('start', 'evaluation', '--series', series, '--software', 'KAlgebra', '--tasks', 'KAlgebra:C-03', '--attempts', '1', '--wait');
+    assert.match(started, /"rows": \[/);
+    const fetched = await ok('fetch', 'report', series, '--out', path.join(out, 'report'));
+    const files = fetched.trim().split('\n');
+    assert.equal(files.length, 2);
+    assert.match(readFileSync(files.find((f) => f.endsWith('.md'))!, 'utf8'), /## Average@1 \(%\)/);
+
+    const table = await ok('judge-eval', '--run', batchRun, '--software', 'KAlgebra');
+    assert.match(table, /\| Strategy \| Precision \(%\) \| Recall \(%\) \|/);
+    assert.match(table, /\| Single vote \| 100\.0 \| 100\.0 \| 2 \/ 0 \/ 0 \/ 0 \| 1\.00 \|/);
+    assert.match(table, /report: s3:\/\/coda\/coda\/judge-evals\/je-/);
+  });
+
+  it('manages the schedules of temporal.yaml', async () => {
+    assert.equal(await ok('schedules', 'create'), `created ${scheduleId} (0 2 * * *, evaluation)\n`);
+    assert.match(await ok('schedules', 'list'), new RegExp(`${scheduleId}\\s+evaluation\\s+0 2 \\* \\* \\*\\s+active`));
+    assert.equal(await ok('schedules', 'pause', scheduleId, '--note', 'maintenance'), `paused ${scheduleId}\n`);
+    assert.match(await ok('schedules', 'list'), new RegExp(`${scheduleId}\\s+evaluation\\s+0 2 \\* \\* \\*\\s+paused`));
+    assert.equal(await ok('schedules', 'unpause', scheduleId), `unpaused ${scheduleId}\n`);
+    assert.equal(await ok('schedules', 'trigger', scheduleId), `triggered ${scheduleId}\n`);
+    const started = await eventually('the triggered run', async () => (await h.stack.client.schedule.getHandle(scheduleId).describe()).info.recentActions[0]?.action.workflow.workflowId);
+    await h.stack.client.workflow.getHandle(started).result();
+  });
+
+  it('terminates, retries and cancels workflows', async () => {
+    const longRun = `clilong${stamp}`;
+    await ok('start', 'batch', '--software', 'KAlgebra', '--tasks', 'A-01,C-01,C-04', '--attempts', '3', '--run', longRun);
+    const id = `batch-${longRun}-KAlgebra`;
+    assert.equal(await ok('terminate', id, '--reason', 'testing'), `terminated ${id}\n`);
+    assert.equal((await h.stack.client.workflow.getHandle(id).describe()).status.name, 'TERMINATED');
+    assert.match(await ok('history', id), /terminated: testing/);
+    assert.match(await ok('retry', id), new RegExp(`^retrying ${id} from its start as run [0-9a-f-]+\\n`));
+    const result = (await h.stack.client.workflow.getHandle(id).result()) as { completed: number };
+    assert.equal(result.completed, 9, 'the retried batch finished every rollout, reusing those that had run');
+
+    const other = `clicancel${stamp}`;
+    await ok('start', 'batch', '--software', 'KAlgebra', '--tasks', 'A-01,C-01', '--attempts', '2', '--run', other);
+    assert.equal(await ok('cancel', `batch-${other}-KAlgebra`), `cancellation requested for batch-${other}-KAlgebra\n`);
+    const status = await eventually('the batch canceled', async () => {
+      const name = (await h.stack.client.workflow.getHandle(`batch-${other}-KAlgebra`).describe()).status.name;
+      return name === 'RUNNING' ? undefined : name;
+    });
+    assert.equal(status, 'CANCELLED');
+  });
+
+  it('refuses bad input with exit code 2, naming the option, and starts nothing', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['start', 'batch', '--software', 'Excel'], /--software: unknown software "Excel": expected one of KAlgebra/],
+      [['start', 'batch'], /required option '--software <name>' not specified/],
+      [['start', 'evaluation', '--attempts', '0'], /^evaluation input is invalid:\n {2}- attempts: expected an integer >= 1/],
+      [['start', 'evaluation', '--tasks', 'A-01'], /--tasks: expected SOFTWARE:ID,ID/],
+      [['start', 'task-generation', '--software', 'KAlgebra', '--count', 'many'], /--count: expected an integer, got "many"/],
+      [['start', 'judge', '--trajectory', 'nope'], /trajectory: expected RUN\/SOFTWARE\/TASK\/ATTEMPT or a manifest key/],
+      [['runs', '--status', 'bogus'], /argument 'bogus' is invalid\. Allowed choices are running, completed/],
+      [['fetch', 'trajectory', `${batchRun}/KAlgebra/Z-99/0`, '--out', out], /no trajectory at s3:\/\/coda\/coda\/runs\/.*\/Z-99\/0\/manifest\.json/],
+      [['fetch', 'report', 'no-such-series', '--out', out], /the series "no-such-series" has no report yet/],
+    ];
+    for (const [args, expected] of cases) {
+      const result = await coda(...args);
+      assert.equal(result.code, 2, `coda ${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, expected, args.join(' '));
+    }
+    const [batch] = await Promise.all([coda('progress', 'no-such-workflow')]);
+    assert.equal(batch.code, 1);
+    assert.match(batch.stderr, /no-such-workflow/);
+  });
+});
