@@ -14,7 +14,8 @@ import { formatIssues } from './validation';
  *   scrolls SCROLL_AMOUNT wheel clicks (what UI-TARS's own pyautogui conversion does); a scroll
  *   without a point scrolls at the centre of the screen.
  * - `press(key=...)` and `keydown(key=...)` are hotkeys of one chord; keys are lower-cased, split on
- *   spaces (and on `+`, which models sometimes write), and must be known to core/render/keys.ts.
+ *   spaces (and on `+`, which models sometimes write), and must be names pyautogui knows (or an
+ *   alias of one, core/render/keys.ts).
  * - One output is one action: a second call after the first is a failure, not silently dropped.
  * - An unknown call or argument is a failure naming it.
  */
@@ -240,7 +241,7 @@ function readKeys(name: string, value: string | undefined): Built {
     .flatMap((token) => (token.length > 1 ? token.split(/\+(?!$)/) : [token]))
     .filter((key) => key !== '');
   if (keys.length === 0) return fail(`${name}(...) has an empty key`);
-  const unknown = keys.find((key) => keyName(key, 'x11') === undefined);
+  const unknown = keys.find((key) => keyName(key, 'pyautogui') === undefined);
   if (unknown !== undefined) return fail(`unknown key ${preview(unknown)} in ${name}(...)`);
   return { ok: true, action: { type: 'hotkey', keys } };
 }
@@ -276,7 +277,7 @@ export function formatExecutorAction(action: GuiAction, view: ExecutorView): str
     case 'type':
       return `type(content='${escapeContent(action.submit ? `${action.text}\n` : action.text)}')`;
     case 'hotkey': {
-      keyNames(action.keys, 'x11'); // throws RenderError for a key no desktop can press
+      keyNames(action.keys, 'pyautogui'); // throws RenderError for a key pyautogui does not know
       return `hotkey(key='${escapeContent(action.keys.map((key) => key.toLowerCase()).join(' '))}')`;
     }
     case 'wait':

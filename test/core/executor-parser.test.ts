@@ -85,8 +85,21 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf("press(key='enter')"), { type: 'hotkey', keys: ['enter'] });
     assert.deepEqual(actionOf("keydown(key='Tab')"), { type: 'hotkey', keys: ['tab'] });
     assert.match(reasonOf("hotkey(key='ctrl hyper')"), /unknown key "hyper"/);
+    assert.match(reasonOf("hotkey(key='f25')"), /unknown key "f25"/);
     assert.match(reasonOf("hotkey(key='  ')"), /empty key/);
     assert.match(reasonOf('hotkey()'), /hotkey\(\.\.\.\) needs key/);
+  });
+
+  it('reads every key name pyautogui knows, the ones X has no keysym for too', () => {
+    assert.deepEqual(actionOf("hotkey(key='ctrl pgdn')"), { type: 'hotkey', keys: ['ctrl', 'pgdn'] });
+    assert.deepEqual(actionOf("press(key='F13')"), { type: 'hotkey', keys: ['f13'] });
+    assert.deepEqual(actionOf("hotkey(key='alt prtsc')"), { type: 'hotkey', keys: ['alt', 'prtsc'] });
+    assert.deepEqual(actionOf("keydown(key='numlock')"), { type: 'hotkey', keys: ['numlock'] });
+    assert.deepEqual(actionOf("press(key='volumeup')"), { type: 'hotkey', keys: ['volumeup'] });
+    assert.deepEqual(actionOf("hotkey(key='shift num5')"), { type: 'hotkey', keys: ['shift', 'num5'] });
+    assert.deepEqual(actionOf("hotkey(key='ctrl ~')"), { type: 'hotkey', keys: ['ctrl', '~'] });
+    assert.deepEqual(actionOf("press(key='accept')"), { type: 'hotkey', keys: ['accept'] });
+    assert.equal(formatExecutorAction({ type: 'hotkey', keys: ['accept'] }, view), "hotkey(key='accept')");
   });
 
   it('decodes typed text: escapes, raw newlines, unescaped quotes; a trailing newline submits', () => {

@@ -73,7 +73,7 @@ describe('pyautogui rendering (OSWorld VMs)', function () {
       [{ type: 'type', text: 'é', submit: false }, "import pyperclip; pyperclip.copy('\\xe9'); pyautogui.hotkey('ctrl', 'v'); time.sleep(0.3)"],
       [{ type: 'type', text: '', submit: true }, "pyautogui.press('enter')"],
       [{ type: 'type', text: '', submit: false }, 'pass'],
-      [{ type: 'hotkey', keys: ['Control', 'return'] }, "pyautogui.hotkey('ctrl', 'enter')"],
+      [{ type: 'hotkey', keys: ['Control', 'return'] }, "pyautogui.hotkey('ctrl', 'return')"],
       [{ type: 'hotkey', keys: ['ctrl', "'"] }, "pyautogui.hotkey('ctrl', '\\'')"],
       [{ type: 'wait', seconds: 1.5 }, 'time.sleep(1.5)'],
       [{ type: 'done' }, 'pass'],
