@@ -113,6 +113,9 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf('type(content="double \'quoted\'")'), { type: 'type', text: "double 'quoted'", submit: false });
     assert.deepEqual(actionOf("type(content='')"), { type: 'type', text: '', submit: false });
     assert.deepEqual(actionOf("type(content='√3 ✓')"), { type: 'type', text: '√3 ✓', submit: false });
+    assert.deepEqual(actionOf("type(content='\\a\\b\\f\\v')"), { type: 'type', text: '\x07\b\f\v', submit: false });
+    assert.deepEqual(actionOf("type(content='\\101\\102 \\7')"), { type: 'type', text: 'AB \x07', submit: false });
+    assert.deepEqual(actionOf("type(content='path\\/to')"), { type: 'type', text: 'path\\/to', submit: false });
   });
 
   it('honours a model image of another size', () => {
