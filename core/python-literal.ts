@@ -1,3 +1,5 @@
+import { characterNamed } from './unicode-names';
+
 /**
  * Models write Python-flavoured literals: UI-TARS calls such as `type(content='it\'s')`, judge
  * replies such as `{'Correctness': True, 'First_Error_Step': None}`. These helpers read them
@@ -23,12 +25,17 @@ const JSON_OR_PYTHON_ESCAPES: Readonly<Record<string, string>> = { ...PYTHON_ESC
 
 const HEX_ESCAPES: Record<string, number> = { x: 2, u: 4, U: 8 };
 
+/** `\N{name}`: names are upper-case letters, digits, spaces and hyphens (any case in Python), at most ~90 long. */
+const MAX_NAME_LENGTH = 100;
+const NAMED_ESCAPE = new RegExp(`^\\{([A-Za-z0-9 -]{1,${MAX_NAME_LENGTH}})\\}`);
+
 const isHex = (digits: string, length: number): boolean => digits.length === length && /^[0-9a-fA-F]+$/.test(digits);
 
 /**
  * Decodes Python escapes from `start` until an unescaped `quote` (or the end when quote is
  * undefined): the one-character ones of `simple`, octal `\ooo` (1 to 3 digits), `\xhh`, `\uhhhh`,
- * `\Uhhhhhhhh`. An unknown or malformed escape keeps its backslash, as Python does for unknown ones;
+ * `\Uhhhhhhhh` and `\N{name}`. An unknown or malformed escape keeps its backslash, as Python does for
+ * unknown ones (where it refuses a malformed one, the text is kept: it is what the model wrote);
  * raw newlines are accepted (models emit them).
  */
 function scan(
@@ -50,9 +57,14 @@ function scan(
     const next = src[i + 1] as string;
     const hexLength = HEX_ESCAPES[next];
     const octal = /^[0-7]{1,3}/.exec(src.slice(i + 1, i + 4))?.[0];
+    const named = next === 'N' ? NAMED_ESCAPE.exec(src.slice(i + 2, i + 2 + MAX_NAME_LENGTH + 2)) : null;
+    const character = named === null ? undefined : characterNamed(named[1] as string);
     if (Object.hasOwn(simple, next)) {
       value += simple[next];
       i += 2;
+    } else if (character !== undefined) {
+      value += character;
+      i += 2 + (named as RegExpExecArray)[0].length;
     } else if (octal !== undefined) {
       value += String.fromCodePoint(Number.parseInt(octal, 8));
       i += 1 + octal.length;

@@ -116,6 +116,7 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf("type(content='\\a\\b\\f\\v')"), { type: 'type', text: '\x07\b\f\v', submit: false });
     assert.deepEqual(actionOf("type(content='\\101\\102 \\7')"), { type: 'type', text: 'AB \x07', submit: false });
     assert.deepEqual(actionOf("type(content='path\\/to')"), { type: 'type', text: 'path\\/to', submit: false });
+    assert.deepEqual(actionOf("type(content='\\N{GREEK SMALL LETTER PI} r\\N{SUPERSCRIPT TWO}\\n')"), { type: 'type', text: 'π r²', submit: true });
   });
 
   it('honours a model image of another size', () => {

@@ -12,6 +12,8 @@ describe('Python literals in model text', () => {
     assert.equal(readQuoted(`'\\a\\b\\f\\v'`, 0)?.value, '\x07\b\f\v');
     assert.equal(readQuoted(`'\\101\\0\\12\\7x\\1234\\08\\777'`, 0)?.value, 'A\0\n\x07x\x534\x008\u01ff', 'octal escapes take 1 to 3 digits');
     assert.equal(readQuoted(`'a\\/b'`, 0)?.value, 'a\\/b', 'Python keeps the backslash of \\/');
+    assert.equal(readQuoted(`'\\N{GREEK SMALL LETTER ALPHA}\\N{degree sign}C\\N{BOM}'`, 0)?.value, 'α°C\ufeff');
+    assert.equal(readQuoted(`'\\N{NOT A NAME} \\N{ \\N{x'`, 0)?.value, '\\N{NOT A NAME} \\N{ \\N{x', 'unknown or malformed names are kept as written');
     assert.equal(readQuoted(`'\\UFFFFFFFF'`, 0)?.value, '\ufffd', 'code points past Unicode become U+FFFD');
     assert.equal(readQuoted("'raw\nnewline'", 0)?.value, 'raw\nnewline');
     assert.equal(readQuoted(`'never closed`, 0), undefined);
