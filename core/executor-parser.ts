@@ -10,6 +10,7 @@ import { formatIssues } from './validation';
  * GuiAction in screen pixels. Decisions a reader must know:
  * - `finished()` and `finished(content='...')` are both `done`: UI-TARS writes a summary there, not
  *   an answer (answers are the planner's `ANS`, which never reaches the executor).
+ * - Typed text ending in a newline, or in a literal backslash-n, is typed without it, then Enter.
  * - `wait()` waits WAIT_SECONDS (UI-TARS sleeps 5 s); `scroll` has no amount in UI-TARS, so it
  *   scrolls SCROLL_AMOUNT wheel clicks (what UI-TARS's own pyautogui conversion does); a scroll
  *   without a point scrolls at the centre of the screen.
@@ -169,6 +170,13 @@ const CALL_ARGS: Record<string, readonly string[]> = {
   call_user: [],
 };
 
+/**
+ * Typed text that ends in a newline submits (presses Enter). So does a literal backslash-n, which
+ * UI-TARS writes when it escapes once too often; its own conversion presses Enter for it too (but
+ * strips every trailing backslash and `n` with it: only these two characters go here).
+ */
+const SUBMIT_ENDINGS = ['\n', '\\n'] as const;
+
 type Built = { ok: true; action: GuiAction } | Failure;
 
 function toAction(call: Call, screen: Size, modelImage: Size): Built {
@@ -220,8 +228,8 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
     case 'type': {
       const content = call.args.get('content');
       if (content === undefined) return fail('type(...) needs content');
-      const submit = content.endsWith('\n');
-      return { ok: true, action: { type: 'type', text: submit ? content.slice(0, -1) : content, submit } };
+      const ending = SUBMIT_ENDINGS.find((end) => content.endsWith(end));
+      return { ok: true, action: { type: 'type', text: ending === undefined ? content : content.slice(0, -ending.length), submit: ending !== undefined } };
     }
     case 'wait':
       return { ok: true, action: { type: 'wait', seconds: WAIT_SECONDS } };
@@ -254,7 +262,8 @@ const escapeContent = (text: string): string =>
  * An action written back in exact UI-TARS-1.5 syntax, with model-image coordinates: what the
  * executor would have said to produce it (used by scripted model doubles). Scroll amounts and wait
  * times are not part of the syntax, so they come back as SCROLL_AMOUNT and WAIT_SECONDS; typed text
- * that ends in a newline reads back as a submit (the same keystroke). `fail` and `answer` are
+ * that ends in a newline reads back as a submit (the same keystroke), and so does text ending in a
+ * literal backslash-n (SUBMIT_ENDINGS: the syntax cannot say it otherwise). `fail` and `answer` are
  * planner primitives with no executor call: RenderError.
  */
 export function formatExecutorAction(action: GuiAction, view: ExecutorView): string {

@@ -102,12 +102,17 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.equal(formatExecutorAction({ type: 'hotkey', keys: ['accept'] }, view), "hotkey(key='accept')");
   });
 
-  it('decodes typed text: escapes, raw newlines, unescaped quotes; a trailing newline submits', () => {
+  it('decodes typed text: escapes, raw newlines, unescaped quotes; a trailing newline or backslash-n submits', () => {
     assert.deepEqual(actionOf("type(content='p := 2\\n')"), { type: 'type', text: 'p := 2', submit: true });
     assert.deepEqual(actionOf("type(content='say \\\"hi\\\", it\\'s a \\\\ here')"), { type: 'type', text: 'say "hi", it\'s a \\ here', submit: false });
     assert.deepEqual(actionOf("type(content='line 1\\nline 2')"), { type: 'type', text: 'line 1\nline 2', submit: false });
     assert.deepEqual(actionOf("type(content='raw\nnewline\n')"), { type: 'type', text: 'raw\nnewline', submit: true });
     assert.deepEqual(actionOf("type(content='a\\n\\n')"), { type: 'type', text: 'a\n', submit: true });
+    // A literal backslash-n at the end (written \\n) submits too, as UI-TARS's own conversion has it, and takes only those two characters.
+    assert.deepEqual(actionOf("type(content='p := 2\\\\n')"), { type: 'type', text: 'p := 2', submit: true });
+    assert.deepEqual(actionOf("type(content='plan\\\\n')"), { type: 'type', text: 'plan', submit: true });
+    assert.deepEqual(actionOf("type(content='C:\\\\\\\\n')"), { type: 'type', text: 'C:\\', submit: true });
+    assert.deepEqual(actionOf("type(content='a\\\\nb')"), { type: 'type', text: 'a\\nb', submit: false });
     assert.deepEqual(actionOf("type(content='it's')"), { type: 'type', text: "it's", submit: false });
     assert.deepEqual(actionOf("type(content='f('x') = 1')"), { type: 'type', text: "f('x') = 1", submit: false });
     assert.deepEqual(actionOf('type(content="double \'quoted\'")'), { type: 'type', text: "double 'quoted'", submit: false });
