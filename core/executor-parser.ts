@@ -17,7 +17,9 @@ import { formatIssues } from './validation';
  * - `press(key=...)` and `keydown(key=...)` are hotkeys of one chord; keys are lower-cased, split on
  *   spaces (and on `+`, which models sometimes write), and must be names pyautogui knows (or an
  *   alias of one, core/render/keys.ts).
- * - One output is one action: a second call after the first is a failure, not silently dropped.
+ * - One output is one action: calls after the first are returned as `dropped` (raw texts) for the
+ *   step's record, never performed.
+ * - A call the output ends in before its final `)` is read as closed.
  * - An unknown call or argument is a failure naming it.
  */
 
@@ -29,7 +31,8 @@ export interface ExecutorView {
 }
 
 export type ExecutorParse =
-  | { readonly ok: true; readonly thought: string; readonly action: GuiAction }
+  /** `dropped`: the raw texts of the calls after the first, when the reply had several. */
+  | { readonly ok: true; readonly thought: string; readonly action: GuiAction; readonly dropped?: readonly string[] }
   | { readonly ok: false; readonly reason: string; readonly thought?: string };
 
 export const WAIT_SECONDS = 5;
@@ -47,7 +50,7 @@ export function parseExecutorOutput(text: string, view: ExecutorView): ExecutorP
   if (!action.ok) return withThought(action.reason);
   const checked = guiActionSchema.safeParse(action.action);
   if (!checked.success) return withThought(`${call.call.name}(...) is out of range: ${formatIssues(checked.error.issues).join('; ')}`);
-  return { ok: true, thought, action: checked.data };
+  return call.dropped.length === 0 ? { ok: true, thought, action: checked.data } : { ok: true, thought, action: checked.data, dropped: call.dropped };
 }
 
 type Failure = { readonly ok: false; readonly reason: string };
@@ -66,7 +69,10 @@ const skipSpace = (src: string, i: number): number => {
   return i;
 };
 
-/** One Python-style call with keyword arguments; string values are decoded, bare values kept raw. */
+/**
+ * One Python-style call with keyword arguments; string values are decoded, bare values kept raw.
+ * A call the text ends in before its `)` is closed there (UI-TARS's parser appends the `)`).
+ */
 function readCall(src: string): { ok: true; call: Call; rest: string } | Failure {
   let i = skipSpace(src, 0);
   const name = identAt(src, i);
@@ -77,8 +83,7 @@ function readCall(src: string): { ok: true; call: Call; rest: string } | Failure
   const args = new Map<string, string>();
   for (;;) {
     i = skipSpace(src, i);
-    if (i >= src.length) return fail(`${name}(...) is not closed`);
-    if (src[i] === ')') break;
+    if (i >= src.length || src[i] === ')') break;
     const key = identAt(src, i);
     if (key === undefined) return fail(`expected an argument name in ${name}(...) at ${preview(src.slice(i))}`);
     i = skipSpace(src, i + key.length);
@@ -98,33 +103,52 @@ function readCall(src: string): { ok: true; call: Call; rest: string } | Failure
     if (args.has(key)) return fail(`argument ${key} is given twice in ${name}(...)`);
     args.set(key, value);
     i = skipSpace(src, i);
-    if (i >= src.length) return fail(`${name}(...) is not closed`);
+    if (i >= src.length) break;
     if (src[i] === ',') i += 1;
     else if (src[i] !== ')') return fail(`expected "," or ")" after ${key} in ${name}(...), found ${preview(src.slice(i))}`);
   }
   return { ok: true, call: { name, args }, rest: src.slice(i + 1) };
 }
 
+const CALL_START = /^[A-Za-z_]\w*\s*\(/;
+
 /**
  * UI-TARS often leaves quotes unescaped inside typed text (`type(content='it's')`). When the strict
- * reading fails, a type/finished call whose content runs to the last quote before the final `)` is
- * read that way, as UI-TARS's own parser does.
+ * reading fails, a type/finished call whose content runs to a quote and `)` that end the text, or
+ * that a line break and another call follow, is read that way, as UI-TARS's own parser does (it
+ * splits actions at `)` and a blank line). The `)` may be missing at the end of the text.
  */
-const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*)\2\s*\)\s*$/;
+const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*?)\2\s*(?:\)|$)(?=\s*$|\s*\n\s*[A-Za-z_]\w*\s*\()/;
 
-function readAction(src: string): { ok: true; call: Call } | Failure {
+/**
+ * The first call of an action text and the raw texts of any calls after it (UI-TARS sometimes
+ * writes several; the first is what it meant for this step). Text after the first call that is
+ * not a call makes the output malformed.
+ */
+function readAction(src: string): { ok: true; call: Call; dropped: string[] } | Failure {
   const strict = readCall(src);
-  let rest = '';
-  if (strict.ok) {
-    rest = strict.rest.trim();
-    if (rest === '') return strict;
-    if (/^[A-Za-z_]\w*\s*\(/.test(rest)) return fail(`expected one action, found another after ${strict.call.name}(...): ${preview(rest)}`);
+  if (strict.ok && (strict.rest.trim() === '' || CALL_START.test(strict.rest.trim()))) {
+    return { ok: true, call: strict.call, dropped: laterCalls(strict.rest) };
   }
   const content = CONTENT_CALL.exec(src);
   if (content !== null) {
-    return { ok: true, call: { name: content[1] as string, args: new Map([['content', decodeEscapes(content[3] as string)]]) } };
+    const call = { name: content[1] as string, args: new Map([['content', decodeEscapes(content[3] as string)]]) };
+    return { ok: true, call, dropped: laterCalls(src.slice(content[0].length)) };
   }
-  return strict.ok ? fail(`unexpected text after ${strict.call.name}(...): ${preview(rest)}`) : strict;
+  return strict.ok ? fail(`unexpected text after ${strict.call.name}(...): ${preview(strict.rest.trim())}`) : strict;
+}
+
+/** Raw call texts, one per call read; what cannot be read is kept whole as the last one. */
+function laterCalls(text: string): string[] {
+  const calls: string[] = [];
+  let rest = text.trim();
+  while (rest !== '') {
+    const next = readCall(rest);
+    const end = next.ok ? rest.length - next.rest.length : rest.length;
+    calls.push(rest.slice(0, end).trim());
+    rest = rest.slice(end).trim();
+  }
+  return calls;
 }
 
 const POINT_TAGS = /<\|box_start\|>|<\|box_end\|>|<\/?point>|<\/?bbox>/g;
