@@ -8,6 +8,8 @@ import { formatIssues } from './validation';
 /**
  * UI-TARS-1.5 executor output (REFERENCE.md §4): `Thought: ...\nAction: <call>`, read into one typed
  * GuiAction in screen pixels. Decisions a reader must know:
+ * - `hover(start_box=...)` moves the pointer (GuiAction hover); `select(start_box, end_box)` is a drag,
+ *   as in UI-TARS's own conversion.
  * - `finished()` and `finished(content='...')` are both `done`: UI-TARS writes a summary there, not
  *   an answer (answers are the planner's `ANS`, which never reaches the executor).
  * - Typed text ending in a newline, or in a literal backslash-n, is typed without it, then Enter.
@@ -183,7 +185,9 @@ const CALL_ARGS: Record<string, readonly string[]> = {
   left_single: START,
   left_double: START,
   right_single: START,
+  hover: START,
   drag: [...START, ...END],
+  select: [...START, ...END],
   scroll: [...START, 'direction'],
   hotkey: ['key'],
   press: ['key'],
@@ -200,6 +204,9 @@ const CALL_ARGS: Record<string, readonly string[]> = {
  * strips every trailing backslash and `n` with it: only these two characters go here).
  */
 const SUBMIT_ENDINGS = ['\n', '\\n'] as const;
+
+type PointActionType = 'click' | 'double_click' | 'right_click' | 'hover';
+const POINT_ACTIONS: Record<string, PointActionType> = { click: 'click', left_single: 'click', left_double: 'double_click', right_single: 'right_click', hover: 'hover' };
 
 type Built = { ok: true; action: GuiAction } | Failure;
 
@@ -221,14 +228,15 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
     case 'click':
     case 'left_single':
     case 'left_double':
-    case 'right_single': {
+    case 'right_single':
+    case 'hover': {
       const at = point(START);
       if (!at.ok) return at;
       const { x, y } = at.point as Point;
-      const type = call.name === 'left_double' ? 'double_click' : call.name === 'right_single' ? 'right_click' : 'click';
-      return { ok: true, action: { type, x, y } };
+      return { ok: true, action: { type: POINT_ACTIONS[call.name] as PointActionType, x, y } };
     }
-    case 'drag': {
+    case 'drag':
+    case 'select': {
       const from = point(START);
       if (!from.ok) return from;
       const to = point(END);
@@ -303,6 +311,8 @@ export function formatExecutorAction(action: GuiAction, view: ExecutorView): str
       return `left_double(start_box=${box(action)})`;
     case 'right_click':
       return `right_single(start_box=${box(action)})`;
+    case 'hover':
+      return `hover(start_box=${box(action)})`;
     case 'drag':
       return `drag(start_box=${box(action.from)}, end_box=${box(action.to)})`;
     case 'scroll':

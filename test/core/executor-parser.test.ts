@@ -57,6 +57,8 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf("left_single(start_box='(0,0)')"), { type: 'click', x: 0, y: 0 });
     assert.deepEqual(actionOf("left_double(start_box='(644,406)')"), { type: 'double_click', x: 640, y: 400 });
     assert.deepEqual(actionOf("right_single(start_box='(644,406)')"), { type: 'right_click', x: 640, y: 400 });
+    assert.deepEqual(actionOf("hover(start_box='(644,406)')"), { type: 'hover', x: 640, y: 400 });
+    assert.deepEqual(actionOf("select(start_box='(0,0)', end_box='(644,406)')"), { type: 'drag', from: { x: 0, y: 0 }, to: { x: 640, y: 400 } });
     assert.deepEqual(actionOf("drag(start_box='(0,0)', end_box='(1288,812)')"), { type: 'drag', from: { x: 0, y: 0 }, to: { x: 1279, y: 799 } });
     assert.deepEqual(actionOf("drag(start_point='<point>644 0</point>', end_point='<point>644 406</point>')"), {
       type: 'drag',
@@ -172,7 +174,7 @@ describe('executor output (UI-TARS-1.5)', () => {
       ['Action: ', /expected a call/],
       ['Action: 42', /expected a call/],
       ['Action: click', /expected "\(" after click/],
-      ['Action: hover(start_box=\'(1,1)\')', /unknown action hover/],
+      ["Action: left_triple(start_box='(1,1)')", /unknown action left_triple/],
       ["Action: click(start_box='(1,1)', button='left')", /unknown argument button in click/],
       ['Action: click()', /click\(\.\.\.\) needs start_box/],
       ["Action: click('(1,1)')", /expected an argument name/],
@@ -203,6 +205,7 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.equal(formatExecutorAction({ type: 'click', x: 640, y: 400 }, view), "click(start_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'double_click', x: 640, y: 400 }, view), "left_double(start_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'right_click', x: 0, y: 0 }, view), "right_single(start_box='(0,0)')");
+    assert.equal(formatExecutorAction({ type: 'hover', x: 640, y: 400 }, view), "hover(start_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'drag', from: { x: 0, y: 0 }, to: { x: 640, y: 400 } }, view), "drag(start_box='(0,0)', end_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'scroll', x: 640, y: 400, direction: 'left', amount: 3 }, view), "scroll(start_box='(644,406)', direction='left')");
     assert.equal(formatExecutorAction({ type: 'type', text: "it's a \\ \"q\"\nx", submit: true }, view), "type(content='it\\'s a \\\\ \"q\"\\nx\\n')");
@@ -254,6 +257,7 @@ function near(got: GuiAction, want: GuiAction, tolerance: number): boolean {
     case 'click':
     case 'double_click':
     case 'right_click':
+    case 'hover':
       return got.type === want.type && close(got, want, tolerance);
     case 'drag':
       return got.type === 'drag' && close(got.from, want.from, tolerance) && close(got.to, want.to, tolerance);
