@@ -18,6 +18,8 @@ export const guiActionSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('click'), x: coord, y: coord }),
   z.strictObject({ type: z.literal('double_click'), x: coord, y: coord }),
   z.strictObject({ type: z.literal('right_click'), x: coord, y: coord }),
+  /** Moves the pointer there and presses nothing (tooltips, hover menus). */
+  z.strictObject({ type: z.literal('hover'), x: coord, y: coord }),
   z.strictObject({ type: z.literal('drag'), from: pointSchema, to: pointSchema }),
   z.strictObject({
     type: z.literal('scroll'),
@@ -68,6 +70,7 @@ export function describeAction(action: GuiAction): string {
     case 'click':
     case 'double_click':
     case 'right_click':
+    case 'hover':
       return `${action.type.replace('_', ' ')} at (${action.x}, ${action.y})`;
     case 'drag':
       return `drag from (${action.from.x}, ${action.from.y}) to (${action.to.x}, ${action.to.y})`;

@@ -8,14 +8,20 @@ import { formatIssues } from './validation';
 /**
  * UI-TARS-1.5 executor output (REFERENCE.md §4): `Thought: ...\nAction: <call>`, read into one typed
  * GuiAction in screen pixels. Decisions a reader must know:
+ * - `hover(start_box=...)` moves the pointer (GuiAction hover); `select(start_box, end_box)` is a drag,
+ *   as in UI-TARS's own conversion.
  * - `finished()` and `finished(content='...')` are both `done`: UI-TARS writes a summary there, not
  *   an answer (answers are the planner's `ANS`, which never reaches the executor).
+ * - Typed text ending in a newline, or in a literal backslash-n, is typed without it, then Enter.
  * - `wait()` waits WAIT_SECONDS (UI-TARS sleeps 5 s); `scroll` has no amount in UI-TARS, so it
  *   scrolls SCROLL_AMOUNT wheel clicks (what UI-TARS's own pyautogui conversion does); a scroll
  *   without a point scrolls at the centre of the screen.
  * - `press(key=...)` and `keydown(key=...)` are hotkeys of one chord; keys are lower-cased, split on
- *   spaces (and on `+`, which models sometimes write), and must be known to core/render/keys.ts.
- * - One output is one action: a second call after the first is a failure, not silently dropped.
+ *   spaces (and on `+`, which models sometimes write), and must be names pyautogui knows (or an
+ *   alias of one, core/render/keys.ts).
+ * - One output is one action: calls after the first are returned as `dropped` (raw texts) for the
+ *   step's record, never performed.
+ * - A call the output ends in before its final `)` is read as closed.
  * - An unknown call or argument is a failure naming it.
  */
 
@@ -27,7 +33,8 @@ export interface ExecutorView {
 }
 
 export type ExecutorParse =
-  | { readonly ok: true; readonly thought: string; readonly action: GuiAction }
+  /** `dropped`: the raw texts of the calls after the first, when the reply had several. */
+  | { readonly ok: true; readonly thought: string; readonly action: GuiAction; readonly dropped?: readonly string[] }
   | { readonly ok: false; readonly reason: string; readonly thought?: string };
 
 export const WAIT_SECONDS = 5;
@@ -45,7 +52,7 @@ export function parseExecutorOutput(text: string, view: ExecutorView): ExecutorP
   if (!action.ok) return withThought(action.reason);
   const checked = guiActionSchema.safeParse(action.action);
   if (!checked.success) return withThought(`${call.call.name}(...) is out of range: ${formatIssues(checked.error.issues).join('; ')}`);
-  return { ok: true, thought, action: checked.data };
+  return call.dropped.length === 0 ? { ok: true, thought, action: checked.data } : { ok: true, thought, action: checked.data, dropped: call.dropped };
 }
 
 type Failure = { readonly ok: false; readonly reason: string };
@@ -64,7 +71,10 @@ const skipSpace = (src: string, i: number): number => {
   return i;
 };
 
-/** One Python-style call with keyword arguments; string values are decoded, bare values kept raw. */
+/**
+ * One Python-style call with keyword arguments; string values are decoded, bare values kept raw.
+ * A call the text ends in before its `)` is closed there (UI-TARS's parser appends the `)`).
+ */
 function readCall(src: string): { ok: true; call: Call; rest: string } | Failure {
   let i = skipSpace(src, 0);
   const name = identAt(src, i);
@@ -75,8 +85,7 @@ function readCall(src: string): { ok: true; call: Call; rest: string } | Failure
   const args = new Map<string, string>();
   for (;;) {
     i = skipSpace(src, i);
-    if (i >= src.length) return fail(`${name}(...) is not closed`);
-    if (src[i] === ')') break;
+    if (i >= src.length || src[i] === ')') break;
     const key = identAt(src, i);
     if (key === undefined) return fail(`expected an argument name in ${name}(...) at ${preview(src.slice(i))}`);
     i = skipSpace(src, i + key.length);
@@ -96,33 +105,52 @@ function readCall(src: string): { ok: true; call: Call; rest: string } | Failure
     if (args.has(key)) return fail(`argument ${key} is given twice in ${name}(...)`);
     args.set(key, value);
     i = skipSpace(src, i);
-    if (i >= src.length) return fail(`${name}(...) is not closed`);
+    if (i >= src.length) break;
     if (src[i] === ',') i += 1;
     else if (src[i] !== ')') return fail(`expected "," or ")" after ${key} in ${name}(...), found ${preview(src.slice(i))}`);
   }
   return { ok: true, call: { name, args }, rest: src.slice(i + 1) };
 }
 
+const CALL_START = /^[A-Za-z_]\w*\s*\(/;
+
 /**
  * UI-TARS often leaves quotes unescaped inside typed text (`type(content='it's')`). When the strict
- * reading fails, a type/finished call whose content runs to the last quote before the final `)` is
- * read that way, as UI-TARS's own parser does.
+ * reading fails, a type/finished call whose content runs to a quote and `)` that end the text, or
+ * that a line break and another call follow, is read that way, as UI-TARS's own parser does (it
+ * splits actions at `)` and a blank line). The `)` may be missing at the end of the text.
  */
-const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*)\2\s*\)\s*$/;
+const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*?)\2\s*(?:\)|$)(?=\s*$|\s*\n\s*[A-Za-z_]\w*\s*\()/;
 
-function readAction(src: string): { ok: true; call: Call } | Failure {
+/**
+ * The first call of an action text and the raw texts of any calls after it (UI-TARS sometimes
+ * writes several; the first is what it meant for this step). Text after the first call that is
+ * not a call makes the output malformed.
+ */
+function readAction(src: string): { ok: true; call: Call; dropped: string[] } | Failure {
   const strict = readCall(src);
-  let rest = '';
-  if (strict.ok) {
-    rest = strict.rest.trim();
-    if (rest === '') return strict;
-    if (/^[A-Za-z_]\w*\s*\(/.test(rest)) return fail(`expected one action, found another after ${strict.call.name}(...): ${preview(rest)}`);
+  if (strict.ok && (strict.rest.trim() === '' || CALL_START.test(strict.rest.trim()))) {
+    return { ok: true, call: strict.call, dropped: laterCalls(strict.rest) };
   }
   const content = CONTENT_CALL.exec(src);
   if (content !== null) {
-    return { ok: true, call: { name: content[1] as string, args: new Map([['content', decodeEscapes(content[3] as string)]]) } };
+    const call = { name: content[1] as string, args: new Map([['content', decodeEscapes(content[3] as string)]]) };
+    return { ok: true, call, dropped: laterCalls(src.slice(content[0].length)) };
   }
-  return strict.ok ? fail(`unexpected text after ${strict.call.name}(...): ${preview(rest)}`) : strict;
+  return strict.ok ? fail(`unexpected text after ${strict.call.name}(...): ${preview(strict.rest.trim())}`) : strict;
+}
+
+/** Raw call texts, one per call read; what cannot be read is kept whole as the last one. */
+function laterCalls(text: string): string[] {
+  const calls: string[] = [];
+  let rest = text.trim();
+  while (rest !== '') {
+    const next = readCall(rest);
+    const end = next.ok ? rest.length - next.rest.length : rest.length;
+    calls.push(rest.slice(0, end).trim());
+    rest = rest.slice(end).trim();
+  }
+  return calls;
 }
 
 const POINT_TAGS = /<\|box_start\|>|<\|box_end\|>|<\/?point>|<\/?bbox>/g;
@@ -157,7 +185,9 @@ const CALL_ARGS: Record<string, readonly string[]> = {
   left_single: START,
   left_double: START,
   right_single: START,
+  hover: START,
   drag: [...START, ...END],
+  select: [...START, ...END],
   scroll: [...START, 'direction'],
   hotkey: ['key'],
   press: ['key'],
@@ -167,6 +197,16 @@ const CALL_ARGS: Record<string, readonly string[]> = {
   finished: ['content'],
   call_user: [],
 };
+
+/**
+ * Typed text that ends in a newline submits (presses Enter). So does a literal backslash-n, which
+ * UI-TARS writes when it escapes once too often; its own conversion presses Enter for it too (but
+ * strips every trailing backslash and `n` with it: only these two characters go here).
+ */
+const SUBMIT_ENDINGS = ['\n', '\\n'] as const;
+
+type PointActionType = 'click' | 'double_click' | 'right_click' | 'hover';
+const POINT_ACTIONS: Record<string, PointActionType> = { click: 'click', left_single: 'click', left_double: 'double_click', right_single: 'right_click', hover: 'hover' };
 
 type Built = { ok: true; action: GuiAction } | Failure;
 
@@ -188,14 +228,15 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
     case 'click':
     case 'left_single':
     case 'left_double':
-    case 'right_single': {
+    case 'right_single':
+    case 'hover': {
       const at = point(START);
       if (!at.ok) return at;
       const { x, y } = at.point as Point;
-      const type = call.name === 'left_double' ? 'double_click' : call.name === 'right_single' ? 'right_click' : 'click';
-      return { ok: true, action: { type, x, y } };
+      return { ok: true, action: { type: POINT_ACTIONS[call.name] as PointActionType, x, y } };
     }
-    case 'drag': {
+    case 'drag':
+    case 'select': {
       const from = point(START);
       if (!from.ok) return from;
       const to = point(END);
@@ -219,8 +260,8 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
     case 'type': {
       const content = call.args.get('content');
       if (content === undefined) return fail('type(...) needs content');
-      const submit = content.endsWith('\n');
-      return { ok: true, action: { type: 'type', text: submit ? content.slice(0, -1) : content, submit } };
+      const ending = SUBMIT_ENDINGS.find((end) => content.endsWith(end));
+      return { ok: true, action: { type: 'type', text: ending === undefined ? content : content.slice(0, -ending.length), submit: ending !== undefined } };
     }
     case 'wait':
       return { ok: true, action: { type: 'wait', seconds: WAIT_SECONDS } };
@@ -240,7 +281,7 @@ function readKeys(name: string, value: string | undefined): Built {
     .flatMap((token) => (token.length > 1 ? token.split(/\+(?!$)/) : [token]))
     .filter((key) => key !== '');
   if (keys.length === 0) return fail(`${name}(...) has an empty key`);
-  const unknown = keys.find((key) => keyName(key, 'x11') === undefined);
+  const unknown = keys.find((key) => keyName(key, 'pyautogui') === undefined);
   if (unknown !== undefined) return fail(`unknown key ${preview(unknown)} in ${name}(...)`);
   return { ok: true, action: { type: 'hotkey', keys } };
 }
@@ -253,7 +294,8 @@ const escapeContent = (text: string): string =>
  * An action written back in exact UI-TARS-1.5 syntax, with model-image coordinates: what the
  * executor would have said to produce it (used by scripted model doubles). Scroll amounts and wait
  * times are not part of the syntax, so they come back as SCROLL_AMOUNT and WAIT_SECONDS; typed text
- * that ends in a newline reads back as a submit (the same keystroke). `fail` and `answer` are
+ * that ends in a newline reads back as a submit (the same keystroke), and so does text ending in a
+ * literal backslash-n (SUBMIT_ENDINGS: the syntax cannot say it otherwise). `fail` and `answer` are
  * planner primitives with no executor call: RenderError.
  */
 export function formatExecutorAction(action: GuiAction, view: ExecutorView): string {
@@ -269,6 +311,8 @@ export function formatExecutorAction(action: GuiAction, view: ExecutorView): str
       return `left_double(start_box=${box(action)})`;
     case 'right_click':
       return `right_single(start_box=${box(action)})`;
+    case 'hover':
+      return `hover(start_box=${box(action)})`;
     case 'drag':
       return `drag(start_box=${box(action.from)}, end_box=${box(action.to)})`;
     case 'scroll':
@@ -276,7 +320,7 @@ export function formatExecutorAction(action: GuiAction, view: ExecutorView): str
     case 'type':
       return `type(content='${escapeContent(action.submit ? `${action.text}\n` : action.text)}')`;
     case 'hotkey': {
-      keyNames(action.keys, 'x11'); // throws RenderError for a key no desktop can press
+      keyNames(action.keys, 'pyautogui'); // throws RenderError for a key pyautogui does not know
       return `hotkey(key='${escapeContent(action.keys.map((key) => key.toLowerCase()).join(' '))}')`;
     }
     case 'wait':

@@ -5,7 +5,7 @@ import type { Size } from './smart-resize';
 /**
  * CODA's decoupled-GRPO reward (REFERENCE.md §1): r = 1[type(a) = type(a*)] + r_dist(a, a*), with
  * r_dist in [0, 1] and 0 when the types differ, so r is in [0, 2]. The rules for r_dist:
- * - click, double_click, right_click: pointSimilarity, 1 minus the L1 distance normalised per axis
+ * - click, double_click, right_click, hover: pointSimilarity, 1 minus the L1 distance normalised per axis
  *   by the screen size (|dx|/W + |dy|/H) / 2.
  * - drag: IoU of the boxes the two drags span. A drag along one axis spans no area, so when either
  *   box is degenerate the rule falls back to the mean pointSimilarity of the two endpoints.
@@ -28,6 +28,7 @@ function parameterSimilarity(candidate: GuiAction, reference: GuiAction, screen:
     case 'click':
     case 'double_click':
     case 'right_click':
+    case 'hover':
       return pointSimilarity(candidate, reference as typeof candidate, screen);
     case 'drag':
       return dragSimilarity(candidate, reference as typeof candidate, screen);

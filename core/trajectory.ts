@@ -40,6 +40,8 @@ export const stepRecordSchema = z.strictObject({
     .optional(),
   /** Null when a model's output was malformed. */
   action: guiActionSchema.nullable(),
+  /** Raw calls the executor wrote after the one taken as `action`: recorded, never performed. */
+  droppedActions: z.array(z.string()).optional(),
   /** Why the output was malformed, or what failed while acting. */
   error: z.string().optional(),
   timings: z.strictObject({

@@ -22,6 +22,8 @@ export const decisionRecordSchema = z.strictObject({
   executor: call.optional(),
   action: guiActionSchema.nullable(),
   error: z.string().optional(),
+  /** Raw calls the executor wrote after the one taken, never performed. */
+  droppedActions: z.array(z.string()).optional(),
 });
 
 export type DecisionRecord = z.output<typeof decisionRecordSchema>;

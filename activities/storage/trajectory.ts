@@ -55,6 +55,7 @@ function stepRecord(step: StepSummary, decision: DecisionRecord): StepRecord {
     planner: { thought: planner.thought, actionText: planner.actionText, raw: planner.raw, model: planner.model, latencyMs: planner.latencyMs, usage: planner.usage },
     ...(executor === undefined ? {} : { executor: { raw: executor.raw, model: executor.model, latencyMs: executor.latencyMs, usage: executor.usage } }),
     action: step.action,
+    ...(decision.droppedActions === undefined ? {} : { droppedActions: decision.droppedActions }),
     ...(step.error === undefined ? {} : { error: step.error }),
     timings: {
       plannerMs: step.plannerMs,

@@ -18,6 +18,8 @@ export function toInputEvents(action: GuiAction): InputEvent[] {
       return [{ kind: 'move', x: action.x, y: action.y }, { kind: 'click', button: 1, count: 2 }];
     case 'right_click':
       return [{ kind: 'move', x: action.x, y: action.y }, { kind: 'click', button: 3, count: 1 }];
+    case 'hover':
+      return [{ kind: 'move', x: action.x, y: action.y }];
     case 'drag':
       return [
         { kind: 'move', x: action.from.x, y: action.from.y },

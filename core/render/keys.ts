@@ -1,71 +1,178 @@
 /**
  * Key names as models write them (UI-TARS: `hotkey(key='ctrl c')`, lower case) mapped to the X
- * keysyms xdotool presses and to the names pyautogui knows. A key outside this table is refused,
- * so a model can never smuggle an arbitrary string into either renderer.
+ * keysyms xdotool presses and to the names pyautogui knows. The table holds every name of
+ * pyautogui's KEY_NAMES (asweigart/pyautogui, pyautogui/__init__.py, read at b4255d0), each with
+ * the keysym its X11 backend or the Linux kernel uses for it, plus the spellings models add
+ * (control, super, arrowleft...). A key outside it is refused, so a model can never smuggle an
+ * arbitrary string into either renderer.
  */
-const NAMED: Record<string, { readonly x11: string; readonly pyautogui: string }> = {
-  ctrl: { x11: 'ctrl', pyautogui: 'ctrl' },
+
+interface Key {
+  /** The keysym xdotool presses; undefined for the IME keys of Windows that X has none for. */
+  readonly x11?: string;
+  readonly pyautogui: string;
+}
+
+/** Named keys; a value that is a string is a pyautogui name whose keysym follows the string. */
+const NAMED: Record<string, string | Key> = {
+  ctrl: 'ctrl',
+  ctrlleft: 'Control_L',
+  ctrlright: 'Control_R',
+  alt: 'alt',
+  altleft: 'Alt_L',
+  altright: 'Alt_R',
+  shift: 'shift',
+  shiftleft: 'Shift_L',
+  shiftright: 'Shift_R',
+  win: 'super',
+  winleft: 'Super_L',
+  winright: 'Super_R',
+  apps: 'Menu',
+  enter: 'Return',
+  return: 'Return',
+  esc: 'Escape',
+  escape: 'Escape',
+  tab: 'Tab',
+  backspace: 'BackSpace',
+  del: 'Delete',
+  delete: 'Delete',
+  insert: 'Insert',
+  space: 'space',
+  up: 'Up',
+  down: 'Down',
+  left: 'Left',
+  right: 'Right',
+  home: 'Home',
+  end: 'End',
+  pageup: 'Prior',
+  pgup: 'Prior',
+  pagedown: 'Next',
+  pgdn: 'Next',
+  capslock: 'Caps_Lock',
+  numlock: 'Num_Lock',
+  scrolllock: 'Scroll_Lock',
+  pause: 'Pause',
+  print: 'Print',
+  printscreen: 'Print',
+  prntscrn: 'Print',
+  prtsc: 'Print',
+  prtscr: 'Print',
+  clear: 'Clear',
+  execute: 'Execute',
+  help: 'Help',
+  select: 'Select',
+  sleep: 'XF86Sleep',
+  fn: 'XF86Fn',
+  add: 'KP_Add',
+  subtract: 'KP_Subtract',
+  multiply: 'KP_Multiply',
+  divide: 'KP_Divide',
+  decimal: 'KP_Decimal',
+  separator: 'KP_Separator',
+  browserback: 'XF86Back',
+  browserforward: 'XF86Forward',
+  browserrefresh: 'XF86Reload',
+  browserstop: 'XF86Stop',
+  browsersearch: 'XF86Search',
+  browserfavorites: 'XF86Favorites',
+  browserhome: 'XF86HomePage',
+  launchmail: 'XF86Mail',
+  launchmediaselect: 'XF86AudioMedia',
+  launchapp1: 'XF86MyComputer',
+  launchapp2: 'XF86Calculator',
+  volumemute: 'XF86AudioMute',
+  volumedown: 'XF86AudioLowerVolume',
+  volumeup: 'XF86AudioRaiseVolume',
+  nexttrack: 'XF86AudioNext',
+  prevtrack: 'XF86AudioPrev',
+  playpause: 'XF86AudioPlay',
+  stop: 'XF86AudioStop',
+  hangul: 'Hangul',
+  hanguel: 'Hangul',
+  hanja: 'Hangul_Hanja',
+  junja: 'Hangul_Jeonja',
+  kana: 'Hiragana_Katakana',
+  kanji: 'Kanji',
+  convert: 'Henkan',
+  nonconvert: 'Muhenkan',
+  modechange: 'Mode_switch',
+  yen: 'yen',
+  accept: { pyautogui: 'accept' },
+  final: { pyautogui: 'final' },
+  // Spellings models use that pyautogui does not know, as the key pyautogui calls it.
   control: { x11: 'ctrl', pyautogui: 'ctrl' },
-  alt: { x11: 'alt', pyautogui: 'alt' },
-  shift: { x11: 'shift', pyautogui: 'shift' },
   super: { x11: 'super', pyautogui: 'win' },
-  win: { x11: 'super', pyautogui: 'win' },
   meta: { x11: 'super', pyautogui: 'win' },
   cmd: { x11: 'super', pyautogui: 'win' },
-  enter: { x11: 'Return', pyautogui: 'enter' },
-  return: { x11: 'Return', pyautogui: 'enter' },
-  esc: { x11: 'Escape', pyautogui: 'esc' },
-  escape: { x11: 'Escape', pyautogui: 'esc' },
-  tab: { x11: 'Tab', pyautogui: 'tab' },
-  backspace: { x11: 'BackSpace', pyautogui: 'backspace' },
-  delete: { x11: 'Delete', pyautogui: 'delete' },
-  del: { x11: 'Delete', pyautogui: 'delete' },
-  insert: { x11: 'Insert', pyautogui: 'insert' },
-  space: { x11: 'space', pyautogui: 'space' },
-  up: { x11: 'Up', pyautogui: 'up' },
-  down: { x11: 'Down', pyautogui: 'down' },
-  left: { x11: 'Left', pyautogui: 'left' },
-  right: { x11: 'Right', pyautogui: 'right' },
   arrowup: { x11: 'Up', pyautogui: 'up' },
   arrowdown: { x11: 'Down', pyautogui: 'down' },
   arrowleft: { x11: 'Left', pyautogui: 'left' },
   arrowright: { x11: 'Right', pyautogui: 'right' },
-  home: { x11: 'Home', pyautogui: 'home' },
-  end: { x11: 'End', pyautogui: 'end' },
-  pageup: { x11: 'Prior', pyautogui: 'pageup' },
-  pagedown: { x11: 'Next', pyautogui: 'pagedown' },
-  capslock: { x11: 'Caps_Lock', pyautogui: 'capslock' },
-  printscreen: { x11: 'Print', pyautogui: 'printscreen' },
+  // Mac names: pyautogui's X11 backend ignores them, so on these Linux desktops they press their counterparts.
+  command: { x11: 'super', pyautogui: 'win' },
+  option: { x11: 'alt', pyautogui: 'alt' },
+  optionleft: { x11: 'Alt_L', pyautogui: 'altleft' },
+  optionright: { x11: 'Alt_R', pyautogui: 'altright' },
 };
 
-const PUNCTUATION: Record<string, string> = {
+/** One-character keys pyautogui presses as themselves, with their X keysyms. */
+const CHARACTERS: Record<string, string> = {
+  '\t': 'Tab',
+  '\n': 'Return',
+  '\r': 'Return',
+  ' ': 'space',
+  '!': 'exclam',
+  '"': 'quotedbl',
+  '#': 'numbersign',
+  $: 'dollar',
+  '%': 'percent',
+  '&': 'ampersand',
+  "'": 'apostrophe',
+  '(': 'parenleft',
+  ')': 'parenright',
+  '*': 'asterisk',
   '+': 'plus',
-  '-': 'minus',
-  '=': 'equal',
   ',': 'comma',
+  '-': 'minus',
   '.': 'period',
   '/': 'slash',
+  ':': 'colon',
   ';': 'semicolon',
-  "'": 'apostrophe',
+  '<': 'less',
+  '=': 'equal',
+  '>': 'greater',
+  '?': 'question',
+  '@': 'at',
   '[': 'bracketleft',
-  ']': 'bracketright',
   '\\': 'backslash',
+  ']': 'bracketright',
+  '^': 'asciicircum',
+  _: 'underscore',
   '`': 'grave',
+  '{': 'braceleft',
+  '|': 'bar',
+  '}': 'braceright',
+  '~': 'asciitilde',
 };
+
+const own = <T>(table: Record<string, T>, key: string): T | undefined => (Object.hasOwn(table, key) ? table[key] : undefined);
+
+function lookUp(key: string): Key | undefined {
+  const lower = key.toLowerCase();
+  const named = own(NAMED, lower);
+  if (typeof named === 'string') return { x11: named, pyautogui: lower };
+  if (named !== undefined) return named;
+  if (/^f([1-9]|1\d|2[0-4])$/.test(lower)) return { x11: lower.toUpperCase(), pyautogui: lower };
+  if (/^num\d$/.test(lower)) return { x11: `KP_${lower.slice(3)}`, pyautogui: lower };
+  if (/^[a-z0-9]$/.test(lower)) return { x11: lower, pyautogui: lower };
+  const character = own(CHARACTERS, key);
+  return character === undefined ? undefined : { x11: character, pyautogui: key };
+}
 
 export type KeyTarget = 'x11' | 'pyautogui';
 
-/** The renderer's name for a model's key name, or undefined when the key is not known. */
-export function keyName(key: string, target: KeyTarget): string | undefined {
-  const lower = key.toLowerCase();
-  const named = NAMED[lower];
-  if (named !== undefined) return named[target];
-  if (/^f([1-9]|1[0-2])$/.test(lower)) return target === 'x11' ? lower.toUpperCase() : lower;
-  if (/^[a-z0-9]$/.test(lower)) return lower;
-  const punctuation = PUNCTUATION[key];
-  if (punctuation !== undefined) return target === 'x11' ? punctuation : key;
-  return undefined;
-}
+/** The renderer's name for a model's key name, or undefined when the key is not known (or X has no keysym for it). */
+export const keyName = (key: string, target: KeyTarget): string | undefined => lookUp(key)?.[target];
 
 export class RenderError extends Error {
   constructor(message: string) {
@@ -74,11 +181,13 @@ export class RenderError extends Error {
   }
 }
 
-/** The renderer's names for a hotkey's keys; RenderError naming the first key it does not know. */
+/** The renderer's names for a hotkey's keys; RenderError naming the first key it cannot press. */
 export function keyNames(keys: readonly string[], target: KeyTarget): string[] {
   return keys.map((key) => {
-    const name = keyName(key, target);
-    if (name === undefined) throw new RenderError(`unknown key "${key}" in hotkey ${JSON.stringify(keys)}`);
+    const known = lookUp(key);
+    if (known === undefined) throw new RenderError(`unknown key "${key}" in hotkey ${JSON.stringify(keys)}`);
+    const name = known[target];
+    if (name === undefined) throw new RenderError(`key "${key}" has no X keysym; only pyautogui can press it`);
     return name;
   });
 }

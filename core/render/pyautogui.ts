@@ -59,6 +59,8 @@ export function toPyautogui(action: GuiAction): string {
       return `pyautogui.doubleClick(${at(action.x, action.y)})`;
     case 'right_click':
       return `pyautogui.rightClick(${at(action.x, action.y)})`;
+    case 'hover':
+      return `pyautogui.moveTo(${at(action.x, action.y)})`;
     case 'drag':
       return [
         `pyautogui.moveTo(${at(action.from.x, action.from.y)})`,

@@ -8,6 +8,7 @@ describe('GUI actions', () => {
       { type: 'click', x: 1, y: 2 },
       { type: 'double_click', x: 1, y: 2 },
       { type: 'right_click', x: 1, y: 2 },
+      { type: 'hover', x: 1, y: 2 },
       { type: 'drag', from: { x: 1, y: 2 }, to: { x: 3, y: 4 } },
       { type: 'scroll', x: 1, y: 2, direction: 'down', amount: 5 },
       { type: 'type', text: 'p := 2', submit: true },
@@ -45,6 +46,7 @@ describe('GUI actions', () => {
     assert.equal(describeAction({ type: 'click', x: 640, y: 400 }), 'click at (640, 400)');
     assert.equal(describeAction({ type: 'double_click', x: 1, y: 2 }), 'double click at (1, 2)');
     assert.equal(describeAction({ type: 'right_click', x: 1, y: 2 }), 'right click at (1, 2)');
+    assert.equal(describeAction({ type: 'hover', x: 1, y: 2 }), 'hover at (1, 2)');
     assert.equal(describeAction({ type: 'drag', from: { x: 1, y: 2 }, to: { x: 3, y: 4 } }), 'drag from (1, 2) to (3, 4)');
     assert.equal(describeAction({ type: 'scroll', x: 1, y: 2, direction: 'up', amount: 5 }), 'scroll up 5 at (1, 2)');
     assert.equal(describeAction({ type: 'type', text: 'p := "x"', submit: true }), 'type "p := \\"x\\"" then Enter');

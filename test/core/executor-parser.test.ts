@@ -57,6 +57,8 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf("left_single(start_box='(0,0)')"), { type: 'click', x: 0, y: 0 });
     assert.deepEqual(actionOf("left_double(start_box='(644,406)')"), { type: 'double_click', x: 640, y: 400 });
     assert.deepEqual(actionOf("right_single(start_box='(644,406)')"), { type: 'right_click', x: 640, y: 400 });
+    assert.deepEqual(actionOf("hover(start_box='(644,406)')"), { type: 'hover', x: 640, y: 400 });
+    assert.deepEqual(actionOf("select(start_box='(0,0)', end_box='(644,406)')"), { type: 'drag', from: { x: 0, y: 0 }, to: { x: 640, y: 400 } });
     assert.deepEqual(actionOf("drag(start_box='(0,0)', end_box='(1288,812)')"), { type: 'drag', from: { x: 0, y: 0 }, to: { x: 1279, y: 799 } });
     assert.deepEqual(actionOf("drag(start_point='<point>644 0</point>', end_point='<point>644 406</point>')"), {
       type: 'drag',
@@ -85,21 +87,67 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf("press(key='enter')"), { type: 'hotkey', keys: ['enter'] });
     assert.deepEqual(actionOf("keydown(key='Tab')"), { type: 'hotkey', keys: ['tab'] });
     assert.match(reasonOf("hotkey(key='ctrl hyper')"), /unknown key "hyper"/);
+    assert.match(reasonOf("hotkey(key='f25')"), /unknown key "f25"/);
     assert.match(reasonOf("hotkey(key='  ')"), /empty key/);
     assert.match(reasonOf('hotkey()'), /hotkey\(\.\.\.\) needs key/);
   });
 
-  it('decodes typed text: escapes, raw newlines, unescaped quotes; a trailing newline submits', () => {
+  it('reads every key name pyautogui knows, the ones X has no keysym for too', () => {
+    assert.deepEqual(actionOf("hotkey(key='ctrl pgdn')"), { type: 'hotkey', keys: ['ctrl', 'pgdn'] });
+    assert.deepEqual(actionOf("press(key='F13')"), { type: 'hotkey', keys: ['f13'] });
+    assert.deepEqual(actionOf("hotkey(key='alt prtsc')"), { type: 'hotkey', keys: ['alt', 'prtsc'] });
+    assert.deepEqual(actionOf("keydown(key='numlock')"), { type: 'hotkey', keys: ['numlock'] });
+    assert.deepEqual(actionOf("press(key='volumeup')"), { type: 'hotkey', keys: ['volumeup'] });
+    assert.deepEqual(actionOf("hotkey(key='shift num5')"), { type: 'hotkey', keys: ['shift', 'num5'] });
+    assert.deepEqual(actionOf("hotkey(key='ctrl ~')"), { type: 'hotkey', keys: ['ctrl', '~'] });
+    assert.deepEqual(actionOf("press(key='accept')"), { type: 'hotkey', keys: ['accept'] });
+    assert.equal(formatExecutorAction({ type: 'hotkey', keys: ['accept'] }, view), "hotkey(key='accept')");
+  });
+
+  it('decodes typed text: escapes, raw newlines, unescaped quotes; a trailing newline or backslash-n submits', () => {
     assert.deepEqual(actionOf("type(content='p := 2\\n')"), { type: 'type', text: 'p := 2', submit: true });
     assert.deepEqual(actionOf("type(content='say \\\"hi\\\", it\\'s a \\\\ here')"), { type: 'type', text: 'say "hi", it\'s a \\ here', submit: false });
     assert.deepEqual(actionOf("type(content='line 1\\nline 2')"), { type: 'type', text: 'line 1\nline 2', submit: false });
     assert.deepEqual(actionOf("type(content='raw\nnewline\n')"), { type: 'type', text: 'raw\nnewline', submit: true });
     assert.deepEqual(actionOf("type(content='a\\n\\n')"), { type: 'type', text: 'a\n', submit: true });
+    // A literal backslash-n at the end (written \\n) submits too, as UI-TARS's own conversion has it, and takes only those two characters.
+    assert.deepEqual(actionOf("type(content='p := 2\\\\n')"), { type: 'type', text: 'p := 2', submit: true });
+    assert.deepEqual(actionOf("type(content='plan\\\\n')"), { type: 'type', text: 'plan', submit: true });
+    assert.deepEqual(actionOf("type(content='C:\\\\\\\\n')"), { type: 'type', text: 'C:\\', submit: true });
+    assert.deepEqual(actionOf("type(content='a\\\\nb')"), { type: 'type', text: 'a\\nb', submit: false });
     assert.deepEqual(actionOf("type(content='it's')"), { type: 'type', text: "it's", submit: false });
     assert.deepEqual(actionOf("type(content='f('x') = 1')"), { type: 'type', text: "f('x') = 1", submit: false });
     assert.deepEqual(actionOf('type(content="double \'quoted\'")'), { type: 'type', text: "double 'quoted'", submit: false });
     assert.deepEqual(actionOf("type(content='')"), { type: 'type', text: '', submit: false });
     assert.deepEqual(actionOf("type(content='√3 ✓')"), { type: 'type', text: '√3 ✓', submit: false });
+    assert.deepEqual(actionOf("type(content='\\a\\b\\f\\v')"), { type: 'type', text: '\x07\b\f\v', submit: false });
+    assert.deepEqual(actionOf("type(content='\\101\\102 \\7')"), { type: 'type', text: 'AB \x07', submit: false });
+    assert.deepEqual(actionOf("type(content='path\\/to')"), { type: 'type', text: 'path\\/to', submit: false });
+    assert.deepEqual(actionOf("type(content='\\N{GREEK SMALL LETTER PI} r\\N{SUPERSCRIPT TWO}\\n')"), { type: 'type', text: 'π r²', submit: true });
+  });
+
+  it('reads a call whose final parenthesis is missing, as the UI-TARS parser does', () => {
+    assert.deepEqual(actionOf("click(start_box='(644,406)'"), { type: 'click', x: 640, y: 400 });
+    assert.deepEqual(actionOf("hotkey(key='ctrl c'\n"), { type: 'hotkey', keys: ['ctrl', 'c'] });
+    assert.deepEqual(actionOf("drag(start_box='(0,0)', end_box='(644,406)',"), { type: 'drag', from: { x: 0, y: 0 }, to: { x: 640, y: 400 } });
+    assert.deepEqual(actionOf('wait('), { type: 'wait', seconds: WAIT_SECONDS });
+    assert.deepEqual(actionOf("type(content='p := 2\\n'"), { type: 'type', text: 'p := 2', submit: true });
+    assert.deepEqual(actionOf("type(content='it's'"), { type: 'type', text: "it's", submit: false });
+    assert.match(reasonOf("click(start_box='(1,1)"), /the string for start_box in click\(\.\.\.\) is not closed/);
+  });
+
+  it('keeps the first of several actions and returns the others as dropped', () => {
+    assert.deepEqual(parse("click(start_box='(644,406)')\n\ntype(content='p := 2\\n')"), {
+      ok: true,
+      thought: 'Do it.',
+      action: { type: 'click', x: 640, y: 400 },
+      dropped: ["type(content='p := 2\\n')"],
+    });
+    const three = parse("type(content='it's')\n\nhotkey(key='enter')\nclick(start_box='(1,1)'");
+    assert.deepEqual(three, { ok: true, thought: 'Do it.', action: { type: 'type', text: "it's", submit: false }, dropped: ["hotkey(key='enter')", "click(start_box='(1,1)'"] });
+    const unreadable = parse("wait()\n\nclick(start_box='(1,1)' oops) trailing\n\nfinished()");
+    assert.deepEqual(unreadable, { ok: true, thought: 'Do it.', action: { type: 'wait', seconds: WAIT_SECONDS }, dropped: ["click(start_box='(1,1)' oops) trailing\n\nfinished()"] });
+    assert.deepEqual(parse("finished()\n\nhover(start_box='(1,1)')"), { ok: true, thought: 'Do it.', action: { type: 'done' }, dropped: ["hover(start_box='(1,1)')"] });
   });
 
   it('honours a model image of another size', () => {
@@ -126,18 +174,16 @@ describe('executor output (UI-TARS-1.5)', () => {
       ['Action: ', /expected a call/],
       ['Action: 42', /expected a call/],
       ['Action: click', /expected "\(" after click/],
-      ['Action: hover(start_box=\'(1,1)\')', /unknown action hover/],
+      ["Action: left_triple(start_box='(1,1)')", /unknown action left_triple/],
       ["Action: click(start_box='(1,1)', button='left')", /unknown argument button in click/],
       ['Action: click()', /click\(\.\.\.\) needs start_box/],
       ["Action: click('(1,1)')", /expected an argument name/],
       ["Action: click(start_box '(1,1)')", /has no "="/],
       ['Action: click(start_box=)', /has no value/],
       ["Action: click(start_box='(1,1)", /is not closed/],
-      ["Action: click(start_box='(1,1)'", /is not closed/],
       ["Action: click(start_box='(1,1)', start_box='(2,2)')", /given twice/],
       ["Action: click(start_box='(1,1)', point='<point>1 1</point>')", /start_box and point both name the same point/],
       ["Action: click(start_box='(1,1)' point='x')", /expected "," or "\)"/],
-      ["Action: click(start_box='(1,1)')\n\ntype(content='x')", /expected one action, found another/],
       ["Action: click(start_box='(1,1)') and then some", /unexpected text after click/],
       ["Action: click(start_box='(1,2,3)')", /expected a point/],
       ["Action: click(start_box='(a,b)')", /expected a point/],
@@ -159,6 +205,7 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.equal(formatExecutorAction({ type: 'click', x: 640, y: 400 }, view), "click(start_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'double_click', x: 640, y: 400 }, view), "left_double(start_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'right_click', x: 0, y: 0 }, view), "right_single(start_box='(0,0)')");
+    assert.equal(formatExecutorAction({ type: 'hover', x: 640, y: 400 }, view), "hover(start_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'drag', from: { x: 0, y: 0 }, to: { x: 640, y: 400 } }, view), "drag(start_box='(0,0)', end_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'scroll', x: 640, y: 400, direction: 'left', amount: 3 }, view), "scroll(start_box='(644,406)', direction='left')");
     assert.equal(formatExecutorAction({ type: 'type', text: "it's a \\ \"q\"\nx", submit: true }, view), "type(content='it\\'s a \\\\ \"q\"\\nx\\n')");
@@ -210,6 +257,7 @@ function near(got: GuiAction, want: GuiAction, tolerance: number): boolean {
     case 'click':
     case 'double_click':
     case 'right_click':
+    case 'hover':
       return got.type === want.type && close(got, want, tolerance);
     case 'drag':
       return got.type === 'drag' && close(got.from, want.from, tolerance) && close(got.to, want.to, tolerance);

@@ -29,6 +29,16 @@ const EXECUTOR_SEEDS = [
   "Action: finished(content='done')",
   'Action: call_user()',
   "```\nThought: x\nAction: press(key='enter')\n```",
+  // What UI-TARS's own parser accepts too (issue 10): hover, select, Python escapes, a trailing \\n, pyautogui's key names,
+  // a missing final parenthesis, several actions.
+  "Thought: show the tooltip\nAction: hover(start_box='(644,406)')",
+  "Action: select(start_point='<point>1 2</point>', end_point='<point>300 400</point>')",
+  "Action: type(content='\\a\\b\\f\\v \\101\\7 \\N{GREEK SMALL LETTER PI}\\N{degree sign} path\\/to \\N{NOT A NAME} \\N{ p := 2\\\\n')",
+  "Action: hotkey(key='ctrl pgdn f13 prtsc numlock volumeup')",
+  "Action: press(key='accept')",
+  "Thought: x\nAction: click(start_box='(644,406)'",
+  "Action: click(start_box='(1,1)')\n\ntype(content='it's')\nhotkey(key='enter'",
+  "Action: type(content='it's \\N{BOM}'\n\nfinished()\n\nclick(start_box='(5,5)' oops",
 ];
 const PLANNER_SEEDS = [
   'Thought: Click the input field.\nAction: click the input field at the bottom',
@@ -49,6 +59,7 @@ const WEIRD = [
   "'", '"', '\\', '(', ')', '[', ']', '{', '}', ',', '=', '<', '>', '|', ':', '`', '\n', '\t', ' ',
   'Action:', 'Thought:', 'ANS', 'DONE', 'FAIL', 'True', 'None', '<point>', '</point>', '<|box_start|>', '<|box_end|>',
   '-1', 'NaN', 'Infinity', '-Infinity', '1e308', '9'.repeat(400), '-99999999', '0.5', '.5', '1.', 'start_box=', "content='",
+  '\\N{', '\\N{BOM}', '\\777', '\\a', '\\/', ')\n\n', "')\nhover(start_box='(1,1)'",
 ];
 
 function mutate(rng: Prng, text: string): string {
@@ -128,6 +139,7 @@ describe('parser fuzzing', function () {
         if (executor.ok) {
           accepted.executor += 1;
           assert.equal(typeof executor.thought, 'string');
+          assert.ok(executor.dropped === undefined || (executor.dropped.length > 0 && executor.dropped.every((call) => call.length > 0)));
           const action = guiActionSchema.parse(executor.action);
           for (const point of 'from' in action ? [action.from, action.to] : 'x' in action ? [action] : []) {
             assert.ok(point.x < view.screen.width && point.y < view.screen.height, `${JSON.stringify(action)} off screen for ${JSON.stringify(input)}`);

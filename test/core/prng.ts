@@ -47,7 +47,7 @@ const TEXT = 'abcxyz XYZ0123:=+-*/^()[]{}\'"\\\n\té√π✓😀';
 export function randomAction(rng: Prng, screen: Size): GuiAction {
   const x = rng.int(0, screen.width - 1);
   const y = rng.int(0, screen.height - 1);
-  switch (rng.int(0, 11)) {
+  switch (rng.int(0, 12)) {
     case 0:
       return { type: 'click', x, y };
     case 1:
@@ -70,6 +70,8 @@ export function randomAction(rng: Prng, screen: Size): GuiAction {
       return { type: 'fail' };
     case 10:
       return { type: 'answer', text: rng.string(rng.int(0, 12), TEXT) };
+    case 11:
+      return { type: 'hover', x, y };
     default:
       return { type: 'call_user' };
   }

@@ -9,6 +9,11 @@ describe('Python literals in model text', () => {
     assert.equal(readQuoted(`'a\\nb\\tc\\\\d\\re'`, 0)?.value, 'a\nb\tc\\d\re');
     assert.equal(readQuoted(`'\\x41\\u00e9\\U0001F600'`, 0)?.value, 'Aé😀');
     assert.equal(readQuoted(`'\\q\\u12'`, 0)?.value, '\\q\\u12', 'unknown or short escapes keep their backslash');
+    assert.equal(readQuoted(`'\\a\\b\\f\\v'`, 0)?.value, '\x07\b\f\v');
+    assert.equal(readQuoted(`'\\101\\0\\12\\7x\\1234\\08\\777'`, 0)?.value, 'A\0\n\x07x\x534\x008\u01ff', 'octal escapes take 1 to 3 digits');
+    assert.equal(readQuoted(`'a\\/b'`, 0)?.value, 'a\\/b', 'Python keeps the backslash of \\/');
+    assert.equal(readQuoted(`'\\N{GREEK SMALL LETTER ALPHA}\\N{degree sign}C\\N{BOM}'`, 0)?.value, 'α°C\ufeff');
+    assert.equal(readQuoted(`'\\N{NOT A NAME} \\N{ \\N{x'`, 0)?.value, '\\N{NOT A NAME} \\N{ \\N{x', 'unknown or malformed names are kept as written');
     assert.equal(readQuoted(`'\\UFFFFFFFF'`, 0)?.value, '\ufffd', 'code points past Unicode become U+FFFD');
     assert.equal(readQuoted("'raw\nnewline'", 0)?.value, 'raw\nnewline');
     assert.equal(readQuoted(`'never closed`, 0), undefined);
@@ -25,6 +30,7 @@ describe('Python literals in model text', () => {
     assert.equal(pythonToJson('{"a": "True"}'), '{"a": "True"}');
     assert.equal(pythonToJson("['it\\'s']"), '["it\'s"]');
     assert.equal(pythonToJson("{'a': 'open"), '{"a": \'open');
+    assert.equal(pythonToJson('{"url": "a\\/b"}'), '{"url": "a/b"}', 'in JSON, \\/ is a slash');
   });
 });
 

@@ -17,6 +17,8 @@ describe('GRPO reward', () => {
     assert.equal(actionReward({ type: 'click', x: 640, y: 400 }, { type: 'click', x: 640, y: 400 }, screen), 2);
     assert.equal(actionReward({ type: 'click', x: 0, y: 400 }, { type: 'click', x: 640, y: 400 }, screen), 1.75);
     assert.equal(actionReward({ type: 'right_click', x: 0, y: 0 }, { type: 'right_click', x: 1280, y: 800 }, screen), 1);
+    assert.equal(actionReward({ type: 'hover', x: 0, y: 400 }, { type: 'hover', x: 640, y: 400 }, screen), 1.75);
+    assert.equal(actionReward({ type: 'hover', x: 640, y: 400 }, { type: 'click', x: 640, y: 400 }, screen), 0, 'a hover is not a click');
     assert.equal(pointSimilarity({ x: 0, y: 0 }, { x: 5000, y: 0 }, screen), 0, 'floored at 0 off screen');
     approx(actionReward({ type: 'double_click', x: 100, y: 100 }, { type: 'double_click', x: 164, y: 140 }, screen), 1 + 1 - (64 / 1280 + 40 / 800) / 2);
   });

@@ -11,6 +11,10 @@ describe('input events (local X displays)', () => {
     assert.deepEqual(toInputEvents({ type: 'right_click', x: 1, y: 2 })[1], { kind: 'click', button: 3, count: 1 });
   });
 
+  it('renders a hover as a move alone', () => {
+    assert.deepEqual(toInputEvents({ type: 'hover', x: 10, y: 20 }), [{ kind: 'move', x: 10, y: 20 }]);
+  });
+
   it('renders a drag with the button held through a midpoint', () => {
     assert.deepEqual(toInputEvents({ type: 'drag', from: { x: 0, y: 0 }, to: { x: 11, y: 21 } }), [
       { kind: 'move', x: 0, y: 0 },

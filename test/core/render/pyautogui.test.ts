@@ -64,6 +64,7 @@ describe('pyautogui rendering (OSWorld VMs)', function () {
       [{ type: 'click', x: 640, y: 400 }, 'pyautogui.click(640, 400)'],
       [{ type: 'double_click', x: 1, y: 2 }, 'pyautogui.doubleClick(1, 2)'],
       [{ type: 'right_click', x: 1, y: 2 }, 'pyautogui.rightClick(1, 2)'],
+      [{ type: 'hover', x: 1, y: 2 }, 'pyautogui.moveTo(1, 2)'],
       [{ type: 'drag', from: { x: 1, y: 2 }, to: { x: 3, y: 4 } }, "pyautogui.moveTo(1, 2); pyautogui.dragTo(3, 4, duration=0.5, button='left')"],
       [{ type: 'scroll', x: 5, y: 6, direction: 'up', amount: 3 }, 'pyautogui.scroll(3, x=5, y=6)'],
       [{ type: 'scroll', x: 5, y: 6, direction: 'down', amount: 3 }, 'pyautogui.scroll(-3, x=5, y=6)'],
@@ -73,7 +74,7 @@ describe('pyautogui rendering (OSWorld VMs)', function () {
       [{ type: 'type', text: 'é', submit: false }, "import pyperclip; pyperclip.copy('\\xe9'); pyautogui.hotkey('ctrl', 'v'); time.sleep(0.3)"],
       [{ type: 'type', text: '', submit: true }, "pyautogui.press('enter')"],
       [{ type: 'type', text: '', submit: false }, 'pass'],
-      [{ type: 'hotkey', keys: ['Control', 'return'] }, "pyautogui.hotkey('ctrl', 'enter')"],
+      [{ type: 'hotkey', keys: ['Control', 'return'] }, "pyautogui.hotkey('ctrl', 'return')"],
       [{ type: 'hotkey', keys: ['ctrl', "'"] }, "pyautogui.hotkey('ctrl', '\\'')"],
       [{ type: 'wait', seconds: 1.5 }, 'time.sleep(1.5)'],
       [{ type: 'done' }, 'pass'],
@@ -122,6 +123,7 @@ describe('pyautogui rendering (OSWorld VMs)', function () {
 
   it('runs clicks, drags, scrolls and hotkeys as the stubbed calls', () => {
     assert.deepEqual(run({ type: 'click', x: 640, y: 400 }), [['click', [640, 400], {}]]);
+    assert.deepEqual(run({ type: 'hover', x: 7, y: 8 }), [['moveTo', [7, 8], {}]]);
     assert.deepEqual(run({ type: 'drag', from: { x: 1, y: 2 }, to: { x: 3, y: 4 } }), [
       ['moveTo', [1, 2], {}],
       ['dragTo', [3, 4], { duration: 0.5, button: 'left' }],

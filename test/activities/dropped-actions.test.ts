@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { loadConfig } from '../../config/load';
+import { formatPlannerOutput } from '../../core/planner-parser';
+import { screenshotKey } from '../../core/keys';
+import { parseTrajectoryManifest } from '../../core/trajectory';
+import { createModelActivities } from '../../activities/models/activities';
+import { decisionStore } from '../../activities/models/decision';
+import { ModelGateway } from '../../activities/models/gateway';
+import { createTrajectoryActivities } from '../../activities/storage/trajectory';
+import { s3TaskReader, stageTasks, TaskLibrary } from '../../activities/tasks/library';
+import { startScriptedServer, type ScriptedServer } from '../../doubles/openai-server';
+import type { Decision } from '../../workflows/rollout-types';
+import { REPO_CONFIG, testStack } from '../stack';
+
+const SCREENSHOT = readFileSync(path.join(path.dirname(REPO_CONFIG), 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
+
+describe('dropped executor actions (decision in the real MinIO, manifest)', function () {
+  this.timeout(60_000);
+  let server: ScriptedServer;
+  let executorReply = '';
+  let plannerModel = '';
+
+  before(async () => {
+    // TEST DOUBLE of the planner and UI-TARS endpoints: the executor writes what the test sets.
+    server = await startScriptedServer((request) => ({
+      texts: [request.model === plannerModel ? formatPlannerOutput('Confirm the dialog.', { kind: 'instruction', text: 'click OK' }) : executorReply],
+    }));
+  });
+  after(async () => server.close());
+
+  it('keeps the first action, records the others in the decision and the step record, not in workflow payloads', async () => {
+    const { store, config, env } = await testStack();
+    plannerModel = config.models.planner.model;
+    const prefix = `test/dropped/${Date.now()}`;
+    const gatewayEnv = { ...env, CODA_PLANNER_URL: server.url, CODA_EXECUTOR_URL: server.url, CODA_PLANNER_API_KEY: 'k', CODA_EXECUTOR_API_KEY: 'k' };
+    const [task] = await stageTasks(store, prefix, new TaskLibrary().load('KAlgebra', ['A-01']));
+    const ref = { run: 'r', software: 'KAlgebra', task: 'A-01', attempt: 0 };
+    const shot = screenshotKey(prefix, ref, 0);
+    await store.put(shot, SCREENSHOT, 'image/png');
+    const deps = { decisions: decisionStore(store), prefix, tasks: s3TaskReader(store) };
+    const models = createModelActivities({ ...deps, gateway: new ModelGateway(loadConfig(REPO_CONFIG, gatewayEnv).models, { read: (key) => store.get(key) }, gatewayEnv) });
+    const decide = (step: number, reply: string): Promise<Decision> => {
+      executorReply = reply;
+      const input = { ref, step, taskKey: task!.key, screenshotKey: shot, screen: { width: 1920, height: 1080 }, history: [] };
+      return new MockActivityEnvironment().run(models.decideStep, input);
+    };
+
+    const several = await decide(1, "Thought: OK it is.\nAction: click(start_box='(644,406)')\n\nhotkey(key='enter')\n\nfinished()");
+    const single = await decide(2, "Thought: OK it is.\nAction: click(start_box='(644,406)')");
+    assert.equal(several.action?.type, 'click');
+    assert.deepEqual(several.action, single.action, 'the first call is taken as if it were alone');
+    assert.equal(JSON.stringify(several).includes('hotkey'), false, 'the workflow payload does not carry dropped calls');
+    const stored = decisionStore(store); // a fresh cache: read back from S3
+    assert.deepEqual((await stored.read(several.decisionKey)).droppedActions, ["hotkey(key='enter')", 'finished()']);
+    assert.equal((await stored.read(single.decisionKey)).droppedActions, undefined);
+
+    const trajectories = createTrajectoryActivities({ store, prefix, tasks: deps.tasks, decisions: stored });
+    const now = new Date().toISOString();
+    const step = (decision: Decision, index: number) => ({ ...decision, index, screenshotKey: shot, performed: true, startedAt: now });
+    const key = await trajectories.writeManifest({
+      ref,
+      stage: 'test',
+      taskKey: task!.key,
+      maxSteps: 5,
+      steps: [step(several, 1), step(single, 2)],
+      desktop: { host: 'h', id: 'd' },
+      initialScreenshotKey: shot,
+      finalScreenshotKey: shot,
+      stop: { reason: 'DONE' },
+      resumes: 0,
+      startedAt: now,
+      endedAt: now,
+    });
+    const manifest = parseTrajectoryManifest(await store.getJson(key), key);
+    assert.deepEqual(manifest.steps[0]?.droppedActions, ["hotkey(key='enter')", 'finished()']);
+    assert.equal('droppedActions' in (manifest.steps[1] ?? {}), false);
+  });
+});
