@@ -22,7 +22,7 @@ import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
 import { rolloutWorkflowId } from '../workflows/rollout';
 import type { RolloutResult } from '../workflows/rollout-types';
-import { printTable, procKib } from './stats';
+import { cpuSeconds, printTable, procKib } from './stats';
 
 /**
  * Capacity of ONE orchestrator worker process (it runs every workflow and the decision
@@ -88,12 +88,6 @@ function clickingPolicy(steps: number, plannerModel: string) {
     return { texts: [formatExecutorOutput('Clicking.', action, { screen: { width: 1920, height: 1080 }, modelImage: smartResize(1920, 1080) })] };
   };
 }
-
-const cpuSeconds = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { levels: { type: 'string', default: '10,30,60' }, steps: { type: 'string', default: '20' } } });

@@ -65,25 +65,30 @@ const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, une
  * far below the 2,000-pending-children and history limits.
  */
 export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
-  const input: BatchInput = await failOnBadInput(() => inputs.resolveBatchInput(raw, workflowInfo().workflowId));
-  tagWorkflow({ software: input.software, stage: input.stage, run: input.run });
-  const { settings, concurrency, rolloutsPerRun } = input;
-  let entries: readonly TaskEntry[] = input.carried?.entries ?? [];
-  let cursor = input.carried?.cursor ?? 0;
-  let totals: BatchTotals = { ...EMPTY, ...input.carried?.totals };
+  let input: BatchInput | undefined;
+  let entries: readonly TaskEntry[] = [];
+  let totals: BatchTotals = EMPTY;
   const inFlight = new Map<string, Promise<void>>();
-
+  // Registered before anything is awaited, so a query right after the start is answered.
   setHandler(batchProgress, () => ({
-    run: input.run,
-    software: input.software,
-    total: entries.length * input.attempts,
+    run: input?.run ?? '',
+    software: input?.software ?? '',
+    total: entries.length * (input?.attempts ?? 0),
     ...totals,
     inFlight: [...inFlight.keys()],
-    continuedAsNew: input.carried?.runs ?? 0,
+    continuedAsNew: input?.carried?.runs ?? 0,
   }));
 
+  input = await failOnBadInput(() => inputs.resolveBatchInput(raw, workflowInfo().workflowId));
+  tagWorkflow({ software: input.software, stage: input.stage, run: input.run });
+  const { settings, concurrency, rolloutsPerRun } = input;
+  entries = input.carried?.entries ?? [];
+  let cursor = input.carried?.cursor ?? 0;
+  totals = { ...EMPTY, ...input.carried?.totals };
+
   if (input.carried === undefined) {
-    entries = await failOnBadInput(() => orchestrator.stageTaskSet({ software: input.software, taskIds: input.taskIds, taskSet: input.taskSet }));
+    const { software, taskIds, taskSet } = input;
+    entries = await failOnBadInput(() => orchestrator.stageTaskSet({ software, taskIds, taskSet }));
   }
   const total = entries.length * input.attempts;
 

@@ -1,4 +1,5 @@
 import { defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { EvaluationInput } from '../config/workflow-inputs';
 import type { ReportActivities, ReportSummary } from '../activities/reports/activities';
 import { rolloutBatch, batchWorkflowId, type BatchResult } from './batch';
 import { failOnBadInput, inputs } from './inputs';
@@ -34,21 +35,26 @@ const reports = proxyActivities<ReportActivities>({
  * nightly schedule starts it; run again with the same run id, it reuses every finished rollout.
  */
 export async function evaluation(raw: unknown): Promise<EvaluationResult> {
-  const input = await failOnBadInput(() => inputs.resolveEvaluationInput(raw, workflowInfo().workflowId));
-  tagWorkflow({ software: input.software.join(','), stage: 'evaluation', run: input.run });
-  const createdAt = new Date().toISOString();
-  const plan = input.planners.flatMap((planner) => input.software.map((software) => ({ planner, software })));
-  const batchRun = (planner: string): string => (input.planners.length === 1 ? input.run : `${input.run}.${planner}`);
+  let input: EvaluationInput | undefined;
+  let plan: Array<{ planner: EvaluationInput['planners'][number]; software: string }> = [];
   const done: Array<EvaluationProgress['batches'][number]> = [];
   let current: string | undefined;
+  // Registered before anything is awaited, so a query right after the start is answered.
   setHandler(evaluationProgress, () => ({
-    run: input.run,
-    series: input.series,
+    run: input?.run ?? '',
+    series: input?.series ?? '',
     completed: done.length,
     total: plan.length,
     ...(current === undefined ? {} : { current }),
     batches: done,
   }));
+
+  input = await failOnBadInput(() => inputs.resolveEvaluationInput(raw, workflowInfo().workflowId));
+  const { run: evaluationRun, planners, software: softwares } = input;
+  tagWorkflow({ software: softwares.join(','), stage: 'evaluation', run: evaluationRun });
+  const createdAt = new Date().toISOString();
+  plan = planners.flatMap((planner) => softwares.map((software) => ({ planner, software })));
+  const batchRun = (planner: string): string => (planners.length === 1 ? evaluationRun : `${evaluationRun}.${planner}`);
 
   for (const { planner, software } of plan) {
     const run = batchRun(planner.name);
@@ -62,10 +68,10 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
   current = undefined;
   const report = await reports.writeEvaluationReport({
     series: input.series,
-    run: input.run,
+    run: evaluationRun,
     k: input.attempts,
     createdAt,
-    rows: input.planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(input.software.map((s) => [s, batchRun(planner.name)])) })),
+    rows: planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(softwares.map((s) => [s, batchRun(planner.name)])) })),
   });
-  return { run: input.run, series: input.series, ...report };
+  return { run: evaluationRun, series: input.series, ...report };
 }

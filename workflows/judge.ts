@@ -9,7 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { JudgeRunInput } from '../config/workflow-inputs';
+import type { JudgeEvaluationInput, JudgeInput, JudgeRunInput } from '../config/workflow-inputs';
 import { FAILURES } from '../core/failures';
 import { nextJudgeRequest, type JudgeRequest } from '../core/judge/voting';
 import { DEFAULT_VERDICT, type AttemptRef } from '../core/keys';
@@ -32,7 +32,7 @@ export const judgeWorkflowId = (ref: AttemptRef, label: string = DEFAULT_VERDICT
 export const judgeRunWorkflowId = (run: string, software: string, label: string = DEFAULT_VERDICT): string => withLabel(`judge-run-${run}-${software}`, label);
 
 export interface JudgeTrajectoryProgress {
-  readonly status: 'preparing' | 'voting' | 'writing' | 'finished';
+  readonly status: 'starting' | 'preparing' | 'voting' | 'writing' | 'finished';
   readonly manifestKey: string;
   /** Votes cast so far, of at most `total` (voting stops early at the first failure). */
   readonly completed: number;
@@ -58,21 +58,24 @@ const judging = proxyActivities<JudgeActivities>({
  * verdict is better than a made-up one.
  */
 export async function judgeTrajectory(raw: unknown): Promise<JudgeOutcome> {
-  const input = await failOnBadInput(() => inputs.resolveJudgeInput(raw));
-  const { ref, label, plan, manifestKey } = input;
-  tagWorkflow({ software: ref.software, stage: 'judging', run: ref.run });
+  let input: JudgeInput | undefined;
   const votes: CastVote[] = [];
-  let status: JudgeTrajectoryProgress['status'] = 'preparing';
+  let status: JudgeTrajectoryProgress['status'] = 'starting';
+  // Registered before anything is awaited, so a query right after the start is answered.
   setHandler(judgeProgress, () => {
     const last = votes.at(-1);
     return {
       status,
-      manifestKey,
+      manifestKey: input?.manifestKey ?? '',
       completed: votes.length,
-      total: plan.lowResolutionVotes + plan.highResolutionVotes,
+      total: input === undefined ? 0 : input.plan.lowResolutionVotes + input.plan.highResolutionVotes,
       ...(last === undefined ? {} : { lastVote: { judge: last.judge, resolution: last.resolution, success: last.reply?.correctness ?? null } }),
     };
   });
+  input = await failOnBadInput(() => inputs.resolveJudgeInput(raw));
+  const { ref, label, plan, manifestKey, images } = input;
+  tagWorkflow({ software: ref.software, stage: 'judging', run: ref.run });
+  status = 'preparing';
 
   const prepared = await judging.prepareJudging({ manifestKey, ref, label, plan });
   if (prepared.existing !== undefined) {
@@ -85,11 +88,11 @@ export async function judgeTrajectory(raw: unknown): Promise<JudgeOutcome> {
     if (next.done) {
       status = 'writing';
       const { success, stoppedBecause, positiveSteps } = next.verdict;
-      const outcome = await judging.writeVerdict({ manifestKey, ref, label, plan, images: input.images, stepCount: prepared.stepCount, verdict: { success, stoppedBecause, positiveSteps }, votes });
+      const outcome = await judging.writeVerdict({ manifestKey, ref, label, plan, images, stepCount: prepared.stepCount, verdict: { success, stoppedBecause, positiveSteps }, votes });
       status = 'finished';
       return outcome;
     }
-    votes.push(await castOrFail(next.request, () => judging.castVote({ manifestKey, ref, label, request: next.request, images: input.images })));
+    votes.push(await castOrFail(next.request, () => judging.castVote({ manifestKey, ref, label, request: next.request, images })));
   }
 }
 
@@ -149,32 +152,37 @@ const PAGE = 200;
  * and why, so nobody mistakes a partly judged run for a judged one.
  */
 export async function judgeRun(raw: unknown): Promise<JudgeRunResult> {
-  const input: JudgeRunInput = await failOnBadInput(() => inputs.resolveJudgeRunInput(raw));
-  const { run, software, label } = input;
-  tagWorkflow({ software, stage: 'judging', run });
-  let judged = input.carried?.judged ?? 0;
-  let succeeded = input.carried?.succeeded ?? 0;
+  let input: JudgeRunInput | undefined;
+  let judged = 0;
+  let succeeded = 0;
   let listed = 0;
   const failures: string[] = [];
   const inFlight = new Map<string, Promise<void>>();
+  // Registered before anything is awaited, so a query right after the start is answered.
   setHandler(judgeRunProgress, () => ({
-    run,
-    software,
-    label,
+    run: input?.run ?? '',
+    software: input?.software ?? '',
+    label: input?.label ?? '',
     completed: judged,
     succeeded,
     failed: failures.length,
-    total: (input.carried?.judged ?? 0) + listed,
+    total: (input?.carried?.judged ?? 0) + listed,
     inFlight: [...inFlight.keys()],
   }));
+  input = await failOnBadInput(() => inputs.resolveJudgeRunInput(raw));
+  const { run, software, label } = input;
+  tagWorkflow({ software, stage: 'judging', run });
+  judged = input.carried?.judged ?? 0;
+  succeeded = input.carried?.succeeded ?? 0;
 
-  const page = await listing.listTrajectories({ run, software, limit: PAGE, ...(input.carried === undefined ? {} : { after: input.carried.cursor }) });
+  const { plan, concurrency, carried } = input;
+  const page = await listing.listTrajectories({ run, software, limit: PAGE, ...(carried === undefined ? {} : { after: carried.cursor }) });
   listed = page.length;
   const judge = async (manifestKey: string, ref: AttemptRef): Promise<void> => {
     const workflowId = judgeWorkflowId(ref, label);
     let outcome: Promise<JudgeOutcome>;
     try {
-      const child = await startChild(judgeTrajectory, { workflowId, args: [{ manifestKey, label, ...(input.plan === undefined ? {} : { plan: input.plan }) }] });
+      const child = await startChild(judgeTrajectory, { workflowId, args: [{ manifestKey, label, ...(plan === undefined ? {} : { plan }) }] });
       outcome = child.result();
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -196,7 +204,7 @@ export async function judgeRun(raw: unknown): Promise<JudgeRunResult> {
     );
   };
   for (const item of page) {
-    while (inFlight.size >= input.concurrency) await Promise.race(inFlight.values());
+    while (inFlight.size >= concurrency) await Promise.race(inFlight.values());
     await judge(item.manifestKey, item.ref);
   }
   await Promise.all(inFlight.values());
@@ -210,7 +218,7 @@ export async function judgeRun(raw: unknown): Promise<JudgeRunResult> {
   if (page.length === PAGE) {
     await continueAsNew<typeof judgeRun>({
       ...input,
-      carried: { cursor: page.at(-1)!.manifestKey, judged, succeeded, runs: (input.carried?.runs ?? 0) + 1 },
+      carried: { cursor: page.at(-1)!.manifestKey, judged, succeeded, runs: (carried?.runs ?? 0) + 1 },
     });
   }
   return { run, software, label, judged, succeeded };
@@ -239,11 +247,19 @@ const summarizing = proxyActivities<JudgeEvaluationActivities>({
  * multi-resolution strategies, with the all-high-resolution plan of the same votes.
  */
 export async function judgeEvaluation(raw: unknown): Promise<JudgeEvaluationSummary> {
-  const input = await failOnBadInput(() => inputs.resolveJudgeEvaluationInput(raw, workflowInfo().workflowId));
-  tagWorkflow({ software: input.software, stage: 'judge-evaluation', run: input.run });
+  let input: JudgeEvaluationInput | undefined;
   let completed = 0;
   let current: string | undefined;
-  setHandler(judgeEvaluationProgress, () => ({ run: input.run, software: input.software, completed, total: input.strategies.length, ...(current === undefined ? {} : { current }) }));
+  // Registered before anything is awaited, so a query right after the start is answered.
+  setHandler(judgeEvaluationProgress, () => ({
+    run: input?.run ?? '',
+    software: input?.software ?? '',
+    completed,
+    total: input?.strategies.length ?? 0,
+    ...(current === undefined ? {} : { current }),
+  }));
+  input = await failOnBadInput(() => inputs.resolveJudgeEvaluationInput(raw, workflowInfo().workflowId));
+  tagWorkflow({ software: input.software, stage: 'judge-evaluation', run: input.run });
   for (const strategy of input.strategies) {
     current = strategy.label;
     await executeChild(judgeRun, {

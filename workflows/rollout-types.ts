@@ -59,7 +59,8 @@ export interface StopSummary {
 }
 
 export interface RolloutProgress {
-  readonly status: 'leasing' | 'resetting' | 'deciding' | 'acting' | 'evaluating' | 'writing' | 'finished';
+  /** `starting` while the input is checked (the first step); `maxSteps` is 0 until then. */
+  readonly status: 'starting' | 'leasing' | 'resetting' | 'deciding' | 'acting' | 'evaluating' | 'writing' | 'finished';
   readonly step: number;
   readonly maxSteps: number;
   readonly lastThought?: string;

@@ -64,12 +64,36 @@ const RESTARTED = Symbol('restarted');
  * Steps live in this workflow's state, so each appears exactly once in the manifest.
  */
 export async function rollout(raw: unknown): Promise<RolloutResult> {
+  let steps: StepSummary[] = [];
+  let lease: Lease | undefined;
+  let resumes = 0;
+  let status: RolloutProgress['status'] = 'starting';
+  let stop: StopSummary | undefined;
+  let maxSteps = 0;
+  const startedMs = Date.now();
+  // Registered before anything is awaited, so a query right after the start is answered.
+  setHandler(rolloutProgress, () => {
+    const last = steps[steps.length - 1];
+    return {
+      status,
+      step: steps.length,
+      maxSteps,
+      lastThought: last?.thought,
+      lastAction: last?.action,
+      elapsedMs: Date.now() - startedMs,
+      resumes,
+      desktop: lease?.desktopId,
+      stop,
+    };
+  });
+
   const input = await failOnBadInput(() => inputs.resolveRolloutInput(raw));
   const { task, settings } = input;
+  maxSteps = task.maxSteps;
+  status = 'leasing';
   tagWorkflow({ software: task.software, stage: input.stage, run: input.run });
   const ref: AttemptRef = { run: input.run, software: task.software, task: task.id, attempt: input.attempt };
   const startedAt = new Date().toISOString();
-  const startedMs = Date.now();
 
   // The decision runs as a local activity of the orchestrator worker that runs this workflow: it
   // needs no other machine, and skipping a server round trip per step keeps the step overhead low.
@@ -99,32 +123,12 @@ export async function rollout(raw: unknown): Promise<RolloutResult> {
       retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [FAILURES.leaseLost, FAILURES.taskUnrunnable] },
     });
 
-  let steps: StepSummary[] = [];
-  let lease: Lease | undefined;
   /** The desktop the rollout last held, for the manifest and the models (its screen size). */
   let desktop = { host: '', id: '', screen: { width: 0, height: 0 } };
   let screenshotKey = '';
   let initialScreenshotKey = '';
-  let resumes = 0;
-  let status: RolloutProgress['status'] = 'leasing';
-  let stop: StopSummary | undefined;
   /** A decision whose action is not performed yet (kept across a host loss, dropped on restart). */
   let pending: { decision: Decision; startedAt: string; seen: string } | undefined;
-
-  setHandler(rolloutProgress, () => {
-    const last = steps[steps.length - 1];
-    return {
-      status,
-      step: steps.length,
-      maxSteps: task.maxSteps,
-      lastThought: last?.thought,
-      lastAction: last?.action,
-      elapsedMs: Date.now() - startedMs,
-      resumes,
-      desktop: lease?.desktopId,
-      stop,
-    };
-  });
 
   /**
    * Leases a desktop and brings it to the state after the recorded steps: replays their actions,

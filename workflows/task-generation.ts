@@ -1,4 +1,5 @@
 import { defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { TaskGenerationInput } from '../config/workflow-inputs';
 import { FAILURES } from '../core/failures';
 import type { TaskActivities } from '../activities/tasks/activities';
 import type { TaskSetSummary } from '../activities/tasks/generation';
@@ -6,7 +7,7 @@ import { failOnBadInput, inputs } from './inputs';
 import { tagWorkflow } from './search-attributes';
 
 export interface TaskGenerationProgress {
-  readonly status: 'generating' | 'finished';
+  readonly status: 'starting' | 'generating' | 'finished';
   readonly software: string;
   readonly version: string;
   /** 0 until the set is written, then 1 (of `total` 1): the requests happen inside one activity. */
@@ -32,17 +33,20 @@ const tasks = proxyActivities<TaskActivities>({
  * skipped, never a failure; generating a version that exists returns it as it is.
  */
 export async function taskGeneration(raw: unknown): Promise<TaskSetSummary> {
-  const input = await failOnBadInput(() => inputs.resolveTaskGenerationInput(raw, workflowInfo().workflowId));
-  tagWorkflow({ software: input.software, stage: 'task-generation', run: input.version });
+  let input: TaskGenerationInput | undefined;
   let result: TaskSetSummary | undefined;
+  // Registered before anything is awaited, so a query right after the start is answered.
   setHandler(taskGenerationProgress, () => ({
-    status: result === undefined ? 'generating' : 'finished',
-    software: input.software,
-    version: input.version,
+    status: input === undefined ? 'starting' : result === undefined ? 'generating' : 'finished',
+    software: input?.software ?? '',
+    version: input?.version ?? '',
     completed: result === undefined ? 0 : 1,
     total: 1,
     ...(result === undefined ? {} : { result }),
   }));
-  result = await failOnBadInput(() => tasks.generateTaskSet(input));
+  const resolved = await failOnBadInput(() => inputs.resolveTaskGenerationInput(raw, workflowInfo().workflowId));
+  input = resolved;
+  tagWorkflow({ software: resolved.software, stage: 'task-generation', run: resolved.version });
+  result = await failOnBadInput(() => tasks.generateTaskSet(resolved));
   return result;
 }

@@ -6,6 +6,7 @@ import type { RolloutInput, RolloutResult } from '../../workflows/rollout-types'
 import { pngSize } from '../desktop/helpers';
 import { CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attributes';
 import { startHarness, type Harness } from './harness';
+import { eventually } from './helpers';
 
 describe('rollout workflow on a real KAlgebra desktop with the scripted models', function () {
   this.timeout(300_000);
@@ -27,7 +28,12 @@ describe('rollout workflow on a real KAlgebra desktop with the scripted models',
       workflowId: rolloutWorkflowId(ref),
       args: [input],
     });
-    const progress = await handle.query(rolloutProgress);
+    // Answered at once (status "starting" while the input is checked), then with the task's budget.
+    assert.ok(['starting', 'leasing', 'resetting', 'deciding', 'acting'].includes((await handle.query(rolloutProgress)).status));
+    const progress = await eventually('the input checked', async () => {
+      const p = await handle.query(rolloutProgress);
+      return p.status === 'starting' ? undefined : p;
+    });
     assert.equal(progress.maxSteps, 5);
     const result = (await handle.result()) as RolloutResult;
     assert.equal(result.stop.reason, 'DONE');

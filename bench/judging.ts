@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../config/load';
+import type { JudgeEvaluationSummary } from '../activities/judge/evaluation';
+import { verdictFileSchema } from '../core/judge/verdict-file';
+import { attemptOfManifest, verdictKey } from '../core/keys';
+import { createObjectStore } from '../activities/storage/object-store';
+import { startScriptedModels } from '../doubles/scripted-models/main';
+import { startDaemon, stopDaemon, waitUntilHealthy } from '../infra/daemon';
+import { freeDisplay, REPO_CONFIG, startEphemeralStack } from '../infra/ephemeral';
+import { workerHealthy, workerSpec } from '../infra/worker-process';
+import { createVmHost } from '../workers/vm-host';
+import type { BatchResult } from '../workflows/batch';
+import type { JudgeRunResult } from '../workflows/judge';
+import { cpuSeconds, mean, printTable, procKib } from './stats';
+
+/**
+ * Judging on the real stack with the judge doubles of temporal.yaml (dev.scriptedModels.judges):
+ * 1. labelled trajectories: every KAlgebra task x `--attempts` on real KAlgebra desktops with the
+ *    scripted planner (dev.scriptedModels.errorRate), the evaluators giving the truth;
+ * 2. the judge strategies of temporal.yaml compared on them (what `coda judge-eval` prints), with
+ *    what the low-resolution early exit saved against the all-high plan of the same votes;
+ * 3. judge throughput: the deployment's judge plan over the same trajectories by ONE orchestrator
+ *    worker process: trajectories per minute, votes per second, worker CPU per vote, and how much
+ *    of a vote's time is the model call.
+ *
+ *   node build/bench/judging.js [--attempts 4] [--desktops 2]
+ */
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { attempts: { type: 'string', default: '4' }, desktops: { type: 'string', default: '2' } } });
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const servers = await startEphemeralStack('coda-judging');
+  const dir = mkdtempSync(path.join(tmpdir(), 'coda-judging-'));
+  try {
+    const base = loadConfig(REPO_CONFIG, servers.env);
+    const models = await startScriptedModels(base, { port: 0, env: servers.env });
+    const env = {
+      ...servers.env,
+      CODA_PLANNER_URL: models.url,
+      CODA_EXECUTOR_URL: models.url,
+      CODA_JUDGE_A_URL: models.url,
+      CODA_JUDGE_B_URL: models.url,
+      CODA_TASKGEN_URL: models.url,
+      CODA_LOCAL_DESKTOPS: values.desktops,
+    };
+    const loaded = loadConfig(REPO_CONFIG, env);
+    const config = { ...loaded, hosts: loaded.hosts.map((h) => (h.kind === 'local' ? { ...h, displayBase: freeDisplay(600) } : h)) };
+    const store = createObjectStore(config.storage, env);
+    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    const vmHost = await createVmHost({ config: { ...config, dataDir: dir }, connection, hostId: config.hosts[0]!.id, env });
+    const hostRunning = vmHost.run();
+    const orchestrator = startDaemon(config.dataDir, workerSpec(config, 'orchestrator', [], env));
+    const pid = orchestrator.pid!;
+    try {
+      await waitUntilHealthy(config.dataDir, 'orchestrator', () => workerHealthy(config, 'orchestrator', config.taskQueues.orchestrator), 90_000);
+      const execute = <T>(type: string, workflowId: string, input: unknown): Promise<T> =>
+        client.workflow.execute(type, { taskQueue: config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
+      const run = `judgebench${Date.now()}`;
+
+      const rolloutsStarted = Date.now();
+      const batch = await execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', attempts: Number(values.attempts) });
+      console.log(`\n${batch.completed} KAlgebra rollouts on ${values.desktops} real desktops in ${((Date.now() - rolloutsStarted) / 1000).toFixed(0)} s: ${batch.passed} passed their checks, ${batch.failed} failed, ${batch.errors} ended in error`);
+
+      const summary = await execute<JudgeEvaluationSummary>('judgeEvaluation', `judge-eval-${run}`, { run, software: 'KAlgebra', id: run });
+      console.log(`\n${(await store.get(summary.markdownKey)).toString('utf8')}`);
+
+      const label = 'throughput';
+      const cpuBefore = cpuSeconds(pid);
+      let peak = procKib(pid, 'VmRSS');
+      const sampler = setInterval(() => (peak = Math.max(peak, procKib(pid, 'VmRSS'))), 250);
+      const started = Date.now();
+      const judged = await execute<JudgeRunResult>('judgeRun', `judge-run-${run}-${label}`, { run, software: 'KAlgebra', label });
+      const seconds = (Date.now() - started) / 1000;
+      clearInterval(sampler);
+      const cpu = cpuSeconds(pid) - cpuBefore;
+      const keys = (await store.list(`${config.storage.prefix}/runs/${run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
+      const verdicts = await Promise.all(keys.map(async (k) => verdictFileSchema.parse(await store.getJson(verdictKey(config.storage.prefix, attemptOfManifest(config.storage.prefix, k), label)))));
+      const votes = verdicts.flatMap((v) => v.votes);
+      const plan = config.judging.plan;
+      printTable(
+        `judge throughput: ONE orchestrator worker, plan ${plan.lowResolutionVotes} low + ${plan.highResolutionVotes} high (${plan.judges.join(', ')}), ${config.judging.concurrency} trajectories at once, judge doubles answering at once`,
+        [
+          ['trajectories', 'votes', 'seconds', 'trajectories/min', 'votes/s', 'worker CPU per vote', 'model call per vote (mean)', 'images per vote', 'worker peak RSS'],
+          [
+            String(judged.judged),
+            String(votes.length),
+            seconds.toFixed(1),
+            ((judged.judged / seconds) * 60).toFixed(0),
+            (votes.length / seconds).toFixed(1),
+            `${((cpu / votes.length) * 1000).toFixed(0)} ms`,
+            `${mean(votes.map((v) => v.cost.latencyMs)).toFixed(0)} ms`,
+            mean(votes.map((v) => v.cost.images)).toFixed(1),
+            `${(peak / 1024).toFixed(0)} MiB`,
+          ],
+        ],
+      );
+    } finally {
+      await stopDaemon(config.dataDir, 'orchestrator');
+      vmHost.shutdown();
+      await hostRunning;
+      await models.close();
+      await connection.close();
+    }
+  } finally {
+    await servers.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
