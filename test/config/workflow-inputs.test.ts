@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parse, stringify } from 'yaml';
+import { parseConfig } from '../../config/load';
+import {
+  resolveBatchInput,
+  resolveEvaluationInput,
+  resolveJudgeEvaluationInput,
+  resolveJudgeInput,
+  resolveTaskGenerationInput,
+} from '../../config/workflow-inputs';
+import { ValidationError } from '../../core/validation';
+import { REPO_CONFIG } from '../stack';
+
+const repoText = readFileSync(REPO_CONFIG, 'utf8');
+const config = parseConfig(repoText, 'temporal.yaml', {});
+
+function problems(resolve: () => unknown): string[] {
+  try {
+    resolve();
+  } catch (err) {
+    assert.ok(err instanceof ValidationError, String(err));
+    return err.problems;
+  }
+  assert.fail('expected the input to be refused');
+}
+
+describe('workflow inputs: checked and completed from temporal.yaml', () => {
+  it('completes a minimal batch from the deployment, naming its run after the workflow id', () => {
+    const input = resolveBatchInput(config, { software: 'KAlgebra' }, 'nightly-evaluation-2026-11-23T02:00:00Z');
+    assert.equal(input.run, 'nightly-evaluation-2026-11-23T020000Z');
+    assert.equal(input.attempts, 1);
+    assert.equal(input.stage, 'evaluation');
+    assert.equal(input.concurrency, 2, 'every desktop of every host');
+    assert.equal(input.rolloutsPerRun, 200);
+    assert.equal(input.settings.leaseQueue, 'coda-desktop-leases');
+    assert.equal(input.settings.plannerModel, undefined);
+    assert.equal(resolveBatchInput(config, { software: 'KAlgebra', planner: { name: 'sft', model: 'coda-sft-3' } }, 'x').settings.plannerModel, 'coda-sft-3');
+  });
+
+  it('names every bad field of a batch', () => {
+    assert.deepEqual(problems(() => resolveBatchInput(config, { software: '', attempts: 0, taskIds: [], extra: 1 }, 'x')), [
+      'software: expected a software name such as KAlgebra',
+      'taskIds: expected at least one task id',
+      'attempts: expected an integer >= 1',
+      '(root): Unrecognized key: "extra"',
+    ]);
+    assert.deepEqual(problems(() => resolveBatchInput(config, 'KAlgebra', 'x')), ['(root): Invalid input: expected object, received string']);
+  });
+
+  it('reads the attempt from a judge input\'s manifest key and fills in the deployment\'s plan with the judges\' models', () => {
+    const input = resolveJudgeInput(config, { manifestKey: 'coda/runs/r1/KAlgebra/A-01/3/manifest.json' });
+    assert.deepEqual(input.ref, { run: 'r1', software: 'KAlgebra', task: 'A-01', attempt: 3 });
+    assert.equal(input.label, 'default');
+    assert.deepEqual(input.plan.judges, [{ name: 'judge-a', model: 'judge-a' }, { name: 'judge-b', model: 'judge-b' }]);
+    assert.deepEqual(input.plan.temperatures, { first: 0, repeat: 1, repeatTopP: 0.6 });
+    assert.deepEqual(input.images, { low: { width: 640, height: 360 }, high: { width: 1280, height: 720 } });
+    assert.deepEqual(problems(() => resolveJudgeInput(config, { manifestKey: 'coda/runs/r1/KAlgebra/A-01/3/manifest.json', plan: { lowResolutionVotes: 1, highResolutionVotes: 0, judges: ['judge-z'] } })), [
+      'plan.judges[0]: unknown judge "judge-z": expected one of judge-a, judge-b',
+    ]);
+  });
+
+  it('pairs each multi-resolution judge strategy with the all-high-resolution plan of the same votes', () => {
+    const input = resolveJudgeEvaluationInput(config, { run: 'r1', software: 'KAlgebra' }, 'judge-eval-x');
+    assert.deepEqual(
+      input.strategies.map((s) => [s.label, s.allHighTwin ?? null, s.plan.lowResolutionVotes, s.plan.highResolutionVotes, s.plan.judges.join('+')]),
+      [
+        ['single', null, 0, 1, 'judge-a'],
+        ['voting4', null, 0, 4, 'judge-a'],
+        ['voting4-multires', 'voting4', 2, 2, 'judge-a'],
+        ['voting4-ensemble', 'voting4-ensemble-allhigh', 2, 2, 'judge-a+judge-b'],
+        ['voting4-ensemble-allhigh', null, 0, 4, 'judge-a+judge-b'],
+      ],
+    );
+    const chosen = resolveJudgeEvaluationInput(config, { run: 'r1', software: 'KAlgebra', strategies: ['voting4-multires'] }, 'x');
+    assert.deepEqual(chosen.strategies.map((s) => s.label), ['voting4-multires', 'voting4'], 'the twin is judged too, even when not asked for');
+    assert.deepEqual(problems(() => resolveJudgeEvaluationInput(config, { run: 'r1', software: 'KAlgebra', strategies: ['best'] }, 'x')), [
+      'strategies: unknown strategy "best": expected one of single, voting4, voting4-multires, voting4-ensemble',
+    ]);
+  });
+
+  it('completes task generation and evaluation inputs from their sections', () => {
+    assert.deepEqual(resolveTaskGenerationInput(config, { software: 'KAlgebra' }, 'task-generation-KAlgebra-v1'), {
+      software: 'KAlgebra',
+      version: 'task-generation-KAlgebra-v1',
+      count: 60,
+      tasksPerRequest: 30,
+      maxRequests: 4,
+      similarityThreshold: 0.85,
+      maxSteps: 15,
+    });
+    assert.deepEqual(resolveEvaluationInput(config, {}, 'evaluation-e1', ['KAlgebra']), {
+      run: 'evaluation-e1',
+      series: 'manual',
+      software: ['KAlgebra'],
+      attempts: 8,
+      planners: [{ name: 'coda-planner', model: 'coda-planner' }],
+    });
+  });
+});
+
+describe('temporal.yaml judging section', () => {
+  const withJudging = (edit: (doc: Record<string, any>) => void): string[] => {
+    const doc = parse(repoText) as Record<string, any>;
+    edit(doc);
+    try {
+      parseConfig(stringify(doc), 'temporal.yaml', {});
+    } catch (err) {
+      assert.ok(err instanceof ValidationError);
+      return err.problems;
+    }
+    return [];
+  };
+
+  it('refuses unknown judges, a low box that is not smaller, repeated labels and plans without votes', () => {
+    assert.deepEqual(withJudging((d) => (d.judging.plan.judges = ['judge-a', 'judge-q'])), ['judging.plan.judges[1]: unknown judge "judge-q": expected one of judge-a, judge-b']);
+    assert.deepEqual(withJudging((d) => (d.judging.images.low = { width: 1920, height: 1080 })), ['judging.images.low: expected a smaller box than images.high']);
+    assert.deepEqual(withJudging((d) => (d.judging.strategies[1].label = 'single')), ['judging.strategies[1].label: duplicate strategy label "single"']);
+    assert.deepEqual(withJudging((d) => Object.assign(d.judging.plan, { highResolutionVotes: 0, lowResolutionVotes: 0 })), ['judging.plan: a judge plan needs at least one vote']);
+    assert.deepEqual(withJudging((d) => (d.models.judges[1].maxImages = 0)), ['models.judges[1].maxImages: Too small: expected number to be >=1']);
+  });
+});
