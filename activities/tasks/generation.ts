@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { TaskGenerationInput } from '../../config/workflow-inputs';
 import { defaultStartState, generatedTask } from '../../core/generated-task';
 import { taskSetManifestKey, taskSetReplyKey, taskSetTaskKey } from '../../core/keys';
 import { buildTaskGeneratorMessages, readTaskGeneratorReply, TASK_GENERATOR_PROMPT_VERSION } from '../../core/prompts/task-generator';
@@ -9,17 +10,8 @@ import type { ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskLibrary } from './library';
 
-export interface TaskSetRequest {
-  readonly software: string;
-  readonly version: string;
-  /** Most tasks the set keeps. */
-  readonly count: number;
-  readonly seedTaskIds?: readonly string[];
-  readonly tasksPerRequest: number;
-  readonly maxRequests: number;
-  readonly similarityThreshold: number;
-  readonly maxSteps: number;
-}
+/** What to generate: the workflow's checked input (config/workflow-inputs.ts). */
+export type TaskSetRequest = TaskGenerationInput;
 
 /** What the workflow keeps of a set: where it is and its counts (the tasks stay in S3). */
 export interface TaskSetSummary {

@@ -16,8 +16,6 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
   const scheduleId = `nightly-test-${stamp}`;
   const scheduleInput = { series: `sched-${stamp}`, software: ['KAlgebra'], attempts: 1, taskIds: { KAlgebra: ['C-03'] } };
 
-  const execute = <T>(type: string, workflowId: string, input: unknown): Promise<T> =>
-    h.stack.client.workflow.execute(type, { taskQueue: h.config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
 
   before(async () => {
     h = await startHarness({
@@ -34,7 +32,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
   });
 
   it('runs k attempts of the tasks per planner and writes a report in the paper layout; the next report of the series names what changed', async () => {
-    const first = await execute<EvaluationResult>('evaluation', `evaluation-first-${stamp}`, {
+    const first = await h.execute<EvaluationResult>('evaluation', `evaluation-first-${stamp}`, {
       run: `first-${stamp}`,
       series,
       software: ['KAlgebra'],
@@ -54,7 +52,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     assert.match(markdown, /This is the first report of its series\./);
 
     // The same checkpoint name served by a model the endpoint does not have: every rollout ends in ERROR.
-    const second = await execute<EvaluationResult>('evaluation', `evaluation-second-${stamp}`, {
+    const second = await h.execute<EvaluationResult>('evaluation', `evaluation-second-${stamp}`, {
       run: `second-${stamp}`,
       series,
       software: ['KAlgebra'],
@@ -116,7 +114,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
       [{ series: 'Nightly Run' }, /series: expected a series name/],
     ];
     for (const [i, [input, expected]] of cases.entries()) {
-      await assert.rejects(execute('evaluation', `bad-evaluation-${stamp}-${i}`, input), (err: unknown) => {
+      await assert.rejects(h.execute('evaluation', `bad-evaluation-${stamp}-${i}`, input), (err: unknown) => {
         assert.ok(err instanceof WorkflowFailedError);
         assert.match(String(err.cause?.message), expected);
         return true;

@@ -23,8 +23,6 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
   const run = `judged${Date.now()}`;
   let manifests: Array<{ key: string; manifest: TrajectoryManifest }> = [];
 
-  const execute = <T>(type: string, workflowId: string, input: unknown): Promise<T> =>
-    h.stack.client.workflow.execute(type, { taskQueue: h.config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
   const readVerdict = async (key: string): Promise<VerdictFile> => verdictFileSchema.parse(await h.stack.store.getJson(key));
   const judgeCalls = (model: string): number => h.models.served.get(model) ?? 0;
 
@@ -47,7 +45,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
       },
     });
     await h.startVmHost();
-    const batch = await execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', attempts: 2, taskIds: ['A-01', 'C-01', 'C-03', 'B-01', 'C-08'] });
+    const batch = await h.execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', attempts: 2, taskIds: ['A-01', 'C-01', 'C-03', 'B-01', 'C-08'] });
     assert.equal(batch.completed, 10);
     const keys = (await h.stack.store.list(`${h.config.storage.prefix}/runs/${run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
     manifests = await Promise.all(keys.map(async (key) => ({ key, manifest: parseTrajectoryManifest(await h.stack.store.getJson(key), key) })));
@@ -57,7 +55,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
   after(async () => h?.stop());
 
   it('judges a whole run: low resolution first, early exit on failure, verdicts beside the manifests, equal to the evaluators with an exact judge', async () => {
-    const result = await execute<JudgeRunResult>('judgeRun', judgeRunWorkflowId(run, 'KAlgebra', 'exact'), { run, software: 'KAlgebra', label: 'exact', plan: exactPlan(['judge-exact']) });
+    const result = await h.execute<JudgeRunResult>('judgeRun', judgeRunWorkflowId(run, 'KAlgebra', 'exact'), { run, software: 'KAlgebra', label: 'exact', plan: exactPlan(['judge-exact']) });
     assert.equal(result.judged, 10);
     for (const { key, manifest } of manifests) {
       const verdict = await readVerdict(verdictKey(h.config.storage.prefix, attemptOfManifest(h.config.storage.prefix, key), 'exact'));
@@ -89,12 +87,12 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
 
   it('never pays twice: judging the same trajectories again reuses their verdicts', async () => {
     const before = judgeCalls('judge-exact');
-    const again = await execute<JudgeRunResult>('judgeRun', `${judgeRunWorkflowId(run, 'KAlgebra', 'exact')}-again`, { run, software: 'KAlgebra', label: 'exact', plan: exactPlan(['judge-exact']) });
+    const again = await h.execute<JudgeRunResult>('judgeRun', `${judgeRunWorkflowId(run, 'KAlgebra', 'exact')}-again`, { run, software: 'KAlgebra', label: 'exact', plan: exactPlan(['judge-exact']) });
     assert.equal(again.judged, 10);
     assert.equal(judgeCalls('judge-exact'), before, 'no judge call was made');
     const one = manifests[0]!;
     const ref = attemptOfManifest(h.config.storage.prefix, one.key);
-    const outcome = await execute<JudgeOutcome>('judgeTrajectory', `${judgeWorkflowId(ref, 'exact')}-direct`, { manifestKey: one.key, label: 'exact', plan: exactPlan(['judge-exact']) });
+    const outcome = await h.execute<JudgeOutcome>('judgeTrajectory', `${judgeWorkflowId(ref, 'exact')}-direct`, { manifestKey: one.key, label: 'exact', plan: exactPlan(['judge-exact']) });
     assert.equal(outcome.reused, true);
     assert.equal(judgeCalls('judge-exact'), before);
   });
@@ -102,7 +100,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
   it("subsamples the screens of a trajectory longer than a judge's image limit, and says so", async () => {
     const long = manifests.find((m) => m.manifest.steps.length >= 2)!;
     const ref = attemptOfManifest(h.config.storage.prefix, long.key);
-    const outcome = await execute<JudgeOutcome>('judgeTrajectory', judgeWorkflowId(ref, 'two-images'), { manifestKey: long.key, label: 'two-images', plan: exactPlan(['judge-two-images'], 1, 0) });
+    const outcome = await h.execute<JudgeOutcome>('judgeTrajectory', judgeWorkflowId(ref, 'two-images'), { manifestKey: long.key, label: 'two-images', plan: exactPlan(['judge-two-images'], 1, 0) });
     const verdict = await readVerdict(outcome.verdictKey);
     assert.deepEqual(verdict.votes[0]?.screens, { shown: 2, of: long.manifest.steps.length + 1 });
     assert.equal(verdict.votes[0]?.cost.images, 2);
@@ -113,7 +111,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
   it('counts an unreadable vote as failure', async () => {
     const passed = manifests.find((m) => m.manifest.evaluation?.passed)!;
     const ref = attemptOfManifest(h.config.storage.prefix, passed.key);
-    const outcome = await execute<JudgeOutcome>('judgeTrajectory', judgeWorkflowId(ref, 'unreadable'), { manifestKey: passed.key, label: 'unreadable', plan: exactPlan(['judge-unreadable']) });
+    const outcome = await h.execute<JudgeOutcome>('judgeTrajectory', judgeWorkflowId(ref, 'unreadable'), { manifestKey: passed.key, label: 'unreadable', plan: exactPlan(['judge-unreadable']) });
     assert.equal(outcome.success, false);
     assert.match(outcome.stoppedBecause, /^vote 1 of 2 \(low resolution, judge judge-unreadable\) was unreadable, counted as failure: no Correctness, Redundant or First_Error_Step in the judge reply$/);
     const verdict = await readVerdict(outcome.verdictKey);
@@ -124,7 +122,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
   it('ends with a clear reason, and writes no verdict, when a judge endpoint stays down', async () => {
     const one = manifests[1]!;
     const ref = attemptOfManifest(h.config.storage.prefix, one.key);
-    await assert.rejects(execute('judgeTrajectory', judgeWorkflowId(ref, 'down'), { manifestKey: one.key, label: 'down', plan: exactPlan(['judge-down']) }), (err: unknown) => {
+    await assert.rejects(h.execute('judgeTrajectory', judgeWorkflowId(ref, 'down'), { manifestKey: one.key, label: 'down', plan: exactPlan(['judge-down']) }), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
       assert.match(String(err.cause?.message), /^judge judge-down \(judge-down\) gave no vote 1 \(low resolution\): judge:judge-down \(judge-down at http:\/\/127\.0\.0\.1:1\/v1\) is unreachable/);
       return true;
@@ -141,14 +139,14 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
       ['not an object', /judge input is invalid/],
     ];
     for (const [i, [input, expected]] of cases.entries()) {
-      await assert.rejects(execute('judgeTrajectory', `bad-judge-${run}-${i}`, input), (err: unknown) => {
+      await assert.rejects(h.execute('judgeTrajectory', `bad-judge-${run}-${i}`, input), (err: unknown) => {
         assert.ok(err instanceof WorkflowFailedError, String(err));
         assert.match(String(err.cause?.message), expected);
         assert.equal((err.cause as { nonRetryable?: boolean }).nonRetryable, true);
         return true;
       });
     }
-    await assert.rejects(execute('judgeRun', `bad-judge-run-${run}`, { run, software: 'KAlgebra', concurrency: 0 }), (err: unknown) => {
+    await assert.rejects(h.execute('judgeRun', `bad-judge-run-${run}`, { run, software: 'KAlgebra', concurrency: 0 }), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
       assert.match(String(err.cause?.message), /^judge run input is invalid:\n {2}- concurrency: /);
       return true;
@@ -156,7 +154,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
   });
 
   it('compares the judge strategies of temporal.yaml on the labelled trajectories (the paper table 2)', async () => {
-    const summary = await execute<JudgeEvaluationSummary>('judgeEvaluation', `judge-eval-${run}`, { run, software: 'KAlgebra', id: `je-${run}` });
+    const summary = await h.execute<JudgeEvaluationSummary>('judgeEvaluation', `judge-eval-${run}`, { run, software: 'KAlgebra', id: `je-${run}` });
     assert.equal(summary.trajectories, 10);
     const report = await h.stack.store.getJson<JudgeEvaluationReport>(summary.key);
     assert.equal(report.schema, JUDGE_EVALUATION_SCHEMA);

@@ -29,6 +29,8 @@ export interface Harness {
   readonly settings: RolloutSettings;
   /** Starts an in-process vm-host for the harness's host; stopped with the harness. */
   startVmHost(): Promise<VmHost>;
+  /** Runs a workflow on the harness's orchestrator queue to its end; its result. */
+  execute<T>(workflowType: string, workflowId: string, input: unknown): Promise<T>;
   stopOrchestrator(): Promise<void>;
   startOrchestrator(): Promise<void>;
   stop(): Promise<void>;
@@ -86,6 +88,9 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     hostId,
     models,
     settings: rolloutSettings(config),
+    execute<T>(workflowType: string, workflowId: string, input: unknown): Promise<T> {
+      return stack.client.workflow.execute(workflowType, { taskQueue: config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
+    },
     async startVmHost() {
       const host = await createVmHost({ config, connection: stack.connection, hostId, env });
       vmHosts.push({ host, running: host.run() });

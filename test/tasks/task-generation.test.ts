@@ -19,8 +19,6 @@ describe('task generation: a versioned task set from the generator model, run an
   const version = `v${Date.now()}`;
   let manifest: TaskSetManifest;
 
-  const execute = <T>(type: string, workflowId: string, input: unknown): Promise<T> =>
-    h.stack.client.workflow.execute(type, { taskQueue: h.config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
 
   before(async () => {
     h = await startHarness({
@@ -39,7 +37,7 @@ describe('task generation: a versioned task set from the generator model, run an
   after(async () => h?.stop());
 
   it('writes the set: tasks from the seeds, deduplicated, bounded, with provenance, starting from the seeds\' launch', async () => {
-    const summary = await execute<TaskSetSummary>('taskGeneration', taskGenerationWorkflowId('KAlgebra', version), { software: 'KAlgebra', version, count: 6 });
+    const summary = await h.execute<TaskSetSummary>('taskGeneration', taskGenerationWorkflowId('KAlgebra', version), { software: 'KAlgebra', version, count: 6 });
     assert.equal(summary.existed, false);
     assert.equal(summary.manifestKey, taskSetManifestKey(h.config.storage.prefix, 'KAlgebra', version));
     manifest = taskSetManifestSchema.parse(await h.stack.store.getJson(summary.manifestKey));
@@ -69,7 +67,7 @@ describe('task generation: a versioned task set from the generator model, run an
 
   it('returns an existing version as it is, without calling the generator again', async () => {
     const calls = h.models.served.get('task-generator');
-    const again = await execute<TaskSetSummary>('taskGeneration', `${taskGenerationWorkflowId('KAlgebra', version)}-again`, { software: 'KAlgebra', version, count: 6 });
+    const again = await h.execute<TaskSetSummary>('taskGeneration', `${taskGenerationWorkflowId('KAlgebra', version)}-again`, { software: 'KAlgebra', version, count: 6 });
     assert.equal(again.existed, true);
     assert.deepEqual(again.counts, manifest.counts);
     assert.equal(h.models.served.get('task-generator'), calls);
@@ -78,9 +76,9 @@ describe('task generation: a versioned task set from the generator model, run an
   it('runs the generated tasks on real desktops, and the judge says which followed the generator\'s plan', async () => {
     await h.startVmHost();
     const run = `gen${Date.now()}`;
-    const batch = await execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', taskSet: version, attempts: 1, stage: 'specialization' });
+    const batch = await h.execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', taskSet: version, attempts: 1, stage: 'specialization' });
     assert.deepEqual({ completed: batch.completed, unevaluated: batch.unevaluated, passed: batch.passed, failed: batch.failed, errors: batch.errors }, { completed: 6, unevaluated: 6, passed: 0, failed: 0, errors: 0 });
-    const judged = await execute<JudgeRunResult>('judgeRun', `judge-run-${run}`, { run, software: 'KAlgebra' });
+    const judged = await h.execute<JudgeRunResult>('judgeRun', `judge-run-${run}`, { run, software: 'KAlgebra' });
     assert.equal(judged.judged, 6);
     const planned = manifest.tasks.filter((t) => readTask('KAlgebra', t.instruction)?.ans !== undefined);
     assert.equal(judged.succeeded, planned.length, 'the scripted planner solves the tasks it has a plan for, and only those');
@@ -101,13 +99,13 @@ describe('task generation: a versioned task set from the generator model, run an
       [{ software: 'KAlgebra', seedTaskIds: ['Z-99'] }, /^task set KAlgebra is invalid:\n {2}- unknown KAlgebra task "Z-99"$/],
     ];
     for (const [i, [input, expected]] of cases.entries()) {
-      await assert.rejects(execute('taskGeneration', `bad-taskgen-${version}-${i}`, input), (err: unknown) => {
+      await assert.rejects(h.execute('taskGeneration', `bad-taskgen-${version}-${i}`, input), (err: unknown) => {
         assert.ok(err instanceof WorkflowFailedError);
         assert.match(String(err.cause?.message), expected);
         return true;
       });
     }
-    await assert.rejects(execute('rolloutBatch', `bad-set-${version}`, { software: 'KAlgebra', taskSet: 'no-such-set' }), (err: unknown) => {
+    await assert.rejects(h.execute('rolloutBatch', `bad-set-${version}`, { software: 'KAlgebra', taskSet: 'no-such-set' }), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
       assert.match(String(err.cause?.message), /taskSet: no generated KAlgebra task set "no-such-set"/);
       return true;
