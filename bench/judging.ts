@@ -15,7 +15,7 @@ import { freeDisplay, REPO_CONFIG, startEphemeralStack } from '../infra/ephemera
 import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
 import type { BatchResult } from '../workflows/batch';
-import type { JudgeRunResult } from '../workflows/judge';
+import { judgeWorkflowId, type JudgeRunResult } from '../workflows/judge';
 import { cpuSeconds, mean, printTable, procKib } from './stats';
 
 /**
@@ -32,13 +32,19 @@ import { cpuSeconds, mean, printTable, procKib } from './stats';
  */
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { attempts: { type: 'string', default: '4' }, desktops: { type: 'string', default: '2' } } });
+  const { values } = parseArgs({
+    options: { attempts: { type: 'string', default: '4' }, desktops: { type: 'string', default: '2' }, 'low-as-high': { type: 'boolean', default: false } },
+  });
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const servers = await startEphemeralStack('coda-judging');
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-judging-'));
   try {
     const base = loadConfig(REPO_CONFIG, servers.env);
-    const models = await startScriptedModels(base, { port: 0, env: servers.env });
+    const scripted = base.dev.scriptedModels!;
+    // --low-as-high: judge doubles as accurate at low resolution as at high, to see what the early exit changes then.
+    const judges = values['low-as-high'] ? Object.fromEntries(Object.entries(scripted.judges).map(([m, r]) => [m, { ...r, low: r.high }])) : scripted.judges;
+    const models = await startScriptedModels({ ...base, dev: { ...base.dev, scriptedModels: { ...scripted, judges } } }, { port: 0, env: servers.env });
+    console.log(`judge doubles' error rates: ${JSON.stringify(judges)}`);
     const env = {
       ...servers.env,
       CODA_PLANNER_URL: models.url,
@@ -83,6 +89,30 @@ async function main(): Promise<void> {
       const verdicts = await Promise.all(keys.map(async (k) => verdictFileSchema.parse(await store.getJson(verdictKey(config.storage.prefix, attemptOfManifest(config.storage.prefix, k), label)))));
       const votes = verdicts.flatMap((v) => v.votes);
       const plan = config.judging.plan;
+      // Where a vote's time goes, from the judge workflows' histories: waiting for a worker, the activity, the model call in it.
+      const waits: number[] = [];
+      const runs: number[] = [];
+      for (const key of keys) {
+        const ref = attemptOfManifest(config.storage.prefix, key);
+        const history = await client.workflow.getHandle(judgeWorkflowId(ref, label)).fetchHistory();
+        const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
+        const scheduled = new Map<string, number>();
+        const started = new Map<string, number>();
+        for (const e of history.events ?? []) {
+          if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'castVote') scheduled.set(String(e.eventId), at(e));
+          const s = e.activityTaskStartedEventAttributes;
+          if (s && scheduled.has(String(s.scheduledEventId))) {
+            started.set(String(s.scheduledEventId), at(e));
+            waits.push(at(e) - scheduled.get(String(s.scheduledEventId))!);
+          }
+          const c = e.activityTaskCompletedEventAttributes;
+          if (c && started.has(String(c.scheduledEventId))) runs.push(at(e) - started.get(String(c.scheduledEventId))!);
+        }
+      }
+      printTable('where a vote\'s time goes (mean over all votes)', [
+        ['waiting for a worker (schedule to start)', 'castVote activity (start to close)', 'of which the model call', 'of which reading, resizing and encoding screens, writing the reply'],
+        [`${mean(waits).toFixed(0)} ms`, `${mean(runs).toFixed(0)} ms`, `${mean(votes.map((v) => v.cost.latencyMs)).toFixed(0)} ms`, `${(mean(runs) - mean(votes.map((v) => v.cost.latencyMs))).toFixed(0)} ms`],
+      ]);
       printTable(
         `judge throughput: ONE orchestrator worker, plan ${plan.lowResolutionVotes} low + ${plan.highResolutionVotes} high (${plan.judges.join(', ')}), ${config.judging.concurrency} trajectories at once, judge doubles answering at once`,
         [
