@@ -129,3 +129,14 @@ export const judgeEvalKeyBase = (prefix: string, id: string): string => join(pre
 
 /** yyyymmddThhmmssZ of an ISO time: a sortable key segment. */
 export const stampOf = (iso: string): string => `${iso.slice(0, 19).replace(/[-:]/g, '')}Z`;
+
+/** A training dataset (GRPO prompts or SFT rows) and its manifest. */
+export const datasetPrefix = (prefix: string, id: string): string => join(prefix, 'datasets', keySegment(id, 'dataset id'));
+export const datasetManifestKey = (prefix: string, id: string): string => `${datasetPrefix(prefix, id)}/manifest.json`;
+
+/** A trained planner checkpoint: its manifest (lineage) and files/ below it. */
+export const checkpointPrefix = (prefix: string, name: string): string => join(prefix, 'checkpoints', keySegment(name, 'checkpoint name'));
+export const checkpointManifestKey = (prefix: string, name: string): string => `${checkpointPrefix(prefix, name)}/manifest.json`;
+
+/** A training job's working state in S3 (intermediate checkpoints, trainer logs), what a retry on another GPU worker resumes from. */
+export const trainingJobPrefix = (prefix: string, job: string): string => join(prefix, 'training-jobs', keySegment(job, 'training job id'));
