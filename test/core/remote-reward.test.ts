@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { parseRewardRequest, rewardResponse, sampledResponse } from '../../core/remote-reward';
+
+/** A Qwen2-VL templated prompt with two images, as OpenRLHF sends it in `prompts`. */
+const PROMPT =
+  '<|im_start|>system\nYou operate a desktop.<|im_end|>\n<|im_start|>user\nTask: plot x<|vision_start|><|image_pad|><|vision_end|>' +
+  'Screen now:<|vision_start|><|image_pad|><|vision_end|>What next?<|im_end|>\n<|im_start|>assistant\n';
+/** The same prompt as decoded from its token ids: each image is one pad per vision token. */
+const expanded = (pads: number): string => PROMPT.replaceAll('<|image_pad|>', '<|image_pad|>'.repeat(pads));
+
+describe('OpenRLHF remote reward protocol', () => {
+  it('reads one sample, and the empty lists a second reward server receives', () => {
+    assert.deepEqual(parseRewardRequest({ query: ['q'], prompts: ['p'], labels: ['l'] }), { ok: true, samples: [{ query: 'q', prompt: 'p', label: 'l' }] });
+    assert.deepEqual(parseRewardRequest({ query: [], prompts: [], labels: [] }), { ok: true, samples: [] });
+  });
+
+  it('names the field of a malformed request', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [null, /^body: expected a JSON object/],
+      [[1], /^body: expected a JSON object/],
+      [{ prompts: [], labels: [] }, /^query: expected a list of strings/],
+      [{ query: ['q'], prompts: 'p', labels: ['l'] }, /^prompts: expected a list of strings/],
+      [{ query: ['q'], prompts: ['p'], labels: [3] }, /^labels\[0\]: expected a string/],
+      [{ query: ['q', 'r'], prompts: ['p'], labels: ['l', 'm'] }, /one entry per sample \(got 2, 1, 2\)/],
+    ];
+    for (const [body, reason] of cases) {
+      const parsed = parseRewardRequest(body);
+      assert.equal(parsed.ok, false);
+      assert.match((parsed as { reason: string }).reason, reason, JSON.stringify(body));
+    }
+  });
+
+  it('takes the reply from the query after its prompt, image pads expanded or not, without the end token', () => {
+    const reply = 'Thought: click the input field\nAction: click the input field';
+    for (const pads of [1, 2691]) {
+      assert.deepEqual(sampledResponse(`${expanded(pads)}${reply}<|im_end|>`, PROMPT), { ok: true, text: reply }, `${pads} pads`);
+    }
+    assert.deepEqual(sampledResponse(`${expanded(4)}${reply}<|im_end|><|endoftext|>\n`, PROMPT), { ok: true, text: reply });
+    assert.deepEqual(sampledResponse(`${expanded(4)}${reply}`, PROMPT), { ok: true, text: reply }, 'a reply cut at the length limit has no end token');
+    const video = '<|vision_start|><|video_pad|><|vision_end|>';
+    assert.deepEqual(sampledResponse(`u${video.replace('<|video_pad|>', '<|video_pad|>'.repeat(9))}r`, `u${video}`), { ok: true, text: 'r' });
+  });
+
+  it('refuses a query that does not continue its prompt', () => {
+    const other = sampledResponse(`${expanded(3).replace('plot x', 'plot y')}reply<|im_end|>`, PROMPT);
+    assert.deepEqual(other, { ok: false, reason: 'the query does not begin with its prompt (image placeholders aside)' });
+  });
+
+  it('answers lists of rewards, scores and numeric logs, one entry per sample', () => {
+    const response = rewardResponse([
+      { reward: 2, score: 1, logs: { type_match: 1 } },
+      { reward: 0, score: 0, logs: { executor_failed: 1 }, error: 'executor unreachable' },
+    ]);
+    assert.deepEqual(response, {
+      rewards: [2, 0],
+      scores: [1, 0],
+      extra_logs: { executor_failed: [0, 1], type_match: [1, 0] },
+      errors: [null, 'executor unreachable'],
+    });
+    assert.deepEqual(rewardResponse([]), { rewards: [], scores: [], extra_logs: {}, errors: [] });
+  });
+});
