@@ -1,5 +1,13 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, stat } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
@@ -9,6 +17,7 @@ import {
   NotFound,
   PutObjectCommand,
   S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { StorageConfig } from '../../config/schema';
 import { secretFromEnv, type Env } from '../../config/load';
@@ -48,6 +57,46 @@ export class ObjectStore {
 
   async put(key: string, body: Uint8Array | string, contentType = 'application/octet-stream'): Promise<void> {
     await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType })));
+  }
+
+  /**
+   * Uploads a file from disk without holding it in memory: one PUT up to `partBytes`, a multipart
+   * upload of `partBytes` parts beyond (one PUT takes at most 5 GB; parts must be at least 5 MiB).
+   */
+  async putFile(key: string, file: string, partBytes = 256 * 1024 * 1024): Promise<void> {
+    const { size } = await stat(file);
+    const Bucket = this.bucket;
+    if (size <= partBytes) {
+      await this.send(() => this.client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(file), ContentLength: size })));
+      return;
+    }
+    const { UploadId } = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket, Key: key })));
+    try {
+      const Parts: Array<{ ETag?: string; PartNumber: number }> = [];
+      for (let start = 0; start < size; start += partBytes) {
+        const PartNumber = Parts.length + 1;
+        const length = Math.min(partBytes, size - start);
+        const Body = (): Readable => createReadStream(file, { start, end: start + length - 1 });
+        const { ETag } = await this.send(() => this.client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber, Body: Body(), ContentLength: length })));
+        Parts.push({ ETag, PartNumber });
+      }
+      await this.send(() => this.client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts } })));
+    } catch (err) {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Downloads an object to a file, streaming; the file appears complete or not at all. */
+  async getFile(key: string, file: string): Promise<void> {
+    await mkdir(path.dirname(file), { recursive: true });
+    const partial = `${file}.partial`;
+    await this.send(async () => {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!out.Body) throw new Error(`s3://${this.bucket}/${key} has no body`);
+      await pipeline(out.Body as Readable, createWriteStream(partial));
+    });
+    await rename(partial, file);
   }
 
   async putJson(key: string, value: unknown): Promise<void> {

@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { createObjectStore, ObjectStore } from '../../activities/storage/object-store';
 import { testStack } from '../stack';
@@ -30,6 +34,27 @@ describe('ObjectStore against the real MinIO', () => {
     const keys = Array.from({ length: 7 }, (_, i) => `${prefix}/pages/${String(i).padStart(2, '0')}`);
     await Promise.all(keys.map((key) => store.put(key, key)));
     assert.deepEqual(await store.list(`${prefix}/pages/`, 3), keys);
+  });
+
+  it('uploads files from disk in one PUT or in parts, and downloads them to disk', async () => {
+    const { store } = await testStack();
+    const dir = mkdtempSync(path.join(tmpdir(), 'coda-files-'));
+    try {
+      const MiB = 1024 * 1024;
+      const small = randomBytes(1000);
+      const large = randomBytes(11 * MiB + 17); // three parts of 5 MiB (MinIO's smallest part), the last one short
+      writeFileSync(path.join(dir, 'small.bin'), small);
+      writeFileSync(path.join(dir, 'large.bin'), large);
+      await store.putFile(`${prefix}/files/small.bin`, path.join(dir, 'small.bin'), 5 * MiB);
+      await store.putFile(`${prefix}/files/large.bin`, path.join(dir, 'large.bin'), 5 * MiB);
+      assert.deepEqual(await store.get(`${prefix}/files/small.bin`), small);
+      await store.getFile(`${prefix}/files/large.bin`, path.join(dir, 'out', 'nested', 'large.bin'));
+      assert.ok(readFileSync(path.join(dir, 'out', 'nested', 'large.bin')).equals(large));
+      await assert.rejects(store.getFile(`${prefix}/files/missing.bin`, path.join(dir, 'missing.bin')), (err: Error) => err.name === 'NoSuchKey');
+      assert.equal(existsSync(path.join(dir, 'missing.bin')), false, 'a failed download leaves no file');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('creates a missing bucket, idempotently', async () => {
