@@ -50,6 +50,9 @@ export function parseConfig(text: string, file: string, env: Env = process.env):
   return { ...config, file, dataDir: path.resolve(path.dirname(file), config.dev.dataDir) };
 }
 
+/** A path written in temporal.yaml (training.workDir, training.serving.dir) resolved against the file's folder. */
+export const configRelative = (config: LoadedConfig, written: string): string => path.resolve(path.dirname(config.file), written);
+
 const REFERENCE = /\$\{([^}]*)\}/g;
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

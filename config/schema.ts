@@ -131,6 +131,121 @@ const schedule = z.strictObject({
   catchupWindow: duration.default('1 day'),
 });
 
+/** Placeholders of the GRPO trainer's arguments, filled by the GPU worker (activities/training/trainer-inputs.ts). */
+export const GRPO_PLACEHOLDERS = {
+  model: 'the weights training starts from (the base planner, or a parent checkpoint downloaded to the node)',
+  prompts: 'the prompt dataset (JSONL) written for this job',
+  maxImages: 'the most images one prompt of the dataset carries',
+  rewardUrl: "this GPU worker's reward service",
+  checkpoints: 'the folder of resumable checkpoints (restored from S3 before a retry)',
+  output: 'the folder of the final model',
+} as const;
+
+/** Placeholders of the SFT trainer's arguments. */
+export const SFT_PLACEHOLDERS = { config: 'the LLaMA-Factory YAML written for this job' } as const;
+
+/** LLaMA-Factory keys the GPU worker writes itself (the job's data, model and folders). */
+export const SFT_WORKER_KEYS = ['model_name_or_path', 'adapter_name_or_path', 'stage', 'do_train', 'dataset', 'dataset_dir', 'media_dir', 'output_dir', 'resume_from_checkpoint', 'overwrite_output_dir'] as const;
+
+const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
+
+/** Checks that `args` use only known placeholders and all the required ones. */
+function checkPlaceholders(args: readonly string[], known: Readonly<Record<string, string>>, ctx: z.core.$RefinementCtx, at: PropertyKey[]): void {
+  const used = new Set<string>();
+  args.forEach((arg, i) => {
+    for (const [, name] of arg.matchAll(PLACEHOLDER)) {
+      if (name !== undefined && !(name in known)) ctx.addIssue({ code: 'custom', path: [...at, i], message: `unknown placeholder {${name}}: expected one of ${Object.keys(known).map((k) => `{${k}}`).join(', ')}` });
+      if (name !== undefined) used.add(name);
+    }
+  });
+  for (const [name, what] of Object.entries(known)) {
+    if (!used.has(name)) ctx.addIssue({ code: 'custom', path: at, message: `{${name}} (${what}) is missing` });
+  }
+}
+
+const trainerProgram = z.string().regex(/\S/, 'expected the program, words separated by spaces (e.g. `python3 -m openrlhf.cli.train_ppo_ray`)');
+/** Command-line words; numbers written unquoted in YAML are words too. */
+const commandArgs = z.array(z.union([z.string(), z.number()]).transform(String)).min(1);
+/** Extra environment of the trainer process (NCCL, Ray, CUDA settings...). */
+const trainerEnv = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.string()).default({});
+
+const grpoTrainer = z
+  .strictObject({
+    program: trainerProgram,
+    /** OpenRLHF's command line; `{name}` placeholders are filled per job (GRPO_PLACEHOLDERS). */
+    args: commandArgs,
+    env: trainerEnv,
+  })
+  .superRefine((grpo, ctx) => {
+    checkPlaceholders(grpo.args, GRPO_PLACEHOLDERS, ctx, ['args']);
+    // A retry resumes by running the same command again: OpenRLHF loads {checkpoints} only with this flag.
+    if (!grpo.args.includes('--ckpt.load_enable')) ctx.addIssue({ code: 'custom', path: ['args'], message: '--ckpt.load_enable is missing: without it a retry starts training over' });
+  });
+
+const sftTrainer = z
+  .strictObject({
+    program: trainerProgram,
+    /** LLaMA-Factory's command line, e.g. [train, "{config}"]. */
+    args: commandArgs,
+    /** LLaMA-Factory YAML keys of every job (template, finetuning_type, learning_rate, ...). */
+    config: z.record(z.string(), z.unknown()).default({}),
+    env: trainerEnv,
+  })
+  .superRefine((sft, ctx) => {
+    checkPlaceholders(sft.args, SFT_PLACEHOLDERS, ctx, ['args']);
+    for (const key of SFT_WORKER_KEYS) {
+      if (key in sft.config) ctx.addIssue({ code: 'custom', path: ['config', key], message: 'set by the GPU worker for each job; remove it here' });
+    }
+  });
+
+const serving = z.discriminatedUnion('kind', [
+  z.strictObject({
+    /** vLLM runtime LoRA loading on the planner's server (models.planner.baseUrl, VLLM_ALLOW_RUNTIME_LORA_UPDATING). */
+    kind: z.literal('lora'),
+    /** Where checkpoints are put for the planner server to read (relative to temporal.yaml; the server must see the same path). */
+    dir: z.string().min(1),
+    timeoutSeconds: z.number().positive().default(120),
+  }),
+  z.strictObject({
+    /** A full checkpoint: run `command` ({path}, {name} filled), then poll `healthUrl` until the new name is served. */
+    kind: z.literal('restart'),
+    dir: z.string().min(1),
+    command: z.array(z.string().min(1)).min(1),
+    healthUrl: z.url(),
+    timeoutSeconds: z.number().positive().default(900),
+  }),
+]);
+
+const training = z.strictObject({
+  /** The planner a first training starts from: the name rollouts ask for, and its weights on the GPU nodes (an HF id or a path). */
+  basePlanner: z.strictObject({ model: z.string().min(1), path: z.string().min(1) }),
+  /** Datasets, trainer inputs and checkpoints of running jobs on the GPU node (relative to temporal.yaml). */
+  workDir: z.string().min(1).default('.data/gpu'),
+  /** Trainings one GPU worker runs at once (each takes the whole node). */
+  jobs: z.number().int().min(1).max(16).default(1),
+  /** How often a training activity heartbeats its progress. */
+  heartbeatSeconds: z.number().positive().default(10),
+  /** How often the worker looks for a new checkpoint to upload. */
+  checkpointPollSeconds: z.number().positive().default(10),
+  /** After SIGTERM, how long the trainer's process group may take to exit before SIGKILL. */
+  cancelGraceSeconds: z.number().positive().default(30),
+  grpo: grpoTrainer,
+  sft: sftTrainer,
+  /** OpenRLHF's remote reward function, served by every GPU worker on this port. */
+  rewardService: z
+    .strictObject({
+      port: z.number().int().min(1).max(65535).default(8900),
+      /** Executor calls in flight at once. */
+      executorConcurrency: z.number().int().min(1).max(1024).default(16),
+      /** A sample is answered (reward 0) by then even if the executor has not: OpenRLHF waits 180 s per try. */
+      deadlineSeconds: z.number().positive().max(170).default(150),
+      /** Scored samples kept for repeated requests. */
+      cacheSize: z.number().int().min(0).default(100_000),
+    })
+    .prefault({}),
+  serving,
+});
+
 export const configSchema = z
   .strictObject({
     temporal: z.strictObject({
@@ -240,6 +355,7 @@ export const configSchema = z
       })
       .prefault({}),
     schedules: z.array(schedule).default([]),
+    training,
     dev: z
       .strictObject({
         /** Temporal's SQLite file, MinIO's objects, logs and pid files live here (relative to temporal.yaml). */
@@ -334,3 +450,4 @@ export type JudgeEndpoint = Config['models']['judges'][number];
 export type JudgePlanConfig = z.output<typeof judgePlan>;
 export const judgePlanConfigSchema = judgePlan;
 export type StorageConfig = Config['storage'];
+export type TrainingConfig = Config['training'];

@@ -129,6 +129,42 @@ describe('temporal.yaml loading', () => {
     ]);
   });
 
+  it('loads the training section: trainer command templates, the reward service, serving', () => {
+    const { training } = loadConfig(REPO_CONFIG, { CODA_GRPO_TRAINER: 'node doubles/openrlhf.js' });
+    assert.equal(training.grpo.program, 'node doubles/openrlhf.js');
+    assert.equal(training.sft.program, 'llamafactory-cli');
+    assert.deepEqual(training.sft.args, ['train', '{config}']);
+    assert.ok(training.grpo.args.includes('--ckpt.load_enable'));
+    assert.deepEqual(training.rewardService, { port: 8900, executorConcurrency: 16, deadlineSeconds: 150, cacheSize: 100_000 });
+    assert.equal(training.serving.kind, 'lora');
+    const numeric = parseConfig(edited((d) => d.training.grpo.args.push('--train.seed', 7)), '/deploy/temporal.yaml', {});
+    assert.deepEqual(numeric.training.grpo.args.slice(-2), ['--train.seed', '7'], 'an unquoted number is a word');
+  });
+
+  it('names what is wrong with a trainer command template', () => {
+    assert.deepEqual(
+      problemsOf(
+        edited((d) => {
+          d.training.grpo.args = ['--actor.model_name_or_path', '{model}', '--data.prompt_dataset', '{prompts}', '--data.max_images_per_prompt', '{maxImages}'];
+          d.training.grpo.args.push('--reward.remote_url', '{rewardUrl}', '--ckpt.path', '{checkpoints}', '--data.seed', '{seed}');
+          d.training.sft.args = ['train'];
+          d.training.sft.config.output_dir = '/tmp/out';
+        }),
+      ),
+      [
+        'training.grpo.args[11]: unknown placeholder {seed}: expected one of {model}, {prompts}, {maxImages}, {rewardUrl}, {checkpoints}, {output}',
+        'training.grpo.args: {output} (the folder of the final model) is missing',
+        'training.grpo.args: --ckpt.load_enable is missing: without it a retry starts training over',
+        'training.sft.args: {config} (the LLaMA-Factory YAML written for this job) is missing',
+        'training.sft.config.output_dir: set by the GPU worker for each job; remove it here',
+      ],
+    );
+    assert.deepEqual(problemsOf(edited((d) => (d.training.serving = { kind: 'restart', dir: 'x', command: [] }))), [
+      'training.serving.command: Too small: expected array to have >=1 items',
+      'training.serving.healthUrl: Invalid input: expected string, received undefined',
+    ]);
+  });
+
   it('reports YAML syntax errors and unreadable files', () => {
     const problems = problemsOf('temporal:\n  address: [unclosed\n');
     assert.match(problems[0] ?? '', /^YAML syntax: /);
