@@ -234,6 +234,8 @@ const training = z.strictObject({
   /** OpenRLHF's remote reward function, served by every GPU worker on this port. */
   rewardService: z
     .strictObject({
+      /** Where it listens: 127.0.0.1 when the trainer runs on this node, the node's address when vLLM engines on other nodes post to it. */
+      host: z.string().min(1).default('127.0.0.1'),
       port: z.number().int().min(1).max(65535).default(8900),
       /** Executor calls in flight at once. */
       executorConcurrency: z.number().int().min(1).max(1024).default(16),

@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseRewardRequest, rewardResponse, type RewardSample } from '../../core/remote-reward';
+import { PromiseCache } from '../cache';
+import type { RewardScorer, ScoredSample } from './reward';
+
+/**
+ * The reward service OpenRLHF's `--reward.remote_url` points at, run by every GPU worker
+ * (core/remote-reward.ts has the protocol). POST /get_reward scores the samples of a request;
+ * GET /metrics answers the counters as JSON; GET /health answers ok.
+ *
+ * OpenRLHF tries a request 5 times and a reward still missing after that breaks the training step,
+ * so a well-formed request is always answered 200: a sample that cannot be scored gets reward 0,
+ * a numeric flag in extra_logs and its reason in `errors`. Only a body that is not the protocol
+ * gets a 400. Scored samples are kept by query and label, so a repeated request (OpenRLHF's retry
+ * of a request whose answer was lost) gets the same answer without calling the executor again;
+ * outcomes that may change (the executor failed or was too slow) are not kept.
+ */
+
+export interface RewardServiceOptions {
+  readonly scorer: RewardScorer;
+  readonly host: string;
+  readonly port: number;
+  readonly cacheSize: number;
+  /** Where failed samples are reported (the worker's log). */
+  readonly log?: (line: string) => void;
+}
+
+export interface RewardService {
+  /** The URL to give OpenRLHF's --reward.remote_url. */
+  readonly url: string;
+  readonly metrics: RewardMetrics;
+  close(): Promise<void>;
+}
+
+const LATENCY_WINDOW = 10_000;
+const REWARD_BUCKETS = [0.5, 1, 1.5, 2] as const;
+
+/** What the service counted since it started. */
+export class RewardMetrics {
+  requests = 0;
+  /** Requests with empty lists: what every reward server after the first receives. */
+  emptyRequests = 0;
+  badRequests = 0;
+  samples = 0;
+  cacheHits = 0;
+  executorCalls = 0;
+  /** Samples answered with reward 0 because of an error, by its extra_logs flag. */
+  readonly failures: Record<string, number> = {};
+  /** Rewards below 0.5, 1, 1.5 and 2, and equal to 2. */
+  readonly rewardHistogram = [0, 0, 0, 0, 0];
+  private readonly latencies: number[] = [];
+
+  record(result: ScoredSample, cached: boolean): void {
+    this.samples += 1;
+    if (cached) this.cacheHits += 1;
+    if (result.error !== undefined) for (const name of Object.keys(result.logs)) this.failures[name] = (this.failures[name] ?? 0) + 1;
+    const bucket = REWARD_BUCKETS.findIndex((edge) => result.reward < edge);
+    this.rewardHistogram[bucket === -1 ? REWARD_BUCKETS.length : bucket]! += 1;
+    if (!cached && result.executorMs !== undefined) {
+      this.executorCalls += 1;
+      if (this.latencies.length === LATENCY_WINDOW) this.latencies.shift();
+      this.latencies.push(result.executorMs);
+    }
+  }
+
+  /** Executor latency over the last calls: p50 and p95 in ms. */
+  executorLatency(): { p50: number; p95: number; calls: number } {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    const at = (p: number): number => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number));
+    return { p50: at(0.5), p95: at(0.95), calls: sorted.length };
+  }
+
+  snapshot() {
+    return {
+      requests: this.requests,
+      emptyRequests: this.emptyRequests,
+      badRequests: this.badRequests,
+      samples: this.samples,
+      cacheHits: this.cacheHits,
+      executorCalls: this.executorCalls,
+      executorLatencyMs: this.executorLatency(),
+      failures: { ...this.failures },
+      rewards: Object.fromEntries(['<0.5', '<1', '<1.5', '<2', '2'].map((name, i) => [name, this.rewardHistogram[i] ?? 0])),
+    };
+  }
+}
+
+const MAX_BODY_BYTES = 256 * 1024 * 1024;
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function bodyOf(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A result that must not stay in the cache: thrown out of the loader (the cache forgets rejected loads) and caught. */
+class Uncacheable {
+  constructor(readonly result: ScoredSample) {}
+}
+
+export async function startRewardService(options: RewardServiceOptions): Promise<RewardService> {
+  const metrics = new RewardMetrics();
+  const cache = new PromiseCache<ScoredSample>(options.cacheSize);
+  const log = options.log ?? ((line: string) => console.warn(line));
+
+  async function scoreOne(sample: RewardSample): Promise<ScoredSample> {
+    const key = createHash('sha256').update(sample.query).update('\0').update(sample.label).digest('hex');
+    let computed = false;
+    const result = await cache
+      .get(key, async () => {
+        computed = true;
+        const outcome = await options.scorer(sample).catch((err: Error): ScoredSample => ({ reward: 0, score: 0, logs: { internal_error: 1 }, error: err.message, cacheable: false }));
+        if (!outcome.cacheable) throw new Uncacheable(outcome);
+        return outcome;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof Uncacheable) return err.result;
+        throw err;
+      });
+    metrics.record(result, !computed);
+    if (computed && result.error !== undefined) log(`reward service: reward 0 (${result.error})`);
+    return result;
+  }
+
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const url = req.url?.split('?')[0];
+      if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
+      if (req.method === 'GET' && url === '/metrics') return send(res, 200, metrics.snapshot());
+      if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
+      metrics.requests += 1;
+      const text = await bodyOf(req);
+      let body: unknown;
+      try {
+        body = text === undefined ? undefined : JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      const parsed = text === undefined ? { ok: false as const, reason: `body: larger than ${MAX_BODY_BYTES} bytes` } : body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
+      if (!parsed.ok) {
+        metrics.badRequests += 1;
+        return send(res, 400, { error: parsed.reason });
+      }
+      if (parsed.samples.length === 0) metrics.emptyRequests += 1;
+      const results = await Promise.all(parsed.samples.map(scoreOne));
+      send(res, 200, rewardResponse(results));
+    })().catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
+  });
+  // OpenRLHF keeps each try open up to 180 s; Node's default request timeout would cut long ones.
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host}:${port}/get_reward`,
+    metrics,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,121 @@
+import type { GuiAction } from '../../core/actions';
+import { parseExecutorOutput } from '../../core/executor-parser';
+import { parsePlannerOutput, primitiveAction } from '../../core/planner-parser';
+import { buildExecutorMessages } from '../../core/prompts/executor';
+import { sampledResponse, type RewardSample, type SampleReward } from '../../core/remote-reward';
+import { actionReward } from '../../core/reward';
+import { smartResize } from '../../core/smart-resize';
+import { grpoLabelSchema, type GrpoLabel } from '../../core/training';
+import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { formatIssues } from '../../core/validation';
+import type { Env } from '../../config/load';
+import type { Config, TrainingConfig } from '../../config/schema';
+import { PromiseCache } from '../cache';
+import { Limiter } from '../concurrency';
+import { ModelGateway } from '../models/gateway';
+import type { ObjectStore } from '../storage/object-store';
+
+/**
+ * CODA's decoupled GRPO reward for one sampled planner thought (REFERENCE.md §1): the frozen
+ * executor turns the thought into an action on the step's screen, with the same prompt, history
+ * and parser as in rollouts (activities/models/agent-step.ts), and core/reward.ts compares that
+ * action with the judge-approved one of the label. A planner reply that ends the episode itself
+ * (ANS, DONE, FAIL) is compared without the executor.
+ */
+
+export interface ScoredSample extends SampleReward {
+  /** False when the outcome may differ next time (the executor failed or ran out of time): not kept in the cache. */
+  readonly cacheable: boolean;
+  /** Time of the executor call, when one was made and answered. */
+  readonly executorMs?: number;
+}
+
+export interface RewardScorerDeps {
+  /** The executor endpoint of temporal.yaml; screenshots read from S3. */
+  readonly gateway: ModelGateway;
+  /** A trajectory's manifest by key (the label names it; the executor's earlier replies are its history). */
+  readonly manifests: (key: string) => Promise<TrajectoryManifest>;
+  readonly executorConcurrency: number;
+  /** A sample is answered by then, with reward 0 if the executor has not answered. */
+  readonly deadlineMs: number;
+}
+
+export type RewardScorer = (sample: RewardSample) => Promise<ScoredSample>;
+
+const failed = (log: string, error: string, cacheable = true): ScoredSample => ({ reward: 0, score: 0, logs: { [log]: 1 }, error, cacheable });
+
+const scored = (candidate: GuiAction, label: GrpoLabel, logs: Record<string, number>, executorMs?: number): ScoredSample => {
+  const reward = actionReward(candidate, label.action, label.screen);
+  return { reward, score: reward / 2, logs: { ...logs, type_match: candidate.type === label.action.type ? 1 : 0 }, cacheable: true, ...(executorMs === undefined ? {} : { executorMs }) };
+};
+
+function labelOf(text: string): GrpoLabel | string {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return 'label: not JSON';
+  }
+  const parsed = grpoLabelSchema.safeParse(raw);
+  return parsed.success ? parsed.data : `label: ${formatIssues(parsed.error.issues).join('; ')}`;
+}
+
+export function createRewardScorer(deps: RewardScorerDeps): RewardScorer {
+  const executorSlots = new Limiter(deps.executorConcurrency);
+
+  async function viaExecutor(thought: string, label: GrpoLabel, signal: AbortSignal): Promise<ScoredSample> {
+    let manifest: TrajectoryManifest;
+    try {
+      manifest = await deps.manifests(label.manifestKey);
+    } catch (err) {
+      return failed('bad_label', `label.manifestKey ${label.manifestKey}: ${(err as Error).message}`, (err as Error).name === 'NoSuchKey');
+    }
+    const history = manifest.steps.slice(0, label.step - 1).flatMap((s) => (s.executor === undefined ? [] : [s.executor.raw]));
+    const messages = buildExecutorMessages({ instruction: thought, screenshotKey: label.screenshotKey, history });
+    let completion;
+    try {
+      completion = await executorSlots.run(() => {
+        signal.throwIfAborted();
+        return deps.gateway.complete('executor', messages, { temperature: 0, signal });
+      });
+    } catch (err) {
+      return failed('executor_failed', `executor: ${(err as Error).message}`, false);
+    }
+    const sent = completion.imageSize ?? label.screen;
+    const parsed = parseExecutorOutput(completion.texts[0] ?? '', { screen: label.screen, modelImage: smartResize(sent.width, sent.height) });
+    if (!parsed.ok) return { ...failed('unparsable', `executor output malformed: ${parsed.reason}`), executorMs: completion.latencyMs };
+    return scored(parsed.action, label, {}, completion.latencyMs);
+  }
+
+  return async (sample) => {
+    const label = labelOf(sample.label);
+    if (typeof label === 'string') return failed('bad_label', label);
+    const response = sampledResponse(sample.query, sample.prompt);
+    if (!response.ok) return failed('bad_query', response.reason);
+    const planned = parsePlannerOutput(response.text);
+    if (!planned.ok) return failed('unparsable', `planner output malformed: ${planned.reason}`);
+    const primitive = primitiveAction(planned.action);
+    if (primitive !== undefined) return scored(primitive, label, { primitive: 1 });
+    // Past the deadline the sample is answered anyway (S3 reads wait out outages longer than that).
+    const signal = AbortSignal.timeout(deps.deadlineMs);
+    const late = new Promise<ScoredSample>((resolve) =>
+      signal.addEventListener('abort', () => resolve(failed('timed_out', `no reward within ${deps.deadlineMs} ms (manifest, screenshot or executor)`, false)), { once: true }),
+    );
+    return Promise.race([viaExecutor(planned.thought, label, signal), late]);
+  };
+}
+
+/**
+ * The scorer of a GPU worker: the executor endpoint of temporal.yaml, screenshots and trajectory
+ * manifests read from S3 and kept (a GRPO group asks about the same step eight times).
+ */
+export function s3RewardScorer(models: Config['models'], store: ObjectStore, settings: TrainingConfig['rewardService'], env?: Env): RewardScorer {
+  const images = new PromiseCache<Uint8Array>(512);
+  const manifests = new PromiseCache<TrajectoryManifest>(1024);
+  return createRewardScorer({
+    gateway: new ModelGateway(models, { read: (key) => images.get(key, () => store.get(key)) }, env),
+    manifests: (key) => manifests.get(key, async () => parseTrajectoryManifest(await store.getJson(key), key)),
+    executorConcurrency: settings.executorConcurrency,
+    deadlineMs: settings.deadlineSeconds * 1000,
+  });
+}

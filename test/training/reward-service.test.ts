@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ModelGateway } from '../../activities/models/gateway';
+import { s3RewardScorer } from '../../activities/training/reward';
+import { startRewardService, type RewardService } from '../../activities/training/reward-service';
+import { formatPlannerOutput } from '../../core/planner-parser';
+import type { RewardResponse } from '../../core/remote-reward';
+import { grpoRows, plannerMessagesAt, type GrpoRow } from '../../core/training';
+import { fetchRewards } from '../../doubles/trainers/openrlhf-reward-client';
+import { applyChatTemplate, END_OF_TURN, expandImagePads } from '../../doubles/trainers/qwen2-vl';
+import { startHarness, type Harness } from '../rollouts/harness';
+import { freePort } from '../stack';
+import { allSteps, recordTrajectory, SCREEN, type RecordedTrajectory } from './dataset';
+
+/** The request OpenRLHF sends for one sample of `row` whose reply is `reply`. */
+function openrlhfRequest(row: GrpoRow, reply: string) {
+  const prompt = applyChatTemplate(row.prompt);
+  return { query: [`${expandImagePads(prompt, row.images.map(() => SCREEN))}${reply}${END_OF_TURN}`], prompts: [prompt], labels: [row.label] };
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: response.status, body: await response.json() };
+}
+
+describe('reward service: OpenRLHF remote reward protocol, scored by the frozen executor', function () {
+  this.timeout(120_000);
+  let h: Harness;
+  let trajectory: RecordedTrajectory;
+  let rows: ReturnType<typeof grpoRows>;
+  let service: RewardService;
+  const started: RewardService[] = [];
+
+  const startService = async (models = h.config.models, settings: Partial<Harness['config']['training']['rewardService']> = {}): Promise<RewardService> => {
+    const all = { ...h.config.training.rewardService, port: await freePort(), ...settings };
+    const s = await startRewardService({ scorer: s3RewardScorer(models, h.stack.store, all, h.env), host: '127.0.0.1', port: all.port, cacheSize: all.cacheSize, log: () => undefined });
+    started.push(s);
+    return s;
+  };
+  /** What the scripted planner answers at a row's step (the reference step: the executor grounds it to the label's action). */
+  const plannerReply = async (step: number): Promise<string> => {
+    const gateway = new ModelGateway(h.config.models, { read: (key) => h.stack.store.get(key) }, h.env);
+    return (await gateway.complete('planner', plannerMessagesAt(trajectory.manifest, step))).texts[0]!;
+  };
+  const executorCalls = (): number => h.models.served.get(h.config.models.executor.model) ?? 0;
+
+  before(async () => {
+    h = await startHarness({ name: 'reward', desktops: 1, displayFrom: 540 });
+    trajectory = await recordTrajectory(h.stack.store, h.config, h.env, `reward${Date.now()}`, 'C-08');
+    rows = grpoRows(trajectory.manifest, trajectory.manifestKey, allSteps(trajectory), SCREEN);
+    service = await startService();
+  });
+  after(async () => {
+    for (const s of started) await s.close();
+    await h?.stop();
+  });
+
+  it('scores one sample: the planner thought the executor grounds to the labelled action earns 2', async () => {
+    assert.deepEqual(rows.map((r) => r.step), [1, 2, 3, 4, 5], 'C-08: click, type, click, type, done');
+    const before = executorCalls();
+    const { status, body } = await post(service.url, openrlhfRequest(rows[2]!.row, await plannerReply(3)));
+    assert.equal(status, 200);
+    assert.deepEqual(body, { rewards: [2], scores: [1], extra_logs: { type_match: [1] }, errors: [null] });
+    assert.equal(executorCalls(), before + 1, 'one executor call');
+  });
+
+  it('scores a reply with the wrong kind of action, and an executor reply it cannot parse, as 0 with the reason', async () => {
+    const answer = await post(service.url, openrlhfRequest(rows[0]!.row, formatPlannerOutput('The result is visible.', { kind: 'answer', text: '42' })));
+    assert.deepEqual(answer.body, { rewards: [0], scores: [0], extra_logs: { primitive: [1], type_match: [0] }, errors: [null] }, 'ANS against a click: no executor call, no match');
+    const vague = await post(service.url, openrlhfRequest(rows[0]!.row, formatPlannerOutput('Look around the window.', { kind: 'instruction', text: 'look around' })));
+    assert.equal(vague.status, 200);
+    assert.deepEqual(vague.body.rewards, [0]);
+    assert.deepEqual(vague.body.extra_logs, { unparsable: [1] });
+    assert.match(vague.body.errors[0], /^executor output malformed: /);
+  });
+
+  it('scores a planner primitive without the executor', async () => {
+    const before = executorCalls();
+    const { body } = await post(service.url, openrlhfRequest(rows[4]!.row, await plannerReply(5)));
+    assert.deepEqual(body, { rewards: [2], scores: [1], extra_logs: { primitive: [1], type_match: [1] }, errors: [null] });
+    assert.equal(executorCalls(), before);
+  });
+
+  it('answers empty lists with empty lists (what every server after the first receives)', async () => {
+    const { status, body } = await post(service.url, { query: [], prompts: [], labels: [] });
+    assert.equal(status, 200);
+    assert.deepEqual(body, { rewards: [], scores: [], extra_logs: {}, errors: [] });
+  });
+
+  it('with several URLs, as OpenRLHF calls them: the first server scores the sample, the others get empty lists', async () => {
+    const second = await startService();
+    const request = openrlhfRequest(rows[1]!.row, await plannerReply(2));
+    const answers = await fetchRewards([service.url, second.url], { queries: request.query, prompts: request.prompts, labels: request.labels });
+    assert.deepEqual(answers.map((a) => a.rewards), [[2], []]);
+    assert.deepEqual({ requests: second.metrics.requests, empty: second.metrics.emptyRequests, samples: second.metrics.samples }, { requests: 1, empty: 1, samples: 0 });
+  });
+
+  it('is idempotent: the same sample again is answered from the cache, without the executor', async () => {
+    const fresh = await startService();
+    const request = openrlhfRequest(rows[3]!.row, await plannerReply(4));
+    const before = executorCalls();
+    const first = await post(fresh.url, request);
+    const again = await post(fresh.url, request);
+    assert.deepEqual(again.body, first.body);
+    assert.deepEqual(first.body.rewards, [2]);
+    assert.equal(executorCalls(), before + 1, 'the executor was asked once');
+    const metrics = (await (await fetch(fresh.url.replace('/get_reward', '/metrics'))).json()) as Record<string, any>;
+    assert.equal(metrics.samples, 2);
+    assert.equal(metrics.cacheHits, 1);
+    assert.equal(metrics.executorCalls, 1);
+    assert.deepEqual(metrics.rewards, { '<0.5': 0, '<1': 0, '<1.5': 0, '<2': 0, '2': 2 });
+    assert.equal(metrics.executorLatencyMs.calls, 1);
+  });
+
+  it('answers 0 with the error when the executor is down, and asks again next time (a failure is not kept)', async () => {
+    const port = await freePort();
+    const down = await startService({ ...h.config.models, executor: { ...h.config.models.executor, baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 } });
+    const request = openrlhfRequest(rows[0]!.row, await plannerReply(1));
+    for (let i = 0; i < 2; i++) {
+      const { status, body } = await post(down.url, request);
+      assert.equal(status, 200);
+      assert.deepEqual(body.rewards, [0]);
+      assert.deepEqual(body.extra_logs, { executor_failed: [1] });
+      assert.match(body.errors[0], /^executor: executor \(ui-tars-1\.5-7b at http:\/\/127\.0\.0\.1:\d+\/v1\) is unreachable/);
+    }
+    assert.equal(down.metrics.cacheHits, 0);
+    assert.deepEqual(down.metrics.failures, { executor_failed: 2 });
+  });
+
+  it('answers 0 when no reward is ready by the deadline (an executor that never replies)', async () => {
+    const hanging = createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/v1`;
+      const slow = await startService({ ...h.config.models, executor: { ...h.config.models.executor, baseUrl: url, maxRetries: 0 } }, { deadlineSeconds: 0.5 });
+      const { status, body } = await post(slow.url, openrlhfRequest(rows[0]!.row, await plannerReply(1)));
+      assert.equal(status, 200);
+      assert.deepEqual(body.extra_logs, { timed_out: [1] });
+      assert.match(body.errors[0], /^no reward within 500 ms/);
+    } finally {
+      hanging.closeAllConnections();
+      hanging.close();
+    }
+  });
+
+  it('answers 0 with the reason for a label it cannot read, and for a query that does not continue its prompt', async () => {
+    const request = openrlhfRequest(rows[0]!.row, await plannerReply(1));
+    const label = JSON.parse(rows[0]!.row.label) as Record<string, any>;
+    const cases: Array<[string[], string, RegExp]> = [
+      [[...request.query], 'not json', /^label: not JSON$/],
+      [[...request.query], JSON.stringify({ ...label, screen: { width: 0, height: 1080 } }), /^label: screen\.width: /],
+      [[...request.query], JSON.stringify({ ...label, manifestKey: 'coda/runs/none/KAlgebra/X/0/manifest.json' }), /^label\.manifestKey coda\/runs\/none\/KAlgebra\/X\/0\/manifest\.json: /],
+      [[request.query[0]!.replace('Task (in KAlgebra)', 'Task (in Celestia)')], rows[0]!.row.label, /^the query does not begin with its prompt/],
+    ];
+    for (const [query, labelText, reason] of cases) {
+      const { status, body } = await post(service.url, { query, prompts: request.prompts, labels: [labelText] });
+      assert.equal(status, 200, labelText);
+      assert.deepEqual(body.rewards, [0]);
+      assert.match(body.errors[0], reason);
+    }
+  });
+
+  it('refuses what is not the protocol with a 400 naming the field, and unknown routes with a 404', async () => {
+    assert.deepEqual(await post(service.url, '{"query": ['), { status: 400, body: { error: 'body: not JSON' } });
+    assert.deepEqual(await post(service.url, { query: ['q'], prompts: ['p'] }), { status: 400, body: { error: 'labels: expected a list of strings' } });
+    assert.deepEqual(await post(service.url, { query: ['q'], prompts: ['p'], labels: [1] }), { status: 400, body: { error: 'labels[0]: expected a string' } });
+    assert.deepEqual(await post(service.url.replace('/get_reward', '/reward'), {}), { status: 404, body: { detail: 'Not Found' } });
+    const metrics = (await (await fetch(service.url.replace('/get_reward', '/metrics'))).json()) as RewardResponse & Record<string, number>;
+    assert.equal(metrics.badRequests, 3);
+  });
+});
