@@ -167,7 +167,9 @@ const trainerProgram = z.string().regex(/\S/, 'expected the program, words separ
 /** Command-line words; numbers written unquoted in YAML are words too. */
 const commandArgs = z.array(z.union([z.string(), z.number()]).transform(String)).min(1);
 /** Extra environment of the trainer process (NCCL, Ray, CUDA settings...). */
-const trainerEnv = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.string()).default({});
+const trainerEnv = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+  .default({});
 
 const grpoTrainer = z
   .strictObject({

@@ -15,4 +15,8 @@ export const FAILURES = {
   validation: 'ValidationError',
   /** A rollout lost its desktop more often than `rollouts.maxResumes` allows. */
   desktopLost: 'DesktopLost',
+  /** A trainer exited with an error (retried from the last uploaded checkpoint), or refused its command line (not retried). */
+  trainerFailed: 'TrainerFailed',
+  /** The planner's server refused a checkpoint (no runtime LoRA loading, an adapter it cannot see, a name taken): not retried. */
+  serving: 'ServingError',
 } as const;

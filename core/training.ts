@@ -3,6 +3,7 @@ import { guiActionSchema, type GuiAction } from './actions';
 import { buildPlannerMessages } from './prompts/planner';
 import type { ChatMessage } from './prompts/messages';
 import type { TrajectoryManifest } from './trajectory';
+import { formatIssues } from './validation';
 
 /**
  * Training data from judged trajectories (REFERENCE.md §1, §5). Only the planner is trained.
@@ -35,6 +36,18 @@ export const grpoLabelSchema = z.strictObject({
 });
 
 export type GrpoLabel = z.output<typeof grpoLabelSchema>;
+
+/** A row's label text as a GrpoLabel, or why it is not one (`label: ...`, naming the field). */
+export function parseGrpoLabel(text: string): GrpoLabel | string {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return 'label: not JSON';
+  }
+  const parsed = grpoLabelSchema.safeParse(raw);
+  return parsed.success ? parsed.data : `label: ${formatIssues(parsed.error.issues).join('; ')}`;
+}
 
 export type PromptPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'image' };
 

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 
 /**
  * TEST DOUBLE. A small OpenAI-compatible HTTP server (POST /v1/chat/completions with image parts,
@@ -9,6 +11,15 @@ import type { AddressInfo } from 'node:net';
  * checked against vLLM's serving code (vllm/entrypoints/openai: ErrorResponse with an `error`
  * object of message, type, param, code; "The model `x` does not exist." as a 404 NotFoundError;
  * "At most N image(s) may be provided in one prompt." as a 400 BadRequestError).
+ *
+ * With `runtimeLoraUpdating` (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING) it also has vLLM's runtime
+ * LoRA routes, checked against vllm/entrypoints/openai/models/serving.py (OpenAIServingModels) and
+ * the lora api_router: POST /v1/load_lora_adapter {lora_name, lora_path} answers 200 with a
+ * plain-text body, 400 when a field is missing or the name is taken, 404 when the path holds no
+ * adapter (adapter_config.json); POST /v1/unload_lora_adapter; GET /v1/models lists adapters with
+ * their path as `root` and the first model as `parent`. A request for an adapter is answered by the
+ * policy exactly as for its parent (the scripted policy has no weights for an adapter to change).
+ * Without the setting those routes do not exist (FastAPI's 404).
  */
 
 export interface ChatRequest {
@@ -45,8 +56,47 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
 const ERROR_TYPES: Readonly<Record<number, string>> = { 400: 'BadRequestError', 404: 'NotFoundError', 429: 'RateLimitError', 500: 'InternalServerError', 503: 'ServiceUnavailableError' };
 
 /** vLLM's error body: {"error": {"message", "type", "param", "code"}}. */
-export const error = (res: ServerResponse, status: number, message: string): void =>
-  json(res, status, { error: { message, type: ERROR_TYPES[status] ?? 'BadRequestError', param: null, code: status } });
+export const error = (res: ServerResponse, status: number, message: string, type = ERROR_TYPES[status] ?? 'BadRequestError'): void =>
+  json(res, status, { error: { message, type, param: null, code: status } });
+
+const text = (res: ServerResponse, status: number, body: string): void => {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+};
+
+interface Adapter {
+  readonly path: string;
+  readonly parent: string;
+}
+
+/** vLLM's load/unload routes over the adapters map; true when the request was one of them. */
+async function loraRoute(req: IncomingMessage, res: ServerResponse, adapters: Map<string, Adapter>, parent: string): Promise<boolean> {
+  const route = req.url === '/v1/load_lora_adapter' ? 'load' : req.url === '/v1/unload_lora_adapter' ? 'unload' : undefined;
+  if (req.method !== 'POST' || route === undefined) return false;
+  let body: { lora_name?: unknown; lora_path?: unknown };
+  try {
+    body = JSON.parse(await readBody(req)) as typeof body;
+  } catch {
+    error(res, 400, 'body is not valid JSON');
+    return true;
+  }
+  const name = typeof body.lora_name === 'string' ? body.lora_name : '';
+  if (route === 'unload') {
+    if (name === '') error(res, 400, "'lora_name' needs to be provided to unload a LoRA adapter.", 'InvalidUserInput');
+    else if (!adapters.delete(name)) error(res, 404, `The lora adapter '${name}' cannot be found.`, 'NotFoundError');
+    else text(res, 200, `Success: LoRA adapter '${name}' removed successfully.`);
+    return true;
+  }
+  const adapterPath = typeof body.lora_path === 'string' ? body.lora_path : '';
+  if (name === '' || adapterPath === '') error(res, 400, "Both 'lora_name' and 'lora_path' must be provided.", 'InvalidUserInput');
+  else if (adapters.has(name)) error(res, 400, `The lora adapter '${name}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.`, 'InvalidUserInput');
+  else if (!existsSync(path.join(adapterPath, 'adapter_config.json'))) error(res, 404, `Loading lora ${name} failed: No adapter found for ${adapterPath}`, 'NotFoundError');
+  else {
+    adapters.set(name, { path: adapterPath, parent });
+    text(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
+  }
+  return true;
+}
 
 /** The whole request body as text (shared with the tests' own server doubles). */
 export async function readBody(req: IncomingMessage): Promise<string> {
@@ -109,14 +159,32 @@ function parseRequest(body: unknown): ChatRequest | string {
   };
 }
 
-export async function startScriptedServer(policy: Policy, opts: { port?: number; host?: string; models?: readonly string[] } = {}): Promise<ScriptedServer> {
+export interface ScriptedServerOptions {
+  readonly port?: number;
+  readonly host?: string;
+  /** Model names served; the first is the parent of runtime-loaded LoRA adapters. */
+  readonly models?: readonly string[];
+  /** vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: the load/unload routes exist. */
+  readonly runtimeLoraUpdating?: boolean;
+}
+
+export async function startScriptedServer(policy: Policy, opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const served = new Map<string, number>();
+  const adapters = new Map<string, Adapter>();
+  const parent = opts.models?.[0] ?? 'scripted';
   let counter = 0;
   const server = createServer((req, res) => {
     void (async () => {
       if (req.method === 'GET' && req.url === '/v1/models') {
-        return json(res, 200, { object: 'list', data: (opts.models ?? []).map((id) => ({ id, object: 'model', owned_by: 'scripted-double' })) });
+        return json(res, 200, {
+          object: 'list',
+          data: [
+            ...(opts.models ?? []).map((id) => ({ id, object: 'model', owned_by: 'scripted-double' })),
+            ...[...adapters].map(([id, adapter]) => ({ id, object: 'model', owned_by: 'scripted-double', root: adapter.path, parent: adapter.parent })),
+          ],
+        });
       }
+      if (opts.runtimeLoraUpdating === true && (await loraRoute(req, res, adapters, parent))) return;
       // FastAPI's answer for a route it does not have, as vLLM gives it.
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return json(res, 404, { detail: 'Not Found' });
       let body: unknown;
@@ -128,7 +196,8 @@ export async function startScriptedServer(policy: Policy, opts: { port?: number;
       const request = parseRequest(body);
       if (typeof request === 'string') return error(res, 400, request);
       served.set(request.model, (served.get(request.model) ?? 0) + 1);
-      const reply = await policy(request);
+      const adapter = adapters.get(request.model);
+      const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent });
       if ('status' in reply) return error(res, reply.status, reply.message);
       const completion = reply.texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
       const prompt = promptTokens(request);

@@ -35,7 +35,7 @@ export function freeDisplay(from: number): number {
 
 /** Environment that points temporal.yaml at a stack of its own on free ports under `dataDir`. */
 export async function isolatedEnv(dataDir: string, namespace: string): Promise<Record<string, string>> {
-  const [temporal, s3, console, models] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [temporal, s3, console, models, rewards] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const modelsUrl = `http://127.0.0.1:${models}/v1`;
   return {
     ...(process.env as Record<string, string>),
@@ -51,6 +51,9 @@ export async function isolatedEnv(dataDir: string, namespace: string): Promise<R
     CODA_S3_ENDPOINT: `http://127.0.0.1:${s3}`,
     CODA_MINIO_CONSOLE: `127.0.0.1:${console}`,
     CODA_DATA_DIR: dataDir,
+    CODA_REWARD_PORT: String(rewards),
+    CODA_GPU_WORK_DIR: path.join(dataDir, 'gpu'),
+    CODA_SERVING_DIR: path.join(dataDir, 'served'),
   };
 }
 

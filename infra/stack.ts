@@ -16,9 +16,16 @@ import { workerHealthy, workerSpec } from './worker-process';
 const DEV_S3_ACCESS_KEY_ID = 'coda-dev';
 const DEV_S3_SECRET_ACCESS_KEY = 'coda-dev-secret';
 
+/** The trainer doubles (no GPU here): what CODA_GRPO_TRAINER and CODA_SFT_TRAINER name in the dev stack and the tests. */
+const TRAINER_DOUBLES = {
+  CODA_GRPO_TRAINER: path.resolve(__dirname, '..', 'doubles', 'trainers', 'openrlhf.js'),
+  CODA_SFT_TRAINER: path.resolve(__dirname, '..', 'doubles', 'trainers', 'llamafactory.js'),
+};
+
 /**
  * `env` plus, where unset, the dev stack's S3 credentials and the model API keys under the names
- * temporal.yaml gives (`EMPTY`, what OpenAI clients send to a vLLM server started without a key).
+ * temporal.yaml gives (`EMPTY`, what OpenAI clients send to a vLLM server started without a key),
+ * and, when the stack runs the scripted models, the trainer doubles as the trainer programs.
  */
 export function devEnv(config: LoadedConfig, env: Env = process.env): Record<string, string> {
   const out: Record<string, string> = {};
@@ -28,6 +35,9 @@ export function devEnv(config: LoadedConfig, env: Env = process.env): Record<str
   const { planner, executor, judges, taskGenerator } = config.models;
   for (const endpoint of [planner, executor, taskGenerator, ...judges]) {
     if (endpoint.apiKeyEnv !== undefined) out[endpoint.apiKeyEnv] ||= 'EMPTY';
+  }
+  if (config.dev.scriptedModels !== undefined) {
+    for (const [name, script] of Object.entries(TRAINER_DOUBLES)) out[name] ||= `${process.execPath} ${script}`;
   }
   return out;
 }
@@ -73,7 +83,8 @@ function components(config: LoadedConfig, opts: StackOptions): Component[] {
               name: 'scripted-models',
               command: process.execPath,
               args: [path.resolve(__dirname, '..', 'doubles', 'scripted-models', 'main.js')],
-              env: { ...env, CODA_CONFIG: config.file },
+              // The planner's server loads trained planners as LoRA adapters at run time, as vLLM does with this set.
+              env: { ...env, CODA_CONFIG: config.file, VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' },
             },
             healthy: async () => (await fetch(`http://127.0.0.1:${scripted.port}/v1/models`, { signal: AbortSignal.timeout(2_000) })).ok,
             startTimeoutMs: 30_000,
@@ -92,6 +103,11 @@ function components(config: LoadedConfig, opts: StackOptions): Component[] {
         healthy: () => workerHealthy(config, `vm-host-${host.id}`, host.taskQueue),
         startTimeoutMs: 60_000,
       })),
+    {
+      spec: workerSpec(config, 'gpu', [], env),
+      healthy: () => workerHealthy(config, 'gpu', config.taskQueues.gpu),
+      startTimeoutMs: 60_000,
+    },
   ];
   return opts.workers === false ? servers : [...servers, ...doubles, ...workers];
 }

@@ -39,3 +39,9 @@ export interface TrainingActivities {
   train(request: TrainRequest): Promise<TrainResult>;
   servePlanner(request: { readonly checkpointKey: string }): Promise<ServeResult>;
 }
+
+/**
+ * The file the trainer doubles (doubles/trainers/) leave in every model folder they write: the
+ * checkpoint manifest records such a checkpoint as a double's (its planner did not change).
+ */
+export const TRAINER_DOUBLE_MARKER = 'coda-trainer-double.json';

@@ -5,9 +5,8 @@ import { buildExecutorMessages } from '../../core/prompts/executor';
 import { sampledResponse, type RewardSample, type SampleReward } from '../../core/remote-reward';
 import { actionReward } from '../../core/reward';
 import { smartResize } from '../../core/smart-resize';
-import { grpoLabelSchema, type GrpoLabel } from '../../core/training';
+import { parseGrpoLabel, type GrpoLabel } from '../../core/training';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
-import { formatIssues } from '../../core/validation';
 import type { Env } from '../../config/load';
 import type { Config, TrainingConfig } from '../../config/schema';
 import { PromiseCache } from '../cache';
@@ -49,17 +48,6 @@ const scored = (candidate: GuiAction, label: GrpoLabel, logs: Record<string, num
   return { reward, score: reward / 2, logs: { ...logs, type_match: candidate.type === label.action.type ? 1 : 0 }, cacheable: true, ...(executorMs === undefined ? {} : { executorMs }) };
 };
 
-function labelOf(text: string): GrpoLabel | string {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return 'label: not JSON';
-  }
-  const parsed = grpoLabelSchema.safeParse(raw);
-  return parsed.success ? parsed.data : `label: ${formatIssues(parsed.error.issues).join('; ')}`;
-}
-
 export function createRewardScorer(deps: RewardScorerDeps): RewardScorer {
   const executorSlots = new Limiter(deps.executorConcurrency);
 
@@ -88,7 +76,7 @@ export function createRewardScorer(deps: RewardScorerDeps): RewardScorer {
   }
 
   return async (sample) => {
-    const label = labelOf(sample.label);
+    const label = parseGrpoLabel(sample.label);
     if (typeof label === 'string') return failed('bad_label', label);
     const response = sampledResponse(sample.query, sample.prompt);
     if (!response.ok) return failed('bad_query', response.reason);

@@ -53,6 +53,8 @@ export interface ScriptedModelsOptions {
   readonly library?: TaskLibrary;
   /** Where the S3 credentials are (the judge doubles read the evaluators' results from manifests). */
   readonly env?: Env;
+  /** vLLM's runtime LoRA loading routes; default: VLLM_ALLOW_RUNTIME_LORA_UPDATING in `env`, read as vLLM reads it. */
+  readonly runtimeLoraUpdating?: boolean;
 }
 
 export async function startScriptedModels(config: LoadedConfig, options: ScriptedModelsOptions = {}): Promise<ScriptedServer> {
@@ -101,11 +103,12 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
     return agent(request);
   };
   const models = [config.models.planner.model, config.models.executor.model, config.models.taskGenerator.model, ...judgeModels];
-  return startScriptedServer(policy, { port: options.port ?? settings.port, models });
+  const runtimeLoraUpdating = options.runtimeLoraUpdating ?? ['1', 'true'].includes((options.env?.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? '0').trim().toLowerCase());
+  return startScriptedServer(policy, { port: options.port ?? settings.port, models, runtimeLoraUpdating });
 }
 
 if (require.main === module) {
-  startScriptedModels(loadConfig())
+  startScriptedModels(loadConfig(), { env: process.env })
     .then((server) => console.log(`scripted model server (test double) on ${server.url}`))
     .catch((err) => {
       console.error(err);

@@ -40,7 +40,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
   it('reports a stack that never ran as stopped, and describing it creates nothing', () => {
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => [p.name, p.running]),
-      [['temporal', false], ['minio', false], ['scripted-models', false], ['orchestrator', false], ['vm-host-local-1', false]],
+      [['temporal', false], ['minio', false], ['scripted-models', false], ['orchestrator', false], ['vm-host-local-1', false], ['gpu', false]],
     );
     assert.deepEqual(readdirSync(dataDir), []);
   });
@@ -60,6 +60,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
         ['scripted-models', true],
         ['orchestrator', true],
         ['vm-host-local-1', true],
+        ['gpu', true],
       ],
     );
     const second = await stackUp(config, { env, headless: true });
@@ -69,7 +70,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     );
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => p.running),
-      [true, true, true, true, true],
+      [true, true, true, true, true, true],
     );
   });
 
@@ -83,7 +84,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     })) as { key: string };
     await client.connection.close();
 
-    assert.deepEqual((await stackDown(config, { env })).sort(), ['minio', 'orchestrator', 'scripted-models', 'temporal', 'vm-host-local-1']);
+    assert.deepEqual((await stackDown(config, { env })).sort(), ['gpu', 'minio', 'orchestrator', 'scripted-models', 'temporal', 'vm-host-local-1']);
     assert.deepEqual(processesMentioning(dataDir), [], 'no process of the stack survives down');
     await stackUp(config, { env, headless: true });
 
@@ -107,7 +108,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     writeFileSync(path.join(runDir, 'minio.pid'), JSON.stringify({ pid: process.pid, command: '/x/minio', startedAt: '' }));
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => p.running),
-      [false, false, false, false, false],
+      [false, false, false, false, false, false],
     );
     const info = await stackUp(config, { env, headless: true });
     assert.ok(info.processes.every((p) => p.running && p.pid !== process.pid));

@@ -46,6 +46,8 @@ export interface HarnessOptions {
   readonly models?: (doc: Record<string, any>) => void;
   /** Edits applied to the parsed temporal.yaml after the double started (what only the workers see). */
   readonly edit?: (doc: Record<string, any>) => void;
+  /** The scripted server has vLLM's runtime LoRA routes (VLLM_ALLOW_RUNTIME_LORA_UPDATING). */
+  readonly runtimeLora?: boolean;
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
@@ -64,7 +66,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   // model names when a test points a role elsewhere. Port 1 is a placeholder: it listens on a
   // free port, which the environment below names.
   writeFileSync(file, stringify(doc));
-  const models = await startScriptedModels(loadConfig(file, stack.env), { port: 0, env: stack.env });
+  const models = await startScriptedModels(loadConfig(file, stack.env), { port: 0, env: stack.env, runtimeLoraUpdating: opts.runtimeLora ?? false });
   opts.edit?.(doc);
   writeFileSync(file, stringify(doc));
   const env: Record<string, string> = {

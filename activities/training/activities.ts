@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import * as path from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { configRelative, type Env, type LoadedConfig } from '../../config/load';
+import { FAILURES } from '../../core/failures';
+import { checkpointManifestKey, checkpointPrefix, keySegment, trainingJobPrefix } from '../../core/keys';
+import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
+import { parseGlobalStepLine, parseTrainerLogLine, type TrainerProgress } from '../../core/trainer-progress';
+import { parseOrThrow, ValidationError } from '../../core/validation';
+import { Limiter } from '../concurrency';
+import type { ObjectStore } from '../storage/object-store';
+import { restoreCheckpoint, uploadCheckpoint, uploadedStep, uploadFolder } from './checkpoints';
+import { TRAINER_DOUBLE_MARKER, type ServeResult, type TrainingActivities, type TrainRequest, type TrainResult } from './contract';
+import type { TrainingHeartbeat } from './progress';
+import { registerPlanner } from './serving';
+import { prepareDataset, writeGrpoInputs, writeSftInputs, type TrainerInputs } from './trainer-inputs';
+import { logTail, startTrainer, type TrainerProcess } from './trainer-process';
+
+export interface TrainingDeps {
+  readonly config: LoadedConfig;
+  readonly store: ObjectStore;
+  /** Environment of the trainers (on top of the worker's own and the trainer's `env` of temporal.yaml). */
+  readonly env: Env;
+  /** This worker's reward service, for OpenRLHF's --reward.remote_url. */
+  readonly rewardUrl: string;
+}
+
+/** Bad requests fail at once, naming the field. */
+function checkRequest(request: TrainRequest): void {
+  const problems: string[] = [];
+  for (const [field, value, what] of [['job', request.job, 'training job id'], ['checkpoint', request.checkpoint, 'checkpoint name']] as const) {
+    try {
+      keySegment(value, what);
+    } catch (err) {
+      problems.push(`${field}: ${(err as Error).message}`);
+    }
+  }
+  if (request.kind !== 'grpo' && request.kind !== 'sft') problems.push(`kind: expected grpo or sft, got ${JSON.stringify(request.kind)}`);
+  if (typeof request.datasetKey !== 'string' || request.datasetKey === '') problems.push('datasetKey: expected the S3 key of a dataset manifest');
+  if (typeof request.base?.model !== 'string' || typeof request.base?.path !== 'string' || request.base.path === '') problems.push('base: expected {model, path}');
+  if (problems.length > 0) throw new ValidationError('train request', problems);
+}
+
+const nonRetryable = (err: unknown): unknown =>
+  err instanceof ValidationError ? ApplicationFailure.nonRetryable(err.message, FAILURES.validation) : err;
+
+/**
+ * The activities of the `gpu` queue (contract.ts). `train` downloads the dataset, writes the
+ * trainer's inputs, restores the job's newest checkpoint from S3, runs the trainer from its
+ * command template (trainer-process.ts), uploads checkpoints as they appear and heartbeats the
+ * trainer's progress; at the end it uploads the model and writes the checkpoint manifest with its
+ * lineage. A retry, on this worker or another, resumes from the newest uploaded checkpoint.
+ * Cancellation stops the trainer's process group. `servePlanner` registers a checkpoint with the
+ * planner's model server (serving.ts).
+ */
+export function createTrainingActivities(deps: TrainingDeps): TrainingActivities {
+  const { config, store } = deps;
+  const training = config.training;
+  const prefix = config.storage.prefix;
+  const workDir = configRelative(config, training.workDir);
+  const gpu = new Limiter(training.jobs);
+
+  /** The job's request, recorded by its first attempt: a retry must train the same thing. */
+  async function claimJob(request: TrainRequest, jobPrefix: string): Promise<void> {
+    const key = `${jobPrefix}/request.json`;
+    const existing = await store.tryGet(key);
+    if (existing === undefined) return store.putJson(key, request);
+    if (JSON.stringify(JSON.parse(existing.toString('utf8'))) !== JSON.stringify(request)) {
+      throw new ValidationError(`training job ${request.job}`, [`was started with another request (${store.uri(key)}); a job id trains one thing`]);
+    }
+  }
+
+  /** The weights training starts from, on this node: a path or HF id as given, or an S3 prefix downloaded once. */
+  async function modelPath(base: TrainRequest['base'], signal: AbortSignal): Promise<string> {
+    const match = /^s3:\/\/([^/]+)\/(.+?)\/?$/.exec(base.path);
+    if (match === null) return base.path;
+    if (match[1] !== config.storage.bucket) throw new ValidationError('base.path', [`${base.path}: expected a key in bucket ${config.storage.bucket}`]);
+    const dir = path.join(workDir, 'models', createHash('sha1').update(base.path).digest('hex').slice(0, 16));
+    if (existsSync(path.join(dir, '.complete'))) return dir;
+    const keys = await store.list(`${match[2]}/`);
+    if (keys.length === 0) throw new ValidationError('base.path', [`${base.path}: no files there`]);
+    for (const key of keys) {
+      signal.throwIfAborted();
+      await store.getFile(key, path.join(dir, key.slice(match[2]!.length + 1)));
+    }
+    writeFileSync(path.join(dir, '.complete'), base.path);
+    return dir;
+  }
+
+  async function train(request: TrainRequest): Promise<TrainResult> {
+    const ctx = Context.current();
+    checkRequest(request);
+    const checkpointKey = checkpointManifestKey(prefix, request.checkpoint);
+    const jobPrefix = trainingJobPrefix(prefix, request.job);
+    const done = await store.tryGet(checkpointKey);
+    if (done !== undefined) {
+      const manifest = parseOrThrow(checkpointManifestSchema, JSON.parse(done.toString('utf8')), checkpointKey);
+      if (manifest.job !== request.job) throw new ValidationError(`checkpoint ${request.checkpoint}`, [`already exists, trained by job ${manifest.job}`]);
+      return { checkpointKey, steps: manifest.steps, metrics: manifest.metrics };
+    }
+    await claimJob(request, jobPrefix);
+
+    let beat: TrainingHeartbeat = { phase: 'waiting for the GPU', step: 0, metrics: {}, host: hostname() };
+    const update = (change: Partial<TrainingHeartbeat>): void => {
+      beat = { ...beat, ...change };
+      ctx.heartbeat(beat);
+    };
+    const timer = setInterval(() => ctx.heartbeat(beat), training.heartbeatSeconds * 1000);
+    try {
+      update({});
+      return await gpu.run(() => runJob(request, jobPrefix, checkpointKey, update, () => beat));
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  async function runJob(
+    request: TrainRequest,
+    jobPrefix: string,
+    checkpointKey: string,
+    update: (change: Partial<TrainingHeartbeat>) => void,
+    current: () => TrainingHeartbeat,
+  ): Promise<TrainResult> {
+    const ctx = Context.current();
+    const signal = ctx.cancellationSignal;
+    update({ phase: 'preparing', uploadedStep: await uploadedStep(store, jobPrefix) });
+    const jobDir = path.join(workDir, 'jobs', request.job);
+    const folders = { inputs: path.join(jobDir, 'inputs'), checkpoints: path.join(jobDir, 'checkpoints'), output: path.join(jobDir, 'output') };
+    // S3 is the truth of what is done: whatever an earlier attempt left on this node goes.
+    rmSync(jobDir, { recursive: true, force: true });
+    const dataset = await prepareDataset(store, request.datasetKey, path.join(workDir, 'datasets'), signal);
+    if (dataset.manifest.kind !== request.kind) throw new ValidationError(request.datasetKey, [`a ${dataset.manifest.kind} dataset cannot train ${request.kind}`]);
+    const model = await modelPath(request.base, signal);
+
+    update({ phase: 'restoring' });
+    const root = request.kind === 'grpo' ? folders.checkpoints : folders.output;
+    const resumedFrom = await restoreCheckpoint(store, jobPrefix, root);
+    const inputs: TrainerInputs =
+      request.kind === 'grpo' ? writeGrpoInputs(training.grpo, dataset, folders, model, deps.rewardUrl) : writeSftInputs(training.sft, dataset, folders, model, resumedFrom);
+    const settings = request.kind === 'grpo' ? training.grpo : training.sft;
+    update({ phase: 'training', step: resumedFrom ?? 0, ...(inputs.totalSteps === undefined ? {} : { totalSteps: inputs.totalSteps }), ...(resumedFrom === undefined ? {} : { resumedFromStep: resumedFrom, uploadedStep: resumedFrom }) });
+
+    let progress: TrainerProgress | undefined;
+    const onProgress = (next: TrainerProgress | undefined): void => {
+      if (next === undefined || (progress !== undefined && next.step === progress.step && JSON.stringify(next.metrics) === JSON.stringify(progress.metrics))) return;
+      progress = next;
+      update({ step: next.step, metrics: next.metrics, ...(next.totalSteps === undefined ? {} : { totalSteps: next.totalSteps }) });
+    };
+    const logFile = path.join(jobDir, 'trainer.log');
+    mkdirSync(jobDir, { recursive: true });
+    const trainer: TrainerProcess = startTrainer(
+      {
+        program: settings.program.trim().split(/\s+/),
+        args: inputs.args,
+        env: { ...(process.env as Record<string, string>), ...(deps.env as Record<string, string>), ...settings.env },
+        cwd: jobDir,
+      },
+      logFile,
+      (line) => request.kind === 'grpo' && onProgress(parseGlobalStepLine(line)),
+    );
+    update({ trainerPid: trainer.pid });
+
+    let uploading: Promise<void> = Promise.resolve();
+    const uploadNewest = async (): Promise<void> => {
+      const newest = inputs.layout.latest(root);
+      if (newest === undefined || newest.step <= (current().uploadedStep ?? -1)) return;
+      const step = await uploadCheckpoint(store, jobPrefix, root, newest);
+      if (step !== undefined) update({ uploadedStep: step });
+    };
+    const readTrainerLog = (): void => {
+      if (request.kind !== 'sft') return;
+      const file = path.join(folders.output, 'trainer_log.jsonl');
+      if (!existsSync(file)) return;
+      const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+      onProgress(lines.map(parseTrainerLogLine).filter((p) => p !== undefined).at(-1));
+    };
+    const poll = setInterval(() => {
+      readTrainerLog();
+      uploading = uploading.then(uploadNewest).catch((err: Error) => console.warn(`training job ${request.job}: checkpoint upload failed, will try again: ${err.message}`));
+    }, training.checkpointPollSeconds * 1000);
+    const stop = (): void => void trainer.stop(training.cancelGraceSeconds * 1000);
+    signal.addEventListener('abort', stop, { once: true });
+    let exit: Awaited<TrainerProcess['exited']>;
+    try {
+      exit = await trainer.exited;
+    } finally {
+      clearInterval(poll);
+      signal.removeEventListener('abort', stop);
+      await uploading;
+      await store.putFile(`${jobPrefix}/logs/attempt-${ctx.info.attempt}.log`, logFile).catch(() => undefined);
+    }
+    if (signal.aborted) {
+      // Cancelled: the trainer's whole group is stopped before the activity reports it.
+      await trainer.stop(training.cancelGraceSeconds * 1000);
+      throw signal.reason ?? new Error('cancelled');
+    }
+    if (exit.code !== 0) {
+      const message = `the ${request.kind === 'grpo' ? 'OpenRLHF' : 'LLaMA-Factory'} trainer exited with ${exit.code ?? exit.signal}; last lines of its log:\n${logTail(logFile)}`;
+      // Exit 2 is argparse refusing the command line: running it again cannot help.
+      throw exit.code === 2 ? ApplicationFailure.nonRetryable(message, FAILURES.trainerFailed) : ApplicationFailure.retryable(message, FAILURES.trainerFailed);
+    }
+    readTrainerLog();
+    await uploadNewest();
+
+    update({ phase: 'uploading' });
+    const filesPrefix = `${checkpointPrefix(prefix, request.checkpoint)}/files`;
+    const files = await uploadFolder(store, inputs.outputDir, filesPrefix, inputs.outputSkip);
+    if (files.length === 0) throw ApplicationFailure.retryable(`the trainer exited 0 but wrote nothing to ${inputs.outputDir}`, FAILURES.trainerFailed);
+    const steps = Math.max(progress?.step ?? 0, resumedFrom ?? 0);
+    const manifest: CheckpointManifest = {
+      schema: CHECKPOINT_SCHEMA,
+      name: request.checkpoint,
+      kind: request.kind,
+      createdAt: new Date().toISOString(),
+      ...(request.parent === undefined ? {} : { parent: request.parent }),
+      base: request.base,
+      dataset: request.datasetKey,
+      sources: dataset.manifest.sources,
+      job: request.job,
+      steps,
+      metrics: progress?.metrics ?? {},
+      lora: inputs.lora,
+      filesPrefix,
+      double: files.includes(TRAINER_DOUBLE_MARKER),
+    };
+    await store.putJson(checkpointKey, parseOrThrow(checkpointManifestSchema, manifest, checkpointKey));
+    rmSync(jobDir, { recursive: true, force: true });
+    return { checkpointKey, steps, metrics: manifest.metrics, ...(resumedFrom === undefined ? {} : { resumedFromStep: resumedFrom }) };
+  }
+
+  return {
+    async train(request) {
+      try {
+        return await train(request);
+      } catch (err) {
+        throw nonRetryable(err);
+      }
+    },
+    async servePlanner(request): Promise<ServeResult> {
+      try {
+        return await registerPlanner(config, store, request.checkpointKey, deps.env);
+      } catch (err) {
+        throw nonRetryable(err);
+      }
+    },
+  };
+}

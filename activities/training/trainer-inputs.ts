@@ -1,0 +1,171 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import type { TrainingConfig } from '../../config/schema';
+import { datasetManifestSchema, parseGrpoLabel, SFT_IMAGE_TOKEN, type DatasetManifest, type GrpoRow, type PromptPart, type SftRow } from '../../core/training';
+import { parseOrThrow, ValidationError } from '../../core/validation';
+import { mapLimited } from '../concurrency';
+import type { ObjectStore } from '../storage/object-store';
+import { llamafactoryCheckpoints, openrlhfCheckpoints, type CheckpointLayout } from './checkpoints';
+
+/**
+ * What a trainer reads, written on the GPU node from a dataset in S3 (core/training.ts):
+ * - GRPO, for OpenRLHF: the prompt JSONL with every message content as a list of parts (HF datasets
+ *   reads JSON through Arrow, where one field cannot be a string in one row and a list in
+ *   another) and absolute image paths (PIL opens them from the trainer's working directory);
+ * - SFT, for LLaMA-Factory: the ShareGPT JSON as it is, `dataset_info.json` beside it (columns,
+ *   and the tags, system_tag included: tags not given are unset) and the YAML: the configured keys
+ *   plus the job's own.
+ * Every row is checked first (images present, one image per image item, labels that parse), so a
+ * bad dataset fails the job at once, naming the row, instead of failing on the GPU.
+ */
+
+export interface PreparedDataset {
+  readonly manifest: DatasetManifest;
+  /** The dataset's folder on this node: the data file and images/ below it. */
+  readonly dir: string;
+  readonly dataFile: string;
+}
+
+const safeRelative = (p: string, what: string): string => {
+  const normal = path.normalize(p);
+  if (path.isAbsolute(normal) || normal.startsWith('..')) throw new ValidationError(what, [`path "${p}" leaves the dataset's folder`]);
+  return normal;
+};
+
+/** Downloads a dataset once per node (datasets never change once written); its manifest and folder. */
+export async function prepareDataset(store: ObjectStore, datasetKey: string, datasetsDir: string, signal: AbortSignal): Promise<PreparedDataset> {
+  const raw = await store.tryGet(datasetKey);
+  if (raw === undefined) throw new ValidationError(datasetKey, ['no such dataset manifest in S3']);
+  const manifest = parseOrThrow(datasetManifestSchema, JSON.parse(raw.toString('utf8')), datasetKey);
+  const dir = path.join(datasetsDir, manifest.id);
+  const dataFile = path.join(dir, path.posix.basename(manifest.dataKey));
+  const complete = path.join(dir, '.complete');
+  if (existsSync(complete) && readFileSync(complete, 'utf8') === manifest.createdAt) return { manifest, dir, dataFile };
+  await store.getFile(manifest.dataKey, dataFile);
+  await mapLimited(manifest.images, 8, async (image) => {
+    signal.throwIfAborted();
+    await store.getFile(image.key, path.join(dir, safeRelative(image.path, `${datasetKey} images`)));
+  });
+  writeFileSync(complete, manifest.createdAt);
+  return { manifest, dir, dataFile };
+}
+
+function rowsOf(dataset: PreparedDataset): unknown[] {
+  const text = readFileSync(dataset.dataFile, 'utf8');
+  if (dataset.manifest.kind === 'sft') return JSON.parse(text) as unknown[];
+  return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as unknown);
+}
+
+/** Checks the images of one row: listed, downloaded, one per image item. */
+function checkImages(images: unknown, items: number, dataset: PreparedDataset, where: string): string[] {
+  if (!Array.isArray(images) || images.some((p) => typeof p !== 'string')) throw new ValidationError(where, ['images: expected a list of paths']);
+  if (images.length !== items) throw new ValidationError(where, [`${items} image items in the prompt but ${images.length} images`]);
+  return images.map((p: string) => {
+    const file = path.join(dataset.dir, safeRelative(p, where));
+    if (!existsSync(file)) throw new ValidationError(where, [`image ${p} is not among the dataset's images`]);
+    return file;
+  });
+}
+
+export interface TrainerInputs {
+  /** The filled command line. */
+  readonly args: string[];
+  /** Where the trainer keeps resumable checkpoints, and how it lays them out. */
+  readonly checkpointRoot: string;
+  readonly layout: CheckpointLayout;
+  /** The final model's folder, and what in it is not part of the model (checkpoints). */
+  readonly outputDir: string;
+  readonly outputSkip: (relative: string) => boolean;
+  /** A LoRA adapter (served with runtime LoRA loading) or full weights. */
+  readonly lora: boolean;
+  /** Steps the whole run will take, when the command line tells. */
+  readonly totalSteps?: number;
+}
+
+export interface JobFolders {
+  /** Inputs written for the trainer. */
+  readonly inputs: string;
+  readonly checkpoints: string;
+  readonly output: string;
+}
+
+const fill = (args: readonly string[], values: Readonly<Record<string, string>>): string[] => args.map((arg) => arg.replace(/\{([A-Za-z]+)\}/g, (_m, name: string) => values[name] ?? `{${name}}`));
+
+/** The value after `flag` in a command line, or `fallback`. */
+const flagValue = (args: readonly string[], flag: string, fallback: number): number => {
+  const at = args.indexOf(flag);
+  const value = at === -1 ? undefined : Number(args[at + 1]);
+  return value === undefined || Number.isNaN(value) ? fallback : value;
+};
+
+export function writeGrpoInputs(settings: TrainingConfig['grpo'], dataset: PreparedDataset, folders: JobFolders, model: string, rewardUrl: string): TrainerInputs {
+  const rows = rowsOf(dataset).map((raw, i) => {
+    const where = `${dataset.manifest.dataKey} row ${i}`;
+    const row = raw as GrpoRow;
+    if (!Array.isArray(row.prompt)) throw new ValidationError(where, ['prompt: expected a list of chat messages']);
+    const label = typeof row.label === 'string' ? parseGrpoLabel(row.label) : 'label: expected a string';
+    if (typeof label === 'string') throw new ValidationError(where, [label]);
+    const prompt = row.prompt.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? [{ type: 'text', text: m.content } as PromptPart] : m.content }));
+    const items = prompt.reduce((n, m) => n + m.content.filter((p: PromptPart) => p.type === 'image').length, 0);
+    return { prompt, images: checkImages(row.images, items, dataset, where), label: row.label };
+  });
+  mkdirSync(folders.inputs, { recursive: true });
+  const prompts = path.join(folders.inputs, 'prompts.jsonl');
+  writeFileSync(prompts, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const args = fill(settings.args, {
+    model,
+    prompts,
+    maxImages: String(Math.max(1, ...rows.map((r) => r.images.length))),
+    rewardUrl,
+    checkpoints: folders.checkpoints,
+    output: folders.output,
+  });
+  // OpenRLHF takes --rollout.batch_size prompts per global step (default 1024), one episode by default.
+  const steps = Math.ceil(rows.length / flagValue(args, '--rollout.batch_size', 1024)) * flagValue(args, '--train.num_episodes', 1);
+  return { args, checkpointRoot: folders.checkpoints, layout: openrlhfCheckpoints, outputDir: folders.output, outputSkip: () => false, lora: flagValue(args, '--ds.lora.rank', 0) > 0, totalSteps: steps };
+}
+
+export const SFT_DATASET_NAME = 'coda_sft';
+
+export function writeSftInputs(settings: TrainingConfig['sft'], dataset: PreparedDataset, folders: JobFolders, model: string, resumeFrom: number | undefined): TrainerInputs {
+  rowsOf(dataset).forEach((raw, i) => {
+    const where = `${dataset.manifest.dataKey} row ${i}`;
+    const row = raw as SftRow;
+    if (!Array.isArray(row.messages) || row.messages.some((m) => typeof m?.content !== 'string')) throw new ValidationError(where, ['messages: expected a list of {role, content} with text content']);
+    const tokens = row.messages.reduce((n, m) => n + m.content.split(SFT_IMAGE_TOKEN).length - 1, 0);
+    checkImages(row.images, tokens, dataset, where);
+  });
+  const info = {
+    [SFT_DATASET_NAME]: {
+      file_name: path.basename(dataset.dataFile),
+      formatting: 'sharegpt',
+      columns: { messages: 'messages', images: 'images' },
+      tags: { role_tag: 'role', content_tag: 'content', user_tag: 'user', assistant_tag: 'assistant', system_tag: 'system' },
+    },
+  };
+  writeFileSync(path.join(dataset.dir, 'dataset_info.json'), JSON.stringify(info, null, 2));
+  const yaml = {
+    ...settings.config,
+    model_name_or_path: model,
+    stage: 'sft',
+    do_train: true,
+    dataset: SFT_DATASET_NAME,
+    dataset_dir: dataset.dir,
+    media_dir: dataset.dir,
+    output_dir: folders.output,
+    ...(resumeFrom === undefined ? {} : { resume_from_checkpoint: path.join(folders.output, `checkpoint-${resumeFrom}`) }),
+  };
+  mkdirSync(folders.inputs, { recursive: true });
+  const config = path.join(folders.inputs, 'train.yaml');
+  writeFileSync(config, stringify(yaml));
+  return {
+    args: fill(settings.args, { config }),
+    checkpointRoot: folders.output,
+    layout: llamafactoryCheckpoints,
+    outputDir: folders.output,
+    outputSkip: (relative) => /^checkpoint-\d+$/.test(relative.split(path.sep)[0] ?? ''),
+    // LLaMA-Factory's default finetuning_type is lora.
+    lora: (settings.config.finetuning_type ?? 'lora') === 'lora',
+  };
+}

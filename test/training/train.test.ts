@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import type { TrainRequest, TrainResult } from '../../activities/training/contract';
+import type { TrainingHeartbeat } from '../../activities/training/progress';
+import { datasetManifestSchema, checkpointManifestSchema } from '../../core/training';
+import { checkpointPrefix, trainingJobPrefix } from '../../core/keys';
+import * as path from 'node:path';
+import { uploadedStep } from '../../activities/training/checkpoints';
+import { eventually } from '../rollouts/helpers';
+import { startGpuHarness, heartbeatWhen, type GpuHarness } from './gpu-harness';
+
+/** Live processes whose command line mentions `text`, from /proc. */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z') && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Every message along an error's cause chain (workflow failure, activity failure, application failure). */
+export const causes = (err: unknown): string => (err instanceof Error ? `${err.message} <- ${causes(err.cause)}` : '');
+
+const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+
+describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', function () {
+  this.timeout(300_000);
+  let g: GpuHarness;
+  let n = 0;
+  const request = (kind: 'grpo' | 'sft', extra: Partial<TrainRequest> = {}): TrainRequest => ({
+    job: `${g.h.hostId}-${kind}-${Date.now()}-${n++}`,
+    kind,
+    datasetKey: kind === 'grpo' ? g.grpoDataset : g.sftDataset,
+    checkpoint: `planner-${kind}-${Date.now()}-${n}`,
+    base: g.h.config.training.basePlanner,
+    ...extra,
+  });
+
+  before(async () => {
+    g = await startGpuHarness({ name: 'train', stepMs: 250 });
+  });
+  afterEach(async () => g?.stopGpuWorkers());
+  after(async () => g?.stop());
+
+  it('GRPO end to end: OpenRLHF sampling and remote rewards, heartbeats with progress, checkpoints and the manifest with lineage', async () => {
+    await g.startGpuWorker();
+    const req = request('grpo');
+    const handle = await g.startTraining(req);
+    const beats: TrainingHeartbeat[] = [];
+    const watching = (async () => {
+      for (;;) {
+        const beat = await g.heartbeat(handle).catch(() => undefined);
+        if (beat !== undefined) beats.push(beat);
+        if ((await handle.describe()).status.name !== 'RUNNING') return;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const result = (await handle.result()) as TrainResult;
+    await watching;
+    const dataset = datasetManifestSchema.parse(await g.h.stack.store.getJson(g.grpoDataset));
+    assert.equal(result.steps, dataset.rows, 'one global step per prompt (--rollout.batch_size 1)');
+    assert.equal(result.resumedFromStep, undefined);
+    assert.ok(result.metrics['rollout/reward_mean']! > 0, `rewards came from the reward service: ${JSON.stringify(result.metrics)}`);
+    assert.equal(result.metrics.kl, 0, 'the double reports an unchanged policy');
+    assert.ok(beats.some((b) => b.phase === 'training' && b.step > 0 && b.totalSteps === dataset.rows && 'policy_loss' in b.metrics), `progress in heartbeats: ${JSON.stringify(beats.at(-1))}`);
+
+    const manifest = checkpointManifestSchema.parse(await g.h.stack.store.getJson(result.checkpointKey));
+    assert.deepEqual(
+      { name: manifest.name, kind: manifest.kind, job: manifest.job, dataset: manifest.dataset, base: manifest.base, lora: manifest.lora, double: manifest.double, steps: manifest.steps },
+      { name: req.checkpoint, kind: 'grpo', job: req.job, dataset: g.grpoDataset, base: req.base, lora: true, double: true, steps: dataset.rows },
+    );
+    assert.deepEqual(manifest.sources, dataset.sources, 'the lineage names the trajectories and verdicts');
+    const files = await g.h.stack.store.list(`${checkpointPrefix(g.h.config.storage.prefix, req.checkpoint)}/files/`);
+    assert.deepEqual(files.map((f) => f.slice(f.lastIndexOf('/') + 1)).sort(), ['adapter_config.json', 'adapter_model.safetensors', 'coda-trainer-double.json']);
+    const job = trainingJobPrefix(g.h.config.storage.prefix, req.job);
+    const marker = (await g.h.stack.store.getJson(`${job}/checkpoints/latest.json`)) as { step: number; files: string[] };
+    assert.equal(marker.step, dataset.rows, 'the last checkpoint was uploaded');
+    assert.ok(marker.files.includes('_actor/latest'));
+    assert.match((await g.h.stack.store.get(`${job}/logs/attempt-1.log`)).toString(), /✨ Global step 1: \{'policy_loss'/);
+  });
+
+  it('SFT end to end: LLaMA-Factory inputs, trainer_log.jsonl progress, checkpoints and the manifest', async () => {
+    await g.startGpuWorker();
+    const parent = `${g.h.config.storage.prefix}/checkpoints/some-specialist/manifest.json`;
+    const req = request('sft', { parent });
+    const result = (await (await g.startTraining(req)).result()) as TrainResult;
+    const dataset = datasetManifestSchema.parse(await g.h.stack.store.getJson(g.sftDataset));
+    assert.equal(result.steps, dataset.rows, 'batch 1, one epoch: one step per row');
+    assert.equal(result.metrics.loss, Math.log(256), "the double's loss is an unchanged model's");
+    assert.equal(result.metrics.percentage, 100);
+    const manifest = checkpointManifestSchema.parse(await g.h.stack.store.getJson(result.checkpointKey));
+    assert.deepEqual({ kind: manifest.kind, parent: manifest.parent, lora: manifest.lora, double: manifest.double, steps: manifest.steps }, { kind: 'sft', parent, lora: true, double: true, steps: dataset.rows });
+    const files = (await g.h.stack.store.list(`${manifest.filesPrefix}/`)).map((f) => f.slice(manifest.filesPrefix.length + 1)).sort();
+    assert.ok(files.includes('adapter_model.safetensors') && files.includes('trainer_log.jsonl'), files.join(', '));
+    assert.ok(files.every((f) => !f.startsWith('checkpoint-')), 'intermediate checkpoints are not part of the model');
+  });
+
+  it('a finished job asked again returns its checkpoint without training; another job cannot take the name', async () => {
+    await g.startGpuWorker();
+    const req = request('sft');
+    const first = (await (await g.startTraining(req)).result()) as TrainResult;
+    const other = await g.startTraining({ ...req, job: `${req.job}-again` });
+    await assert.rejects(other.result(), (err: Error) => /already exists, trained by job/.test(causes(err)));
+    const repeat = await g.h.stack.client.workflow.execute('trainOnGpu', {
+      taskQueue: `train-training-tests`,
+      workflowId: `repeat-${req.job}`,
+      args: [{ request: req, gpuQueue: g.h.config.taskQueues.gpu, heartbeatTimeoutSeconds: 30, maximumAttempts: 1 }],
+    });
+    assert.deepEqual(repeat, { checkpointKey: first.checkpointKey, steps: first.steps, metrics: first.metrics });
+  });
+
+  it('SIGKILL of the GPU worker mid-training: the trainer dies with it, and the retry on a fresh worker resumes from the last uploaded checkpoint', async () => {
+    const first = await g.spawnGpuWorker('gpu-a', { CODA_TEST_STEP_MS: '700' });
+    const req = request('grpo');
+    const handle = await g.startTraining(req, { heartbeatTimeoutSeconds: 5 });
+    const beat = await heartbeatWhen(g, handle, 'a checkpoint uploaded mid-training', (b) => (b.uploadedStep ?? 0) >= 2 && b.step < (b.totalSteps ?? 0));
+    process.kill(first, 'SIGKILL');
+    await eventually('the trainer to die with its worker', async () => (alive(beat.trainerPid!) ? undefined : true), 15_000);
+    const jobPrefix = trainingJobPrefix(g.h.config.storage.prefix, req.job);
+    const uploaded = await uploadedStep(g.h.stack.store, jobPrefix);
+    assert.ok(uploaded !== undefined && uploaded >= 2);
+
+    // Another node: its own work directory, nothing of the first attempt on its disk.
+    const freshDir = path.join(g.h.config.dataDir, 'other-gpu-node');
+    await g.spawnGpuWorker('gpu-b', { CODA_TEST_GPU_WORK_DIR: freshDir, CODA_TEST_STEP_MS: '50' });
+    const result = (await handle.result()) as TrainResult;
+    const rows = datasetManifestSchema.parse(await g.h.stack.store.getJson(g.grpoDataset)).rows;
+    assert.equal(result.resumedFromStep, uploaded, 'resumed from the newest uploaded checkpoint');
+    assert.equal(result.steps, rows);
+    const log = (await g.h.stack.store.get(`${jobPrefix}/logs/attempt-2.log`)).toString();
+    assert.match(log, /Loading the checkpoint: .*other-gpu-node/);
+    const steps = [...log.matchAll(/Global step (\d+):/g)].map((m) => Number(m[1]));
+    assert.deepEqual(steps, Array.from({ length: rows - uploaded! }, (_, i) => uploaded! + 1 + i), 'the second attempt trained only the steps after the checkpoint');
+    const manifest = checkpointManifestSchema.parse(await g.h.stack.store.getJson(result.checkpointKey));
+    assert.equal(manifest.steps, rows);
+  });
+
+  it('cancelling training stops the trainer\'s process group: no trainer process is left', async () => {
+    const worker = await g.spawnGpuWorker('gpu-c', { CODA_TEST_STEP_MS: '1000' });
+    const req = request('sft');
+    const handle = await g.startTraining(req);
+    const beat = await heartbeatWhen(g, handle, 'the trainer to be training', (b) => b.phase === 'training' && b.trainerPid !== undefined && b.step >= 1);
+    assert.ok(alive(beat.trainerPid!));
+    assert.notDeepEqual(processesMentioning(`jobs/${req.job}/`), [], 'the trainer runs before the cancellation');
+    await handle.cancel();
+    await assert.rejects(handle.result(), (err: Error) => /cancel/i.test(causes(err)));
+    assert.equal(alive(beat.trainerPid!), false, 'the trainer is gone');
+    assert.deepEqual(processesMentioning(`jobs/${req.job}/`), [], 'nothing of the job is left running');
+    assert.ok(alive(worker), 'the worker itself goes on');
+  });
+});

@@ -1,0 +1,88 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { loadConfig, type Env, type LoadedConfig } from '../config/load';
+import { createTrainingActivities } from '../activities/training/activities';
+import { s3RewardScorer } from '../activities/training/reward';
+import { startRewardService, type RewardService } from '../activities/training/reward-service';
+import { checkSetpriv } from '../activities/training/trainer-process';
+import { createObjectStore } from '../activities/storage/object-store';
+
+export interface GpuWorkerDeps {
+  readonly config: LoadedConfig;
+  readonly connection: NativeConnection;
+  /** Environment of the trainers and of the reward service's clients (S3 and API keys are read from it). */
+  readonly env?: Env;
+}
+
+export interface GpuWorker {
+  readonly worker: Worker;
+  readonly rewardService: RewardService;
+  /** Runs until shutdown (SIGINT/SIGTERM or shutdown()), then closes the reward service. */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+/**
+ * The GPU worker, one per GPU node: the reward service (OpenRLHF's remote reward function, on
+ * training.rewardService's port) and the `gpu` queue's activities, `train` and `servePlanner`
+ * (activities/training/). At most training.jobs trainings run at once; one more slot keeps
+ * servePlanner from waiting behind them. On SIGTERM a running training is cancelled after a short
+ * grace: its trainer is stopped and a retry resumes from the last uploaded checkpoint.
+ */
+export async function createGpuWorker(deps: GpuWorkerDeps): Promise<GpuWorker> {
+  const { config } = deps;
+  const env = deps.env ?? process.env;
+  checkSetpriv();
+  const store = createObjectStore(config.storage, env);
+  const settings = config.training.rewardService;
+  const rewardService = await startRewardService({
+    scorer: s3RewardScorer(config.models, store, settings, env),
+    host: settings.host,
+    port: settings.port,
+    cacheSize: settings.cacheSize,
+  });
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection: deps.connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.taskQueues.gpu,
+      activities: createTrainingActivities({ config, store, env, rewardUrl: rewardService.url }),
+      maxConcurrentActivityTaskExecutions: config.training.jobs + 1,
+      // Progress reaches the server every heartbeatSeconds (by default heartbeats are throttled to 80% of the timeout).
+      maxHeartbeatThrottleInterval: `${config.training.heartbeatSeconds} seconds`,
+      defaultHeartbeatThrottleInterval: `${config.training.heartbeatSeconds} seconds`,
+      shutdownGraceTime: '5 seconds',
+    });
+  } catch (err) {
+    await rewardService.close();
+    throw err;
+  }
+  return {
+    worker,
+    rewardService,
+    async run() {
+      try {
+        await worker.run();
+      } finally {
+        await rewardService.close();
+      }
+    },
+    shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+  };
+}
+
+if (require.main === module) {
+  (async () => {
+    const config = loadConfig();
+    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const gpu = await createGpuWorker({ config, connection });
+    console.log(`gpu worker polling ${config.taskQueues.gpu} in ${config.temporal.namespace}; reward service on ${gpu.rewardService.url}`);
+    await gpu.run();
+    console.log('gpu worker stopped');
+  })().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
