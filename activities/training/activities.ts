@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -7,7 +7,6 @@ import { configRelative, type Env, type LoadedConfig } from '../../config/load';
 import { FAILURES } from '../../core/failures';
 import { checkpointManifestKey, checkpointPrefix, keySegment, trainingJobPrefix } from '../../core/keys';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
-import { parseGlobalStepLine, parseTrainerLogLine, type TrainerProgress } from '../../core/trainer-progress';
 import { parseOrThrow, ValidationError } from '../../core/validation';
 import { Limiter } from '../concurrency';
 import type { ObjectStore } from '../storage/object-store';
@@ -16,7 +15,7 @@ import { TRAINER_DOUBLE_MARKER, type ServeResult, type TrainingActivities, type 
 import type { TrainingHeartbeat } from './progress';
 import { registerPlanner } from './serving';
 import { prepareDataset, writeGrpoInputs, writeSftInputs, type TrainerInputs } from './trainer-inputs';
-import { logTail, startTrainer, type TrainerProcess } from './trainer-process';
+import { superviseTrainer } from './supervise';
 
 export interface TrainingDeps {
   readonly config: LoadedConfig;
@@ -125,6 +124,7 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
   ): Promise<TrainResult> {
     const ctx = Context.current();
     const signal = ctx.cancellationSignal;
+    signal.throwIfAborted();
     update({ phase: 'preparing', uploadedStep: await uploadedStep(store, jobPrefix) });
     const jobDir = path.join(workDir, 'jobs', request.job);
     const folders = { inputs: path.join(jobDir, 'inputs'), checkpoints: path.join(jobDir, 'checkpoints'), output: path.join(jobDir, 'output') };
@@ -135,74 +135,31 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     const model = await modelPath(request.base, signal);
 
     update({ phase: 'restoring' });
-    const root = request.kind === 'grpo' ? folders.checkpoints : folders.output;
-    const resumedFrom = await restoreCheckpoint(store, jobPrefix, root);
+    const resumedFrom = await restoreCheckpoint(store, jobPrefix, request.kind === 'grpo' ? folders.checkpoints : folders.output);
     const inputs: TrainerInputs =
       request.kind === 'grpo' ? writeGrpoInputs(training.grpo, dataset, folders, model, deps.rewardUrl) : writeSftInputs(training.sft, dataset, folders, model, resumedFrom);
     const settings = request.kind === 'grpo' ? training.grpo : training.sft;
     update({ phase: 'training', step: resumedFrom ?? 0, ...(inputs.totalSteps === undefined ? {} : { totalSteps: inputs.totalSteps }), ...(resumedFrom === undefined ? {} : { resumedFromStep: resumedFrom, uploadedStep: resumedFrom }) });
 
-    let progress: TrainerProgress | undefined;
-    const onProgress = (next: TrainerProgress | undefined): void => {
-      if (next === undefined || (progress !== undefined && next.step === progress.step && JSON.stringify(next.metrics) === JSON.stringify(progress.metrics))) return;
-      progress = next;
-      update({ step: next.step, metrics: next.metrics, ...(next.totalSteps === undefined ? {} : { totalSteps: next.totalSteps }) });
-    };
-    const logFile = path.join(jobDir, 'trainer.log');
-    mkdirSync(jobDir, { recursive: true });
-    const trainer: TrainerProcess = startTrainer(
-      {
+    const progress = await superviseTrainer({
+      kind: request.kind,
+      command: {
         program: settings.program.trim().split(/\s+/),
         args: inputs.args,
         env: { ...(process.env as Record<string, string>), ...(deps.env as Record<string, string>), ...settings.env },
         cwd: jobDir,
       },
-      logFile,
-      (line) => request.kind === 'grpo' && onProgress(parseGlobalStepLine(line)),
-    );
-    update({ trainerPid: trainer.pid });
-
-    let uploading: Promise<void> = Promise.resolve();
-    const uploadNewest = async (): Promise<void> => {
-      const newest = inputs.layout.latest(root);
-      if (newest === undefined || newest.step <= (current().uploadedStep ?? -1)) return;
-      const step = await uploadCheckpoint(store, jobPrefix, root, newest);
-      if (step !== undefined) update({ uploadedStep: step });
-    };
-    const readTrainerLog = (): void => {
-      if (request.kind !== 'sft') return;
-      const file = path.join(folders.output, 'trainer_log.jsonl');
-      if (!existsSync(file)) return;
-      const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
-      onProgress(lines.map(parseTrainerLogLine).filter((p) => p !== undefined).at(-1));
-    };
-    const poll = setInterval(() => {
-      readTrainerLog();
-      uploading = uploading.then(uploadNewest).catch((err: Error) => console.warn(`training job ${request.job}: checkpoint upload failed, will try again: ${err.message}`));
-    }, training.checkpointPollSeconds * 1000);
-    const stop = (): void => void trainer.stop(training.cancelGraceSeconds * 1000);
-    signal.addEventListener('abort', stop, { once: true });
-    let exit: Awaited<TrainerProcess['exited']>;
-    try {
-      exit = await trainer.exited;
-    } finally {
-      clearInterval(poll);
-      signal.removeEventListener('abort', stop);
-      await uploading;
-      await store.putFile(`${jobPrefix}/logs/attempt-${ctx.info.attempt}.log`, logFile).catch(() => undefined);
-    }
-    if (signal.aborted) {
-      // Cancelled: the trainer's whole group is stopped before the activity reports it.
-      await trainer.stop(training.cancelGraceSeconds * 1000);
-      throw signal.reason ?? new Error('cancelled');
-    }
-    if (exit.code !== 0) {
-      const message = `the ${request.kind === 'grpo' ? 'OpenRLHF' : 'LLaMA-Factory'} trainer exited with ${exit.code ?? exit.signal}; last lines of its log:\n${logTail(logFile)}`;
-      // Exit 2 is argparse refusing the command line: running it again cannot help.
-      throw exit.code === 2 ? ApplicationFailure.nonRetryable(message, FAILURES.trainerFailed) : ApplicationFailure.retryable(message, FAILURES.trainerFailed);
-    }
-    readTrainerLog();
-    await uploadNewest();
+      inputs,
+      store,
+      jobPrefix,
+      logFile: path.join(jobDir, 'trainer.log'),
+      attempt: ctx.info.attempt,
+      pollMs: training.checkpointPollSeconds * 1000,
+      graceMs: training.cancelGraceSeconds * 1000,
+      signal,
+      update,
+      current,
+    });
 
     update({ phase: 'uploading' });
     const filesPrefix = `${checkpointPrefix(prefix, request.checkpoint)}/files`;

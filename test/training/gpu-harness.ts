@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { TrainRequest, TrainResult } from '../../activities/training/contract';
+import type { LoadedConfig } from '../../config/load';
 import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
@@ -39,7 +40,8 @@ export interface GpuHarness {
   startTraining(request: TrainRequest, opts?: { heartbeatTimeoutSeconds?: number; maximumAttempts?: number }): Promise<WorkflowHandle>;
   /** The train activity's last heartbeat, while it runs. */
   heartbeat(handle: WorkflowHandle): Promise<TrainingHeartbeat | undefined>;
-  startGpuWorker(): Promise<GpuWorker>;
+  /** An in-process GPU worker, on the harness's config or a variant of it. */
+  startGpuWorker(config?: LoadedConfig): Promise<GpuWorker>;
   /** Stops every GPU worker, in-process or process. */
   stopGpuWorkers(): Promise<void>;
   /** A GPU worker as a real process (its own group), polling once this resolves; its pid. */
@@ -106,8 +108,8 @@ export async function startGpuHarness(opts: GpuHarnessOptions): Promise<GpuHarne
       const payload = pending?.heartbeatDetails?.payloads?.[0];
       return payload?.data === undefined || payload.data === null ? undefined : (JSON.parse(Buffer.from(payload.data).toString('utf8')) as TrainingHeartbeat);
     },
-    async startGpuWorker() {
-      const gpu = await createGpuWorker({ config, connection: stack.connection, env });
+    async startGpuWorker(variant = config) {
+      const gpu = await createGpuWorker({ config: variant, connection: stack.connection, env });
       gpuWorkers.push({ gpu, running: gpu.run() });
       return gpu;
     },

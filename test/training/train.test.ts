@@ -115,6 +115,25 @@ describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', 
     assert.deepEqual(repeat, { checkpointKey: first.checkpointKey, steps: first.steps, metrics: first.metrics });
   });
 
+  it('a trainer that refuses its command line fails the job at once, with its own message; a trainer that fails is retried', async () => {
+    const config = structuredClone(g.h.config);
+    config.training.grpo.args = [...config.training.grpo.args, '--rollout.num_samples', '8'];
+    await g.startGpuWorker(config);
+    const refused = await g.startTraining(request('grpo'), { maximumAttempts: 3 });
+    await assert.rejects(refused.result(), (err: Error) => /trainer exited with 2; last lines of its log:\n.*train_ppo_ray\.py: error: unrecognized arguments: --rollout\.num_samples 8/s.test(causes(err)));
+    const history = await refused.fetchHistory();
+    assert.equal(history.events?.filter((e) => e.activityTaskStartedEventAttributes).length, 1, 'not retried');
+    await g.stopGpuWorkers();
+
+    const failing = structuredClone(g.h.config);
+    failing.training.sft.config = { ...failing.training.sft.config, learning_rat: 1e-5 };
+    await g.startGpuWorker(failing);
+    const failed = await g.startTraining(request('sft'), { maximumAttempts: 2 });
+    await assert.rejects(failed.result(), (err: Error) => /trainer exited with 1; .*Some keys are not used by the HfArgumentParser: \['learning_rat'\]/s.test(causes(err)));
+    const attempts = (await failed.fetchHistory()).events?.find((e) => e.activityTaskStartedEventAttributes)?.activityTaskStartedEventAttributes?.attempt;
+    assert.equal(attempts, 2, 'a failed training is tried again');
+  });
+
   it('SIGKILL of the GPU worker mid-training: the trainer dies with it, and the retry on a fresh worker resumes from the last uploaded checkpoint', async () => {
     const first = await g.spawnGpuWorker('gpu-a', { CODA_TEST_STEP_MS: '700' });
     const req = request('grpo');
