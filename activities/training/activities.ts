@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -14,7 +14,7 @@ import { restoreCheckpoint, uploadCheckpoint, uploadedStep, uploadFolder } from 
 import { TRAINER_DOUBLE_MARKER, type ServeResult, type TrainingActivities, type TrainRequest, type TrainResult } from './contract';
 import type { TrainingHeartbeat } from './progress';
 import { registerPlanner } from './serving';
-import { prepareDataset, writeGrpoInputs, writeSftInputs, type TrainerInputs } from './trainer-inputs';
+import { prepareDataset, writeGrpoInputs, writeSftInputs, type StartingWeights, type TrainerInputs } from './trainer-inputs';
 import { superviseTrainer } from './supervise';
 
 export interface TrainingDeps {
@@ -71,21 +71,35 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     }
   }
 
-  /** The weights training starts from, on this node: a path or HF id as given, or an S3 prefix downloaded once. */
-  async function modelPath(base: TrainRequest['base'], signal: AbortSignal): Promise<string> {
+  /**
+   * The weights training starts from, on this node: a path or HF id as given, or an S3 prefix (a
+   * parent checkpoint's files) downloaded once. A parent that is a LoRA adapter is loaded on its own
+   * base by LLaMA-Factory (adapter_name_or_path); OpenRLHF cannot start from an adapter.
+   */
+  async function startingWeights(request: TrainRequest, signal: AbortSignal): Promise<StartingWeights> {
+    const { base } = request;
     const match = /^s3:\/\/([^/]+)\/(.+?)\/?$/.exec(base.path);
-    if (match === null) return base.path;
-    if (match[1] !== config.storage.bucket) throw new ValidationError('base.path', [`${base.path}: expected a key in bucket ${config.storage.bucket}`]);
+    if (match === null) return { model: base.path };
+    const [, bucket, prefix] = match as unknown as [string, string, string];
+    if (bucket !== config.storage.bucket) throw new ValidationError('base.path', [`${base.path}: expected a key in bucket ${config.storage.bucket}`]);
     const dir = path.join(workDir, 'models', createHash('sha1').update(base.path).digest('hex').slice(0, 16));
-    if (existsSync(path.join(dir, '.complete'))) return dir;
-    const keys = await store.list(`${match[2]}/`);
-    if (keys.length === 0) throw new ValidationError('base.path', [`${base.path}: no files there`]);
-    for (const key of keys) {
-      signal.throwIfAborted();
-      await store.getFile(key, path.join(dir, key.slice(match[2]!.length + 1)));
+    if (!existsSync(path.join(dir, '.complete'))) {
+      const keys = await store.list(`${prefix}/`);
+      if (keys.length === 0) throw new ValidationError('base.path', [`${base.path}: no files there`]);
+      for (const key of keys) {
+        signal.throwIfAborted();
+        await store.getFile(key, path.join(dir, key.slice(prefix.length + 1)));
+      }
+      writeFileSync(path.join(dir, '.complete'), base.path);
     }
-    writeFileSync(path.join(dir, '.complete'), base.path);
-    return dir;
+    const adapterConfig = path.join(dir, 'adapter_config.json');
+    if (!existsSync(adapterConfig)) return { model: dir };
+    if (request.kind === 'grpo') {
+      throw new ValidationError('base.path', [`${base.path} is a LoRA adapter: OpenRLHF starts from full weights (merge it first, python -m openrlhf.cli.lora_combiner, and train from the merged weights)`]);
+    }
+    const { base_model_name_or_path: model } = JSON.parse(readFileSync(adapterConfig, 'utf8')) as { base_model_name_or_path?: string };
+    if (typeof model !== 'string') throw new ValidationError(adapterConfig, ['base_model_name_or_path: expected the model the adapter was trained on']);
+    return { model, adapter: dir };
   }
 
   async function train(request: TrainRequest): Promise<TrainResult> {
@@ -132,12 +146,12 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     rmSync(jobDir, { recursive: true, force: true });
     const dataset = await prepareDataset(store, request.datasetKey, path.join(workDir, 'datasets'), signal);
     if (dataset.manifest.kind !== request.kind) throw new ValidationError(request.datasetKey, [`a ${dataset.manifest.kind} dataset cannot train ${request.kind}`]);
-    const model = await modelPath(request.base, signal);
+    const weights = await startingWeights(request, signal);
 
     update({ phase: 'restoring' });
     const resumedFrom = await restoreCheckpoint(store, jobPrefix, request.kind === 'grpo' ? folders.checkpoints : folders.output);
     const inputs: TrainerInputs =
-      request.kind === 'grpo' ? writeGrpoInputs(training.grpo, dataset, folders, model, deps.rewardUrl) : writeSftInputs(training.sft, dataset, folders, model, resumedFrom);
+      request.kind === 'grpo' ? writeGrpoInputs(training.grpo, dataset, folders, weights.model, deps.rewardUrl) : writeSftInputs(training.sft, dataset, folders, weights, resumedFrom);
     const settings = request.kind === 'grpo' ? training.grpo : training.sft;
     update({ phase: 'training', step: resumedFrom ?? 0, ...(inputs.totalSteps === undefined ? {} : { totalSteps: inputs.totalSteps }), ...(resumedFrom === undefined ? {} : { resumedFromStep: resumedFrom, uploadedStep: resumedFrom }) });
 

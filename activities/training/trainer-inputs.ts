@@ -128,7 +128,13 @@ export function writeGrpoInputs(settings: TrainingConfig['grpo'], dataset: Prepa
 
 export const SFT_DATASET_NAME = 'coda_sft';
 
-export function writeSftInputs(settings: TrainingConfig['sft'], dataset: PreparedDataset, folders: JobFolders, model: string, resumeFrom: number | undefined): TrainerInputs {
+/** The model a training starts from, and the LoRA adapter on it when it continues one. */
+export interface StartingWeights {
+  readonly model: string;
+  readonly adapter?: string;
+}
+
+export function writeSftInputs(settings: TrainingConfig['sft'], dataset: PreparedDataset, folders: JobFolders, weights: StartingWeights, resumeFrom: number | undefined): TrainerInputs {
   rowsOf(dataset).forEach((raw, i) => {
     const where = `${dataset.manifest.dataKey} row ${i}`;
     const row = raw as SftRow;
@@ -147,7 +153,8 @@ export function writeSftInputs(settings: TrainingConfig['sft'], dataset: Prepare
   writeFileSync(path.join(dataset.dir, 'dataset_info.json'), JSON.stringify(info, null, 2));
   const yaml = {
     ...settings.config,
-    model_name_or_path: model,
+    model_name_or_path: weights.model,
+    ...(weights.adapter === undefined ? {} : { adapter_name_or_path: weights.adapter }),
     stage: 'sft',
     do_train: true,
     dataset: SFT_DATASET_NAME,

@@ -16,6 +16,7 @@ import { pyJsonDumps, type PyValue } from './python-repr';
  *   ("Some keys are not used by the HfArgumentParser"; the list below holds the model, data,
  *   finetuning and training arguments in common use); `stage: sft`, `do_train`, `template:
  *   qwen2_vl` (the only template the double implements), `dataset`, `dataset_dir`, `output_dir`;
+ *   `adapter_name_or_path`, adapters that must hold an adapter_config.json;
  * - the data as data/parser.py and data/converter.py read it: `dataset_info.json` in `dataset_dir`
  *   naming each dataset's `file_name`, `formatting: sharegpt`, `columns` and `tags` (tags not given
  *   are unset, so a leading system message needs `system_tag`); rows of `messages` alternating
@@ -201,6 +202,13 @@ async function main(): Promise<void> {
   let rows = 0;
   for (const name of String(settings.dataset).split(',').map((n) => n.trim())) rows += await checkRows(datasetAttr(datasetDir, name), mediaDir);
 
+  if (settings.adapter_name_or_path !== undefined) {
+    // model/adapter.py: the adapters are loaded onto the model before training goes on.
+    for (const adapter of String(settings.adapter_name_or_path).split(',')) {
+      if (!existsSync(path.join(adapter, 'adapter_config.json'))) throw new InputError(`Can't find 'adapter_config.json' at '${adapter}'`);
+    }
+    console.log(`Loaded adapter(s): ${String(settings.adapter_name_or_path)}`);
+  }
   const outputDir = path.resolve(String(settings.output_dir));
   const batch = Number(settings.per_device_train_batch_size ?? 8) * Number(settings.gradient_accumulation_steps ?? 1);
   const perEpoch = Math.max(1, Math.floor(Math.ceil(rows / Number(settings.per_device_train_batch_size ?? 8)) / Number(settings.gradient_accumulation_steps ?? 1)));

@@ -134,6 +134,36 @@ describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', 
     assert.equal(attempts, 2, 'a failed training is tried again');
   });
 
+  it('continues from a parent checkpoint in S3: fetched to the node; a LoRA parent goes on its own base as the adapter, full weights are the model; OpenRLHF refuses an adapter', async () => {
+    const { store } = g.h.stack;
+    const bucket = g.h.config.storage.bucket;
+    await g.startGpuWorker();
+    const lora = (await (await g.startTraining(request('sft'))).result()) as TrainResult;
+    const loraParent = checkpointManifestSchema.parse(await store.getJson(lora.checkpointKey));
+    const onLora = request('sft', { base: { model: loraParent.name, path: `s3://${bucket}/${loraParent.filesPrefix}` }, parent: lora.checkpointKey });
+    const child = checkpointManifestSchema.parse(await store.getJson(((await (await g.startTraining(onLora)).result()) as TrainResult).checkpointKey));
+    assert.deepEqual({ parent: child.parent, base: child.base }, { parent: lora.checkpointKey, base: onLora.base });
+    const log = (await store.get(`${trainingJobPrefix(g.h.config.storage.prefix, onLora.job)}/logs/attempt-1.log`)).toString();
+    assert.match(log, /Loaded adapter\(s\): \S+\/models\/[0-9a-f]{16}\n/, 'the parent adapter, downloaded to the node, is loaded');
+    const adapter = JSON.parse((await store.get(`${child.filesPrefix}/adapter_config.json`)).toString()) as { base_model_name_or_path: string };
+    assert.equal(adapter.base_model_name_or_path, loraParent.base.path, "the child adapter is on the parent's own base");
+    const refused = await g.startTraining(request('grpo', { base: onLora.base, parent: lora.checkpointKey }));
+    await assert.rejects(refused.result(), (err: Error) => /is a LoRA adapter: OpenRLHF starts from full weights/.test(causes(err)));
+    await g.stopGpuWorkers();
+
+    const fullConfig = structuredClone(g.h.config);
+    fullConfig.training.sft.config = { ...fullConfig.training.sft.config, finetuning_type: 'full' };
+    await g.startGpuWorker(fullConfig);
+    const full = (await (await g.startTraining(request('sft'))).result()) as TrainResult;
+    const fullParent = checkpointManifestSchema.parse(await store.getJson(full.checkpointKey));
+    assert.equal(fullParent.lora, false);
+    const onFull = request('grpo', { base: { model: fullParent.name, path: `s3://${bucket}/${fullParent.filesPrefix}` }, parent: full.checkpointKey });
+    const grpoChild = checkpointManifestSchema.parse(await store.getJson(((await (await g.startTraining(onFull)).result()) as TrainResult).checkpointKey));
+    const model = (JSON.parse((await store.get(`${grpoChild.filesPrefix}/adapter_config.json`)).toString()) as { base_model_name_or_path: string }).base_model_name_or_path;
+    assert.match(model, /\/models\/[0-9a-f]{16}$/, 'OpenRLHF trains on the full parent weights fetched to the node');
+    assert.ok(existsSync(path.join(model, 'model.safetensors')));
+  });
+
   it('SIGKILL of the GPU worker mid-training: the trainer dies with it, and the retry on a fresh worker resumes from the last uploaded checkpoint', async () => {
     const first = await g.spawnGpuWorker('gpu-a', { CODA_TEST_STEP_MS: '700' });
     const req = request('grpo');

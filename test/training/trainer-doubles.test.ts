@@ -64,7 +64,7 @@ describe('trainer doubles: input validation as the real trainers do it', functio
     const grpoData = await prepareDataset(store, g.grpoDataset, path.join(dir, 'datasets'), signal);
     grpo = writeGrpoInputs(g.h.config.training.grpo, grpoData, { inputs: path.join(dir, 'grpo'), checkpoints: path.join(dir, 'grpo-ckpt'), output: path.join(dir, 'grpo-out') }, 'Qwen/Qwen2.5-VL-32B-Instruct', 'http://127.0.0.1:9/get_reward');
     const sftData = await prepareDataset(store, g.sftDataset, path.join(dir, 'datasets'), signal);
-    sft = writeSftInputs(g.h.config.training.sft, sftData, { inputs: path.join(dir, 'sft'), checkpoints: path.join(dir, 'sft-ckpt'), output: path.join(dir, 'sft-out') }, 'Qwen/Qwen2.5-VL-32B-Instruct', undefined);
+    sft = writeSftInputs(g.h.config.training.sft, sftData, { inputs: path.join(dir, 'sft'), checkpoints: path.join(dir, 'sft-ckpt'), output: path.join(dir, 'sft-out') }, { model: 'Qwen/Qwen2.5-VL-32B-Instruct' }, undefined);
     sftYaml = sft.args[1]!;
   });
   after(async () => {
