@@ -10,7 +10,7 @@ import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } 
 import { parseOrThrow, ValidationError } from '../../core/validation';
 import { Limiter } from '../concurrency';
 import type { ObjectStore } from '../storage/object-store';
-import { restoreCheckpoint, uploadCheckpoint, uploadedStep, uploadFolder } from './checkpoints';
+import { restoreCheckpoint, uploadedStep, uploadFolder } from './checkpoints';
 import { TRAINER_DOUBLE_MARKER, type ServeResult, type TrainingActivities, type TrainRequest, type TrainResult } from './contract';
 import type { TrainingHeartbeat } from './progress';
 import { registerPlanner } from './serving';
