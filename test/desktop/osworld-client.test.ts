@@ -122,11 +122,11 @@ describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServe
     assert.equal(await client.readFile(path), 'replaced');
   });
 
-  it('GET /read of a missing file fails naming the endpoint and the 500', async () => {
+  it('GET /read of a missing file fails naming the endpoint, the 500 and the exception, never the debugger page', async () => {
     const err = await rejectsWith(client.readFile(`${dir}/missing.txt`), VmHttpError);
     assert.equal(err.status, 500);
     assert.equal(err.endpoint, 'GET /read');
-    assert.match(err.message, /GET \/read on http:\/\/\S+: HTTP 500 .*Internal Server Error/i);
+    assert.equal(err.message, `GET /read on ${client.url}: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: [Errno 2] No such file or directory: '${dir}/missing.txt'`);
   });
 
   it('POST /setup/launch starts a command without waiting for it', async () => {
@@ -260,6 +260,31 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
     const err = await rejectsWith(client.screenshot(), VmHttpError);
     assert.equal(err.message, `GET /screenshot on ${double.url}: HTTP 500 INTERNAL SERVER ERROR: X display :0 is gone`);
     assert.equal(requestsTo('/screenshot'), 1);
+  });
+
+  it('says what a Werkzeug error page says, never its markup', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    double.fault('/execute', {
+      kind: 'status',
+      status: 415,
+      body: "<!doctype html>\n<html lang=en>\n<title>415 Unsupported Media Type</title>\n<h1>Unsupported Media Type</h1>\n<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application/json&#39;.</p>\n",
+    });
+    const err = await rejectsWith(client.execute(['true']), VmHttpError);
+    assert.equal(
+      err.message,
+      `POST /execute on ${double.url}: HTTP 415 UNSUPPORTED MEDIA TYPE: Did not attempt to load JSON data because the request Content-Type was not 'application/json'.`,
+    );
+  });
+
+  it('keeps the debugger\'s secret and the traceback out of its errors', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    const err = await rejectsWith(client.readFile('/nonexistent/notes.txt'), VmHttpError);
+    const page = await (await fetch(`${double.url}/read?path=%2Fnonexistent%2Fnotes.txt`)).text();
+    const secret = /SECRET = "(\w+)"/.exec(page)?.[1];
+    assert.ok(secret, 'the double serves a debugger page with a secret');
+    assert.equal(err.message.includes(secret), false);
+    assert.doesNotMatch(err.message, /SECRET|CONSOLE_MODE|Traceback|main\.py/);
+    assert.match(err.message, /: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: \[Errno 2\] No such file or directory: '\/nonexistent\/notes\.txt'$/);
   });
 
   it('retries an idempotent read through 503s with backoff', async () => {

@@ -202,22 +202,50 @@ function describeCode(code: string): string {
   }
 }
 
-/** What an error answer said, short: Flask's JSON `message`/`error`, else the text without HTML tags. */
+/**
+ * What an error answer said, in one line: Flask's JSON `message`/`error`; of an HTML page only
+ * its error line. The in-VM server runs in debug mode, where a 500 is Werkzeug's debugger page:
+ * its script holds the debugger's SECRET and its body the traceback, neither of which may reach
+ * a log or a workflow's history.
+ */
 function excerpt(body: Buffer, contentType: string): string {
   const text = body.toString('utf8');
   if (contentType.includes('json')) {
     try {
       const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
       const said = parsed.message ?? parsed.error;
-      if (typeof said === 'string') return said.slice(0, 300);
+      if (typeof said === 'string') return oneLine(said);
     } catch {
       // not JSON after all: fall through to the plain text
     }
   }
-  return text
-    .replace(/<title>.*?<\/title>/is, '')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 300);
+  if (contentType.includes('html') || /^\s*<(!doctype|html)/i.test(text)) return pageError(text);
+  return oneLine(text);
 }
+
+/**
+ * The error line of an HTML page: a debugger page's title is the exception line plus
+ * ` // Werkzeug Debugger`; Werkzeug's other error pages describe the error in their one <p>.
+ * Anything else is named by its title alone.
+ */
+function pageError(page: string): string {
+  const title = /<title>([\s\S]*?)<\/title>/i.exec(page)?.[1] ?? '';
+  const exception = /^([\s\S]*?)\s*\/\/ Werkzeug Debugger\s*$/.exec(title)?.[1];
+  if (exception !== undefined) return oneLine(htmlText(exception));
+  const description = /<p>([\s\S]*?)<\/p>/i.exec(page)?.[1];
+  return oneLine(htmlText(description ?? title));
+}
+
+/** Text of an HTML fragment: tags dropped, the entities Werkzeug escapes with decoded. */
+function htmlText(html: string): string {
+  return html
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(#\d+|#x[\da-f]+|quot|amp|lt|gt|apos);/gi, (_, entity: string) => {
+      const lower = entity.toLowerCase();
+      if (lower.startsWith('#x')) return String.fromCodePoint(parseInt(lower.slice(2), 16));
+      if (lower.startsWith('#')) return String.fromCodePoint(Number(lower.slice(1)));
+      return { quot: '"', amp: '&', lt: '<', gt: '>', apos: "'" }[lower] as string;
+    });
+}
+
+const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim().slice(0, 300);
