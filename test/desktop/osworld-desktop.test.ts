@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -106,7 +106,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
     await rm(dir, { recursive: true, force: true });
   });
 
-  function desktopFor(options: { url?: string; provider?: VmProvider; readyTimeoutMs?: number } = {}): OsworldDesktop {
+  function desktopFor(options: { url?: string; provider?: VmProvider; readyTimeoutMs?: number; resetScript?: string } = {}): OsworldDesktop {
     const vm: OsworldVmConfig = {
       url: options.url ?? vmServer.url,
       resetCommand: ['sh', '-c', 'echo reverted >> "$0"', path.join(dir, 'reverts')],
@@ -122,6 +122,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       readyTimeoutMs: options.readyTimeoutMs ?? 3000,
       pollIntervalMs: 50,
       stepPauseMs: 0,
+      resetScript: options.resetScript ?? path.join(dir, 'no-reset.sh'),
     });
   }
 
@@ -167,6 +168,23 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       await desktopFor().reset(task);
       assert.equal(await readFile(script, 'utf8'), 'a := vector{-1, root(3, 3)}');
       assert.equal(await readFile(portFile, 'utf8'), `${kalgebra.port}\n`);
+    });
+
+    it('runs the VM\'s reset script through /setup/execute after the revert, before the task\'s steps (as ScienceBoard does)', async () => {
+      const script = path.join(dir, 'reset.sh');
+      await writeFile(script, `echo "network restarted" >> '${path.join(dir, 'reset.log')}'\n`);
+      const task: Task = { ...loadTask('C-05'), initialize: [{ func: 'touch', text: 'x', path: path.join(dir, 'touched') }] };
+      await desktopFor({ resetScript: script }).reset(task);
+      assert.equal(await readFile(path.join(dir, 'reset.log'), 'utf8'), 'network restarted\n');
+      const setup = vmServer.requests.find((r) => r.path === '/setup/execute');
+      assert.deepEqual(JSON.parse(setup?.body ?? 'null'), { command: ['/bin/bash', script], shell: false });
+      const order = vmServer.requests.map((r) => r.path).filter((p) => p !== '/execute');
+      assert.ok(order.indexOf('/setup/execute') < order.indexOf('/write'), order.join(' '));
+    });
+
+    it('skips the reset script when the VM has none', async () => {
+      await desktopFor({ resetScript: path.join(dir, 'missing', 'reset.sh') }).reset({ ...loadTask('A-01'), initialize: [] });
+      assert.equal(vmServer.requests.some((r) => r.path === '/setup/execute'), false);
     });
 
     it('waits for a VM whose server comes up only after the revert', async () => {

@@ -18,6 +18,8 @@ export interface ExecuteOptions {
   /** false (the default): `command` is an argv list run without a shell, so no text in it is interpreted. */
   readonly shell?: boolean;
   readonly timeoutMs?: number;
+  /** Through POST /setup/execute, the route set-up steps use (the same handler as /execute). */
+  readonly setup?: boolean;
 }
 
 /** For one call: a quick probe (no retries, short timeout) or a slow read. */
@@ -38,7 +40,7 @@ export interface OsworldClient {
   readonly url: string;
   /** GET /screenshot: the screen (with the pointer) as PNG bytes. */
   screenshot(): Promise<Buffer>;
-  /** POST /execute: runs a command and waits for it (the server kills it after 120 s). */
+  /** POST /execute (or /setup/execute): runs a command and waits for it (the server kills it after 120 s). */
   execute(command: readonly string[] | string, options?: ExecuteOptions): Promise<ExecuteResult>;
   /** POST /setup/launch: starts a command and returns at once, without its output. */
   launch(command: readonly string[] | string, options?: { readonly shell?: boolean }): Promise<void>;
@@ -90,7 +92,7 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
     const answer = await http.json(
       {
         method: 'POST',
-        path: '/execute',
+        path: opts.setup ? '/setup/execute' : '/execute',
         json: { command, shell: opts.shell ?? false },
         idempotent: false,
         timeoutMs: opts.timeoutMs ?? executeTimeoutMs,

@@ -15,6 +15,9 @@ import { CommandVmProvider, type VmProvider } from './vm-provider';
 /** What ScienceBoard's launch commands hold where the app's state-server port goes. */
 export const PORT_PLACEHOLDER = '«PORTLIKE»';
 
+/** Where ScienceBoard's VM image keeps its reset script (vm_config/reset.sh: restarts the network after a revert). */
+export const SCIENCEBOARD_RESET_SCRIPT = '/home/user/server/reset.sh';
+
 export interface OsworldDesktopOptions {
   /** Stable within its host, e.g. `rack-3/0`. */
   readonly id: string;
@@ -28,6 +31,8 @@ export interface OsworldDesktopOptions {
   readonly pollIntervalMs?: number;
   /** ScienceBoard pauses this long before each `initialize` step so the app can settle. */
   readonly stepPauseMs?: number;
+  /** The VM's own reset script, run after each revert when the VM has it. */
+  readonly resetScript?: string;
 }
 
 /**
@@ -53,7 +58,8 @@ export class OsworldDesktop implements Desktop {
     } catch (err) {
       throw this.error(err, 'revert');
     }
-    await this.waitUntilReady();
+    await this.waitUntilReady('the revert');
+    await this.runResetScript();
     await this.checkScreen();
     for (const [i, step] of task.initialize.entries()) {
       await sleep(this.options.stepPauseMs ?? 1000);
@@ -149,6 +155,23 @@ export class OsworldDesktop implements Desktop {
     }
   }
 
+  /**
+   * Runs the VM's reset script through /setup/execute when the VM has one, as ScienceBoard does
+   * after each revert, then waits for the server again (the script restarts the network). Like
+   * ScienceBoard, only the call must succeed: the script exits 1 where no ethernet connection is
+   * named, which leaves the network as it was.
+   */
+  private async runResetScript(): Promise<void> {
+    const { client, resetScript = SCIENCEBOARD_RESET_SCRIPT } = this.options;
+    try {
+      if ((await client.execute(['test', '-f', resetScript])).returncode !== 0) return;
+      await client.execute(['/bin/bash', resetScript], { setup: true });
+    } catch (err) {
+      throw this.error(err, 'reset script');
+    }
+    await this.waitUntilReady('its reset script');
+  }
+
   /** Actions carry absolute pixels of the configured screen: a VM of another size would get every click wrong. */
   private async checkScreen(): Promise<void> {
     let size: { width: number; height: number };
@@ -164,7 +187,7 @@ export class OsworldDesktop implements Desktop {
   }
 
   /** Polls the in-VM server until it answers: after a revert the guest boots or resumes first. */
-  private async waitUntilReady(): Promise<void> {
+  private async waitUntilReady(after: string): Promise<void> {
     const { client, readyTimeoutMs } = this.options;
     const deadline = Date.now() + readyTimeoutMs;
     let last: unknown;
@@ -180,7 +203,7 @@ export class OsworldDesktop implements Desktop {
       await sleep(Math.min(this.options.pollIntervalMs ?? 1000, Math.max(0, deadline - Date.now())));
     }
     const why = last instanceof Error ? `: last try: ${last.message}` : '';
-    throw this.error(new Error(`the in-VM server at ${client.url} did not answer within ${readyTimeoutMs / 1000} s after the revert${why}`), 'wait for VM');
+    throw this.error(new Error(`the in-VM server at ${client.url} did not answer within ${readyTimeoutMs / 1000} s after ${after}${why}`), 'wait for VM');
   }
 
   private error(err: unknown, step: string, taskId = this.taskId): DesktopError {
