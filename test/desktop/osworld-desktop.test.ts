@@ -106,7 +106,9 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
     await rm(dir, { recursive: true, force: true });
   });
 
-  function desktopFor(options: { url?: string; provider?: VmProvider; readyTimeoutMs?: number; resetScript?: string } = {}): OsworldDesktop {
+  function desktopFor(
+    options: { url?: string; provider?: VmProvider; readyTimeoutMs?: number; resetScript?: string; appReadyTimeoutMs?: number } = {},
+  ): OsworldDesktop {
     const vm: OsworldVmConfig = {
       url: options.url ?? vmServer.url,
       resetCommand: ['sh', '-c', 'echo reverted >> "$0"', path.join(dir, 'reverts')],
@@ -123,6 +125,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       pollIntervalMs: 50,
       stepPauseMs: 0,
       resetScript: options.resetScript ?? path.join(dir, 'no-reset.sh'),
+      appReadyTimeoutMs: options.appReadyTimeoutMs ?? 3000,
     });
   }
 
@@ -148,6 +151,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       const tab = kalgebra.requests.find((r) => r.path === '/tab');
       assert.deepEqual([tab?.body, tab?.contentType], ['1', 'application/json']);
       assert.ok(vmServer.requests.findIndex((r) => r.path === '/platform') < vmServer.requests.findIndex((r) => r.path === '/setup/launch'));
+      assert.deepEqual(kalgebra.requests.at(-1), { method: 'GET', path: '/version', contentType: '', body: '' }, 'the app is probed after the steps');
 
       const result = await desktop.evaluate(task, { reason: 'DONE' });
       assert.equal(result.passed, true, JSON.stringify(result.checks));
@@ -180,6 +184,21 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       assert.deepEqual(JSON.parse(setup?.body ?? 'null'), { command: ['/bin/bash', script], shell: false });
       const order = vmServer.requests.map((r) => r.path).filter((p) => p !== '/execute');
       assert.ok(order.indexOf('/setup/execute') < order.indexOf('/write'), order.join(' '));
+    });
+
+    it('fails the reset as the VM\'s fault when the app never answers /version, though its launch through a shell answered 200', async () => {
+      await kalgebra.close();
+      const [launch] = loadTask('A-01').initialize;
+      assert.ok(launch?.func === 'launch' && launch.shell === true);
+      const task: Task = { ...loadTask('A-01'), initialize: [{ ...launch, wait: 0 }] };
+      const err = await rejectsWith(desktopFor({ appReadyTimeoutMs: 300 }).reset(task), DesktopError);
+      assert.equal(vmServer.requests.filter((r) => r.path === '/setup/launch').length, 1);
+      assert.deepEqual([err.step, err.permanent], ['app state', false]);
+      assert.match(
+        err.message,
+        new RegExp(`^rack-1/0 task A-01 \\(app state\\): the app's state server at ${kalgebra.url} did not answer within 0.3 s after the task's initialize steps \\(.*\\): last try: GET /version on ${kalgebra.url}: connection refused`),
+      );
+      kalgebra = await startKalgebraStateDouble({ curves: CURVES });
     });
 
     it('skips the reset script when the VM has none', async () => {

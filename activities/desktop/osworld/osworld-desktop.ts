@@ -33,6 +33,8 @@ export interface OsworldDesktopOptions {
   readonly stepPauseMs?: number;
   /** The VM's own reset script, run after each revert when the VM has it. */
   readonly resetScript?: string;
+  /** After the task's initialize steps, how long the app's state server may take to answer. */
+  readonly appReadyTimeoutMs?: number;
 }
 
 /**
@@ -70,6 +72,7 @@ export class OsworldDesktop implements Desktop {
       }
       if (step.wait) await sleep(step.wait * 1000);
     }
+    await this.waitForApp();
   }
 
   async screenshot(): Promise<Buffer> {
@@ -189,13 +192,34 @@ export class OsworldDesktop implements Desktop {
   /** Polls the in-VM server until it answers: after a revert the guest boots or resumes first. */
   private async waitUntilReady(after: string): Promise<void> {
     const { client, readyTimeoutMs } = this.options;
-    const deadline = Date.now() + readyTimeoutMs;
+    await this.poll((timeoutMs) => client.platform({ timeoutMs, retries: 0 }), readyTimeoutMs, `the in-VM server at ${client.url}`, `after ${after}`, 'wait for VM');
+  }
+
+  /**
+   * Polls the app's state server (ScienceBoard checks its /version): a launch through a shell
+   * answers 200 even when the app is missing, so a VM image without ScienceBoard's modified app
+   * fails here, as the VM's fault, instead of scoring the agent's episode zero at evaluation.
+   */
+  private async waitForApp(): Promise<void> {
+    const { appState, appReadyTimeoutMs = 30_000 } = this.options;
+    await this.poll(
+      (timeoutMs) => appState.version({ timeoutMs, retries: 0 }),
+      appReadyTimeoutMs,
+      `the app's state server at ${appState.url}`,
+      "after the task's initialize steps (does the VM image have ScienceBoard's modified app?)",
+      'app state',
+    );
+  }
+
+  /** Runs `probe` every poll interval until it succeeds; throws naming `what` and the last failure after `timeoutMs`. */
+  private async poll(probe: (timeoutMs: number) => Promise<unknown>, timeoutMs: number, what: string, when: string, step: string): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     let last: unknown;
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       try {
-        await client.platform({ timeoutMs: Math.min(5000, left), retries: 0 });
+        await probe(Math.min(5000, left));
         return;
       } catch (err) {
         last = err;
@@ -203,7 +227,7 @@ export class OsworldDesktop implements Desktop {
       await sleep(Math.min(this.options.pollIntervalMs ?? 1000, Math.max(0, deadline - Date.now())));
     }
     const why = last instanceof Error ? `: last try: ${last.message}` : '';
-    throw this.error(new Error(`the in-VM server at ${client.url} did not answer within ${readyTimeoutMs / 1000} s after ${after}${why}`), 'wait for VM');
+    throw this.error(new Error(`${what} did not answer within ${timeoutMs / 1000} s ${when}${why}`), step);
   }
 
   private error(err: unknown, step: string, taskId = this.taskId): DesktopError {
