@@ -354,7 +354,27 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
     double.fault('/screenshot', { kind: 'status', status: 200, body: '<html>login</html>' });
     const err = await rejectsWith(client.screenshot(), VmHttpError);
     assert.equal(err.failure, 'protocol');
-    assert.match(err.message, /^GET \/screenshot on .*: expected PNG bytes, got 18 bytes of text\/html/);
+    assert.equal(err.message, `GET /screenshot on ${double.url}: expected a complete PNG, got 18 bytes of text/html: no PNG signature`);
+  });
+
+  it('rejects an empty or truncated PNG as a protocol failure (what overlapping screenshots get from the server)', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    const png = await client.screenshot();
+    double.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: Buffer.alloc(0) });
+    assert.match((await rejectsWith(client.screenshot(), VmHttpError)).message, /: expected a complete PNG, got 0 bytes of image\/png: no PNG signature$/);
+    double.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: png.subarray(0, png.length - 12) });
+    const truncated = await rejectsWith(client.screenshot(), VmHttpError);
+    assert.equal(truncated.failure, 'protocol');
+    assert.match(truncated.message, new RegExp(`: expected a complete PNG, got ${png.length - 12} bytes of image/png: no IEND chunk$`));
+    double.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: png.subarray(0, 1000) });
+    assert.match((await rejectsWith(client.screenshot(), VmHttpError)).message, /: expected a complete PNG, got 1000 bytes of image\/png: chunk IDAT at byte \d+ runs past the end$/);
+  });
+
+  it('sends a VM one request at a time: parallel screenshots, which share one file on the server, all come back complete', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    const shots = await Promise.all(Array.from({ length: 6 }, () => client.screenshot()));
+    assert.equal(double.screenshotsAtOnce(), 1);
+    for (const png of shots) assert.equal(png.subarray(-8, -4).toString('latin1'), 'IEND');
   });
 
   it('rejects an /execute answer of the wrong shape as a protocol failure', async () => {

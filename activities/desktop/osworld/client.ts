@@ -79,6 +79,25 @@ const cursorAnswer = z.union([
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
+/**
+ * Why `bytes` is not one complete PNG, or undefined: the signature, IHDR first, every chunk within
+ * the bytes, IEND last. The server sends whatever its screenshot file holds, which another
+ * screenshot may have emptied or be halfway through writing.
+ */
+export function pngDefect(bytes: Buffer): string | undefined {
+  if (!bytes.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) return 'no PNG signature';
+  for (let at = PNG_SIGNATURE.length; at + 12 <= bytes.length; ) {
+    const length = bytes.readUInt32BE(at);
+    const type = bytes.toString('latin1', at + 4, at + 8);
+    const end = at + 12 + length;
+    if (at === PNG_SIGNATURE.length && (type !== 'IHDR' || length !== 13)) return `the first chunk is ${type}, not IHDR`;
+    if (end > bytes.length) return `chunk ${type} at byte ${at} runs past the end`;
+    if (type === 'IEND') return end === bytes.length ? undefined : `${bytes.length - end} bytes after IEND`;
+    at = end;
+  }
+  return 'no IEND chunk';
+}
+
 export function createOsworldClient(url: string, options: OsworldClientOptions = {}): OsworldClient {
   const http: VmHttp = createVmHttp(url, {
     timeoutMs: options.timeoutMs ?? DEFAULT_RETRY_POLICY.timeoutMs,
@@ -116,8 +135,10 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
     async screenshot() {
       const request = { method: 'GET', path: '/screenshot', idempotent: true } as const;
       const { body, contentType } = await http.send(request);
-      if (!body.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) {
-        throw http.protocolError(request, `expected PNG bytes, got ${body.length} bytes of ${contentType || 'unknown type'}`);
+      const defect = pngDefect(body);
+      if (defect !== undefined) {
+        const type = contentType.split(';')[0] || 'unknown type';
+        throw http.protocolError(request, `expected a complete PNG, got ${body.length} bytes of ${type}: ${defect}`);
       }
       return body;
     },

@@ -3,7 +3,8 @@ import type { z } from 'zod';
 
 /**
  * HTTP to the servers inside a VM (the OSWorld server on port 5000, the app's state server on
- * 8000): per-request timeouts, and retries only where sending twice cannot change the VM.
+ * 8000): one request at a time, per-request timeouts, and retries only where sending twice cannot
+ * change the VM.
  */
 
 /** How a request failed: an HTTP status, no answer in time, no connection, or an answer of the wrong shape. */
@@ -127,11 +128,23 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
     }
   }
 
+  /**
+   * The request before this one, settled or not. The in-VM server is not safe to call in parallel:
+   * overlapping screenshots share one file (and answer empty or cut-off PNGs) and one X
+   * connection (measured: after a few rounds of four at once its screenshots hang for good).
+   */
+  let previous: Promise<unknown> = Promise.resolve();
+  function inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = previous.then(work, work);
+    previous = turn.catch(() => undefined);
+    return turn;
+  }
+
   async function send(request: VmRequest): Promise<VmResponse> {
     const retries = request.retries ?? policy.retries;
     for (let tried = 0; ; tried++) {
       try {
-        return await attempt(request);
+        return await inTurn(() => attempt(request));
       } catch (err) {
         if (!(err instanceof VmHttpError) || tried >= retries || !worthRetrying(err, request.idempotent)) throw err;
         await sleep(policy.backoffMs * 2 ** tried);
