@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { parseConfig } from '../../config/load';
 import type { OsworldHostConfig, OsworldVmConfig } from '../../config/schema';
+import { FAILURES } from '../../core/failures';
 import { parseTask, type Task } from '../../core/task';
-import { DesktopError } from '../../activities/desktop/desktop';
+import { createDesktopActivities, type StepInput, type StepOutcome } from '../../activities/desktop/activities';
+import { DesktopError, DesktopLostError } from '../../activities/desktop/desktop';
 import { createOsworldClient } from '../../activities/desktop/osworld/client';
 import { createKalgebraState } from '../../activities/desktop/osworld/kalgebra-state';
 import {
@@ -17,10 +22,13 @@ import {
   PORT_PLACEHOLDER,
 } from '../../activities/desktop/osworld/osworld-desktop';
 import { CommandVmProvider, type VmProvider } from '../../activities/desktop/osworld/vm-provider';
+import { DesktopPool, LeaseLostError } from '../../activities/desktop/pool';
+import { s3TaskReader } from '../../activities/tasks/library';
+import { freePort } from '../../infra/ephemeral';
+import { testStack } from '../stack';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from './kalgebra-state-double';
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
-import { rejectsWith } from './helpers';
-import { freePort } from '../../infra/ephemeral';
+import { pngSize, rejectsWith } from './helpers';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -107,7 +115,14 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
   });
 
   function desktopFor(
-    options: { url?: string; provider?: VmProvider; readyTimeoutMs?: number; resetScript?: string; appReadyTimeoutMs?: number } = {},
+    options: {
+      url?: string;
+      provider?: VmProvider;
+      readyTimeoutMs?: number;
+      resetScript?: string;
+      appReadyTimeoutMs?: number;
+      screenshotBackoffMs?: number;
+    } = {},
   ): OsworldDesktop {
     const vm: OsworldVmConfig = {
       url: options.url ?? vmServer.url,
@@ -126,6 +141,8 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       stepPauseMs: 0,
       resetScript: options.resetScript ?? path.join(dir, 'no-reset.sh'),
       appReadyTimeoutMs: options.appReadyTimeoutMs ?? 3000,
+      screenshotAttempts: 3,
+      screenshotBackoffMs: options.screenshotBackoffMs ?? 10,
     });
   }
 
@@ -317,11 +334,37 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [1280, 800]);
     });
 
-    it('wraps a failed screenshot in a DesktopError naming the step', async () => {
-      vmServer.fault('/screenshot', { kind: 'status', status: 500 });
-      const err = await rejectsWith(desktopFor().screenshot(), DesktopError);
+    it('retries a screenshot that comes back broken (another screenshot emptied the server\'s file)', async () => {
+      const png = await desktopFor().screenshot();
+      vmServer.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: png.subarray(0, 100) }, 2);
+      assert.deepEqual(await desktopFor().screenshot(), png);
+      assert.equal(vmServer.requests.filter((r) => r.path === '/screenshot').length, 1 + 3);
+    });
+
+    it('treats a VM whose screenshots keep failing as lost, naming the step and the last failure', async () => {
+      vmServer.fault('/screenshot', { kind: 'status', status: 500 }, 3);
+      const err = await rejectsWith(desktopFor().screenshot(), DesktopLostError);
       assert.equal(err.step, 'screenshot');
-      assert.match(err.message, /GET \/screenshot on .*: HTTP 500/);
+      assert.match(err.message, /: 3 screenshots in a row failed; last: GET \/screenshot on .*: HTTP 500 INTERNAL SERVER ERROR: RuntimeError: injected fault$/);
+    });
+
+    it('treats a VM whose server ran out of X clients and stays down as lost', async () => {
+      await vmServer.close();
+      vmServer = await startOsworldServerDouble({ screenshotsBeforeXRefuses: 2 });
+      const desktop = desktopFor();
+      await desktop.screenshot();
+      await desktop.screenshot();
+      const err = await rejectsWith(desktop.screenshot(), DesktopLostError);
+      assert.match(err.message, /screenshots in a row failed; last: GET \/screenshot on .*: connection refused/);
+      assert.equal(vmServer.crashes(), 1);
+    });
+
+    it('rides out a crash of the server that systemd restarts', async () => {
+      await vmServer.close();
+      vmServer = await startOsworldServerDouble({ screenshotsBeforeXRefuses: 1, restartAfterCrashMs: 200 });
+      const desktop = desktopFor({ screenshotBackoffMs: 150 });
+      for (let i = 0; i < 4; i++) assert.equal(pngSize(await desktop.screenshot()).width, 1280);
+      assert.ok(vmServer.crashes() >= 1);
     });
 
     it('is healthy while the server answers, and not once it is gone', async () => {
@@ -403,6 +446,51 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       assert.equal(err.step, 'evaluate[0] var');
       assert.equal(err.taskId, 'A-01');
     });
+  });
+});
+
+describe('desktop activities on an OSWorld VM whose screenshots keep failing (in-VM server test double, real MinIO)', () => {
+  it('fail the step as a lost lease, not retried, and give the lease up: the rollout leases again and its reset reverts the VM', async () => {
+    const { store } = await testStack();
+    const vmServer = await startOsworldServerDouble({ execute: pyautoguiStandIn(), screenshotsBeforeXRefuses: 1 });
+    try {
+      const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8000 };
+      const pool = new DesktopPool({
+        hostId: 'rack-9',
+        hostQueue: 'rack-9-queue',
+        size: 1,
+        leaseTtlMs: 60_000,
+        createDesktop: (index) =>
+          new OsworldDesktop({
+            id: `rack-9/${index}`,
+            vm,
+            provider: new CommandVmProvider(5000),
+            client: createOsworldClient(vm.url, { retries: 0 }),
+            appState: createKalgebraState(appStateUrl(vm)),
+            readyTimeoutMs: 1000,
+            screenshotAttempts: 2,
+            screenshotBackoffMs: 10,
+          }),
+      });
+      const activities = createDesktopActivities({ pool, store, prefix: `test/osworld-lost/${Date.now()}`, tasks: s3TaskReader(store), settleMs: 0 });
+      const lease = pool.lease('rollout-1#0');
+      const ref = { run: 'lost-vm', software: 'KAlgebra', task: 'A-01', attempt: 0 };
+      const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+
+      const click = (step: number): StepInput => ({ leaseId: lease.leaseId, ref, step, action: { type: 'click', x: step, y: step } });
+
+      const first = (await env.run(activities.performStep, click(1))) as StepOutcome;
+      assert.ok(first.performed && (await store.exists(first.screenshotKey)));
+
+      const err = await env.run(activities.performStep, click(2)).catch((e: unknown) => e);
+      assert.ok(err instanceof ApplicationFailure, String(err));
+      assert.deepEqual([err.type, err.nonRetryable], [FAILURES.leaseLost, true]);
+      assert.match(err.message, /^rack-9\/0 \(screenshot\): 2 screenshots in a row failed; last: /);
+      assert.equal(pool.leased(), 0);
+      assert.throws(() => pool.use(lease.leaseId), LeaseLostError);
+    } finally {
+      await vmServer.close();
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
 import type { InitializeStep, Task } from '../../../core/task';
-import { DesktopError, type Desktop } from '../desktop';
+import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
 import { VmHttpError } from './http';
 import { checkPlot, checkValue, checkVariable, plotQuery } from './kalgebra-checks';
@@ -35,6 +35,10 @@ export interface OsworldDesktopOptions {
   readonly resetScript?: string;
   /** After the task's initialize steps, how long the app's state server may take to answer. */
   readonly appReadyTimeoutMs?: number;
+  /** Screenshots failing in a row that make the VM lost (5 by default). */
+  readonly screenshotAttempts?: number;
+  /** Pause after a failed screenshot, doubled after each further one (1 s by default: 15 s over 5 attempts). */
+  readonly screenshotBackoffMs?: number;
 }
 
 /**
@@ -75,12 +79,25 @@ export class OsworldDesktop implements Desktop {
     await this.waitForApp();
   }
 
+  /**
+   * The screen as a complete PNG. The in-VM server may answer a broken image, a 500 (out of X
+   * clients: it leaks one per screenshot) or, having crashed, nothing until systemd restarts it
+   * some 5 s later; so a failed screenshot is tried again after a pause that doubles, and a VM
+   * whose screenshots fail `screenshotAttempts` times in a row is lost.
+   */
   async screenshot(): Promise<Buffer> {
-    try {
-      return await this.options.client.screenshot();
-    } catch (err) {
-      throw this.error(err, 'screenshot');
+    const { client, screenshotAttempts = 5, screenshotBackoffMs = 1000 } = this.options;
+    let last: VmHttpError | undefined;
+    for (let attempt = 1; attempt <= screenshotAttempts; attempt++) {
+      if (last !== undefined) await sleep(screenshotBackoffMs * 2 ** (attempt - 2));
+      try {
+        return await client.screenshot();
+      } catch (err) {
+        if (!(err instanceof VmHttpError)) throw this.error(err, 'screenshot');
+        last = err;
+      }
     }
+    throw new DesktopLostError(`${screenshotAttempts} screenshots in a row failed; last: ${last?.message}`, this.id, this.taskId, 'screenshot');
   }
 
   async act(action: GuiAction): Promise<void> {
