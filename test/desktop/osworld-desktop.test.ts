@@ -122,6 +122,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       resetScript?: string;
       appReadyTimeoutMs?: number;
       screenshotBackoffMs?: number;
+      timeoutMs?: number;
     } = {},
   ): OsworldDesktop {
     const vm: OsworldVmConfig = {
@@ -134,7 +135,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       id: 'rack-1/0',
       vm,
       provider: options.provider ?? new CommandVmProvider(5000),
-      client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10 }),
+      client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10, timeoutMs: options.timeoutMs }),
       appState: createKalgebraState(appStateUrl(vm), { retries: 2, backoffMs: 10 }),
       readyTimeoutMs: options.readyTimeoutMs ?? 3000,
       pollIntervalMs: 50,
@@ -346,6 +347,13 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       const err = await rejectsWith(desktopFor().screenshot(), DesktopLostError);
       assert.equal(err.step, 'screenshot');
       assert.match(err.message, /: 3 screenshots in a row failed; last: GET \/screenshot on .*: HTTP 500 INTERNAL SERVER ERROR: RuntimeError: injected fault$/);
+    });
+
+    it('counts each unanswered screenshot once toward losing the VM (no retries within a try)', async () => {
+      vmServer.fault('/screenshot', { kind: 'hang' }, 3);
+      const err = await rejectsWith(desktopFor({ timeoutMs: 200 }).screenshot(), DesktopLostError);
+      assert.match(err.message, /3 screenshots in a row failed; last: GET \/screenshot on .*: no answer within 200 ms$/);
+      assert.equal(vmServer.requests.filter((r) => r.path === '/screenshot').length, 3);
     });
 
     it('treats a VM whose server ran out of X clients and stays down as lost', async () => {

@@ -38,8 +38,8 @@ export interface OsworldClientOptions extends Partial<RetryPolicy> {
 export interface OsworldClient {
   /** Base URL of the in-VM server, e.g. http://10.0.3.11:5000. */
   readonly url: string;
-  /** GET /screenshot: the screen (with the pointer) as PNG bytes. */
-  screenshot(): Promise<Buffer>;
+  /** GET /screenshot: the screen (with the pointer) as one complete PNG. */
+  screenshot(options?: CallOptions): Promise<Buffer>;
   /** POST /execute (or /setup/execute): runs a command and waits for it (the server kills it after 120 s). */
   execute(command: readonly string[] | string, options?: ExecuteOptions): Promise<ExecuteResult>;
   /** POST /setup/launch: starts a command and returns at once, without its output. */
@@ -132,8 +132,8 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
     url: http.server,
     execute,
 
-    async screenshot() {
-      const request = { method: 'GET', path: '/screenshot', idempotent: true } as const;
+    async screenshot(opts = {}) {
+      const request = { method: 'GET', path: '/screenshot', idempotent: true, ...opts } as const;
       const { body, contentType } = await http.send(request);
       const defect = pngDefect(body);
       if (defect !== undefined) {

@@ -83,7 +83,8 @@ export class OsworldDesktop implements Desktop {
    * The screen as a complete PNG. The in-VM server may answer a broken image, a 500 (out of X
    * clients: it leaks one per screenshot) or, having crashed, nothing until systemd restarts it
    * some 5 s later; so a failed screenshot is tried again after a pause that doubles, and a VM
-   * whose screenshots fail `screenshotAttempts` times in a row is lost.
+   * whose screenshots fail `screenshotAttempts` times in a row is lost. The tries are these alone
+   * (none within the client), so a server that never answers is lost after that many timeouts.
    */
   async screenshot(): Promise<Buffer> {
     const { client, screenshotAttempts = 5, screenshotBackoffMs = 1000 } = this.options;
@@ -91,7 +92,7 @@ export class OsworldDesktop implements Desktop {
     for (let attempt = 1; attempt <= screenshotAttempts; attempt++) {
       if (last !== undefined) await sleep(screenshotBackoffMs * 2 ** (attempt - 2));
       try {
-        return await client.screenshot();
+        return await client.screenshot({ retries: 0 });
       } catch (err) {
         if (!(err instanceof VmHttpError)) throw this.error(err, 'screenshot');
         last = err;
