@@ -3,7 +3,7 @@
  * (retry, re-lease, give up), so both sides name them from here.
  */
 export const FAILURES = {
-  /** The desktop lease is not valid on that host any more (host restarted, lease expired): lease again. */
+  /** The desktop lease is not valid on that host any more (host restarted, lease expired, desktop lost): lease again. */
   leaseLost: 'LeaseLost',
   /** Every desktop of the host is leased: retried with backoff. */
   noFreeDesktop: 'NoFreeDesktop',

@@ -7,7 +7,7 @@ import { RenderError } from '../../core/render/input-events';
 import { withHeartbeat } from '../heartbeat';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
-import { DesktopError } from './desktop';
+import { DesktopError, DesktopLostError } from './desktop';
 import { LeaseLostError, NoFreeDesktopError, type DesktopPool, type Lease } from './pool';
 
 
@@ -50,11 +50,12 @@ export interface DesktopDeps {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Turns pool and desktop errors into the failures the workflow handles: a lost lease is final for
- * that lease (the rollout re-leases), a task no desktop can run is final for the rollout.
+ * Turns pool and desktop errors into the failures the workflow handles: a lost lease or a lost
+ * desktop is final for that lease (the rollout re-leases), a task no desktop can run is final for
+ * the rollout.
  */
 function asFailure(err: unknown): unknown {
-  if (err instanceof LeaseLostError) return ApplicationFailure.nonRetryable(err.message, FAILURES.leaseLost);
+  if (err instanceof LeaseLostError || err instanceof DesktopLostError) return ApplicationFailure.nonRetryable(err.message, FAILURES.leaseLost);
   if (err instanceof NoFreeDesktopError) return ApplicationFailure.retryable(err.message, FAILURES.noFreeDesktop);
   if (err instanceof DesktopError && err.permanent) return ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
   return err;
@@ -67,6 +68,12 @@ function asFailure(err: unknown): unknown {
  */
 export function createDesktopActivities(deps: DesktopDeps) {
   const { pool, store, prefix } = deps;
+
+  /** The failure for the workflow; a lost desktop also gives its lease up, so its next rollout resets (reverts) it. */
+  const failure = (err: unknown, leaseId: string): unknown => {
+    if (err instanceof DesktopLostError) pool.release(leaseId);
+    return asFailure(err);
+  };
 
   const capture = async (leaseId: string, ref: AttemptRef, step: number): Promise<Observation> => {
     const started = Date.now();
@@ -104,7 +111,7 @@ export function createDesktopActivities(deps: DesktopDeps) {
           () => ({ phase: replayed === 0 ? 'reset' : 'replay', replayed, of: input.replay.length }),
         );
       } catch (err) {
-        throw asFailure(err);
+        throw failure(err, input.leaseId);
       }
     },
 
@@ -125,7 +132,7 @@ export function createDesktopActivities(deps: DesktopDeps) {
           return { performed: true, screenshotKey: observation.screenshotKey, actMs, screenshotMs: observation.ms };
         });
       } catch (err) {
-        throw asFailure(err);
+        throw failure(err, input.leaseId);
       }
     },
 
@@ -137,7 +144,7 @@ export function createDesktopActivities(deps: DesktopDeps) {
           return pool.use(input.leaseId).evaluate(task, input.stop);
         });
       } catch (err) {
-        throw asFailure(err);
+        throw failure(err, input.leaseId);
       }
     },
 

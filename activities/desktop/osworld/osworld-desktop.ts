@@ -5,7 +5,7 @@ import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
 import type { InitializeStep, Task } from '../../../core/task';
-import { DesktopError, type Desktop } from '../desktop';
+import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
 import { VmHttpError } from './http';
 import { checkPlot, checkValue, checkVariable, plotQuery } from './kalgebra-checks';
@@ -14,6 +14,9 @@ import { CommandVmProvider, type VmProvider } from './vm-provider';
 
 /** What ScienceBoard's launch commands hold where the app's state-server port goes. */
 export const PORT_PLACEHOLDER = '«PORTLIKE»';
+
+/** Where ScienceBoard's VM image keeps its reset script (vm_config/reset.sh: restarts the network after a revert). */
+export const SCIENCEBOARD_RESET_SCRIPT = '/home/user/server/reset.sh';
 
 export interface OsworldDesktopOptions {
   /** Stable within its host, e.g. `rack-3/0`. */
@@ -28,6 +31,14 @@ export interface OsworldDesktopOptions {
   readonly pollIntervalMs?: number;
   /** ScienceBoard pauses this long before each `initialize` step so the app can settle. */
   readonly stepPauseMs?: number;
+  /** The VM's own reset script, run after each revert when the VM has it. */
+  readonly resetScript?: string;
+  /** After the task's initialize steps, how long the app's state server may take to answer. */
+  readonly appReadyTimeoutMs?: number;
+  /** Screenshots failing in a row that make the VM lost (5 by default). */
+  readonly screenshotAttempts?: number;
+  /** Pause after a failed screenshot, doubled after each further one (1 s by default: 15 s over 5 attempts). */
+  readonly screenshotBackoffMs?: number;
 }
 
 /**
@@ -53,7 +64,8 @@ export class OsworldDesktop implements Desktop {
     } catch (err) {
       throw this.error(err, 'revert');
     }
-    await this.waitUntilReady();
+    await this.waitUntilReady('the revert');
+    await this.runResetScript();
     await this.checkScreen();
     for (const [i, step] of task.initialize.entries()) {
       await sleep(this.options.stepPauseMs ?? 1000);
@@ -64,14 +76,29 @@ export class OsworldDesktop implements Desktop {
       }
       if (step.wait) await sleep(step.wait * 1000);
     }
+    await this.waitForApp();
   }
 
+  /**
+   * The screen as a complete PNG. The in-VM server may answer a broken image, a 500 (out of X
+   * clients: it leaks one per screenshot) or, having crashed, nothing until systemd restarts it
+   * some 5 s later; so a failed screenshot is tried again after a pause that doubles, and a VM
+   * whose screenshots fail `screenshotAttempts` times in a row is lost. The tries are these alone
+   * (none within the client), so a server that never answers is lost after that many timeouts.
+   */
   async screenshot(): Promise<Buffer> {
-    try {
-      return await this.options.client.screenshot();
-    } catch (err) {
-      throw this.error(err, 'screenshot');
+    const { client, screenshotAttempts = 5, screenshotBackoffMs = 1000 } = this.options;
+    let last: VmHttpError | undefined;
+    for (let attempt = 1; attempt <= screenshotAttempts; attempt++) {
+      if (last !== undefined) await sleep(screenshotBackoffMs * 2 ** (attempt - 2));
+      try {
+        return await client.screenshot({ retries: 0 });
+      } catch (err) {
+        if (!(err instanceof VmHttpError)) throw this.error(err, 'screenshot');
+        last = err;
+      }
     }
+    throw new DesktopLostError(`${screenshotAttempts} screenshots in a row failed; last: ${last?.message}`, this.id, this.taskId, 'screenshot');
   }
 
   async act(action: GuiAction): Promise<void> {
@@ -149,6 +176,23 @@ export class OsworldDesktop implements Desktop {
     }
   }
 
+  /**
+   * Runs the VM's reset script through /setup/execute when the VM has one, as ScienceBoard does
+   * after each revert, then waits for the server again (the script restarts the network). Like
+   * ScienceBoard, only the call must succeed: the script exits 1 where no ethernet connection is
+   * named, which leaves the network as it was.
+   */
+  private async runResetScript(): Promise<void> {
+    const { client, resetScript = SCIENCEBOARD_RESET_SCRIPT } = this.options;
+    try {
+      if ((await client.execute(['test', '-f', resetScript])).returncode !== 0) return;
+      await client.execute(['/bin/bash', resetScript], { setup: true });
+    } catch (err) {
+      throw this.error(err, 'reset script');
+    }
+    await this.waitUntilReady('its reset script');
+  }
+
   /** Actions carry absolute pixels of the configured screen: a VM of another size would get every click wrong. */
   private async checkScreen(): Promise<void> {
     let size: { width: number; height: number };
@@ -164,15 +208,36 @@ export class OsworldDesktop implements Desktop {
   }
 
   /** Polls the in-VM server until it answers: after a revert the guest boots or resumes first. */
-  private async waitUntilReady(): Promise<void> {
+  private async waitUntilReady(after: string): Promise<void> {
     const { client, readyTimeoutMs } = this.options;
-    const deadline = Date.now() + readyTimeoutMs;
+    await this.poll((timeoutMs) => client.platform({ timeoutMs, retries: 0 }), readyTimeoutMs, `the in-VM server at ${client.url}`, `after ${after}`, 'wait for VM');
+  }
+
+  /**
+   * Polls the app's state server (ScienceBoard checks its /version): a launch through a shell
+   * answers 200 even when the app is missing, so a VM image without ScienceBoard's modified app
+   * fails here, as the VM's fault, instead of scoring the agent's episode zero at evaluation.
+   */
+  private async waitForApp(): Promise<void> {
+    const { appState, appReadyTimeoutMs = 30_000 } = this.options;
+    await this.poll(
+      (timeoutMs) => appState.version({ timeoutMs, retries: 0 }),
+      appReadyTimeoutMs,
+      `the app's state server at ${appState.url}`,
+      "after the task's initialize steps (does the VM image have ScienceBoard's modified app?)",
+      'app state',
+    );
+  }
+
+  /** Runs `probe` every poll interval until it succeeds; throws naming `what` and the last failure after `timeoutMs`. */
+  private async poll(probe: (timeoutMs: number) => Promise<unknown>, timeoutMs: number, what: string, when: string, step: string): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     let last: unknown;
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       try {
-        await client.platform({ timeoutMs: Math.min(5000, left), retries: 0 });
+        await probe(Math.min(5000, left));
         return;
       } catch (err) {
         last = err;
@@ -180,7 +245,7 @@ export class OsworldDesktop implements Desktop {
       await sleep(Math.min(this.options.pollIntervalMs ?? 1000, Math.max(0, deadline - Date.now())));
     }
     const why = last instanceof Error ? `: last try: ${last.message}` : '';
-    throw this.error(new Error(`the in-VM server at ${client.url} did not answer within ${readyTimeoutMs / 1000} s after the revert${why}`), 'wait for VM');
+    throw this.error(new Error(`${what} did not answer within ${timeoutMs / 1000} s ${when}${why}`), step);
   }
 
   private error(err: unknown, step: string, taskId = this.taskId): DesktopError {
