@@ -239,6 +239,33 @@ export const configSchema = z
         series: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'expected a series name (a-z, 0-9, -)').default('manual'),
       })
       .prefault({}),
+    training: z.strictObject({
+      /** The planner every training starts from: the model name its server serves it under, and its weights on the GPU nodes. */
+      basePlanner: z.strictObject({ model: z.string().min(1), path: z.string().min(1) }),
+    }),
+    specialization: z
+      .strictObject({
+        rounds: z.number().int().min(1).max(100).default(2),
+        /** Generated tasks per round (a fresh task set each round). */
+        tasksPerRound: z.number().int().min(1).max(10_000).default(12),
+        /** Rollouts per task per round with the current planner (the trajectories the judge labels). */
+        attempts: z.number().int().min(1).max(64).default(2),
+        /** Also roll out the real tasks of the software each round. */
+        includeSeeds: z.boolean().default(true),
+        /** k of the evaluation after each round. */
+        evaluationAttempts: z.number().int().min(1).max(64).default(2),
+      })
+      .prefault({}),
+    generalization: z
+      .strictObject({
+        /** Generated tasks each specialist rolls out on. */
+        tasksPerSoftware: z.number().int().min(1).max(10_000).default(12),
+        attempts: z.number().int().min(1).max(64).default(2),
+        /** At most this many judged-successful trajectories of one software in the SFT data. */
+        perSoftwareCap: z.number().int().min(1).max(100_000).default(50),
+        evaluationAttempts: z.number().int().min(1).max(64).default(2),
+      })
+      .prefault({}),
     schedules: z.array(schedule).default([]),
     dev: z
       .strictObject({

@@ -4,6 +4,7 @@ import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
 import { ModelGateway } from '../activities/models/gateway';
+import { createDatasetActivities } from '../activities/datasets/activities';
 import { createJudgeActivities } from '../activities/judge/activities';
 import { createJudgeEvaluationActivities } from '../activities/judge/evaluation';
 import { createReportActivities } from '../activities/reports/activities';
@@ -54,6 +55,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
       ...createJudgeActivities({ gateway, store, prefix, maxTokens: config.judging.maxTokens }),
       ...createJudgeEvaluationActivities({ store, prefix }),
       ...createReportActivities({ store, prefix }),
+      ...createDatasetActivities({ store, prefix, defaultScreen: config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 } }),
     },
     shutdownGraceTime: '30 seconds',
   });

@@ -279,7 +279,7 @@ export async function rollout(raw: unknown): Promise<RolloutResult> {
     taskKey: task.key,
     maxSteps: task.maxSteps,
     steps,
-    desktop: { host: desktop.host, id: desktop.id },
+    desktop,
     initialScreenshotKey,
     finalScreenshotKey: screenshotKey,
     stop: finalStop,

@@ -76,6 +76,12 @@ export class ObjectStore {
     }
   }
 
+  /** The object's size in bytes. */
+  async size(key: string): Promise<number> {
+    const head = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })));
+    return head.ContentLength ?? 0;
+  }
+
   async exists(key: string): Promise<boolean> {
     try {
       await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })));

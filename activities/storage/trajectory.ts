@@ -14,7 +14,7 @@ export interface ManifestInput {
   readonly taskKey: string;
   readonly maxSteps: number;
   readonly steps: readonly StepSummary[];
-  readonly desktop: { readonly host: string; readonly id: string };
+  readonly desktop: { readonly host: string; readonly id: string; readonly screen?: { readonly width: number; readonly height: number } };
   readonly initialScreenshotKey: string;
   readonly finalScreenshotKey: string;
   readonly stop: StopSummary;
@@ -93,7 +93,11 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
           planner: { model: first?.planner.model ?? 'none', baseUrl: first?.planner.baseUrl ?? 'none' },
           executor: { model: executor?.model ?? 'none', baseUrl: executor?.baseUrl ?? 'none' },
         },
-        desktop: { host: input.desktop.host || 'none', id: input.desktop.id || 'none' },
+        desktop: {
+          host: input.desktop.host || 'none',
+          id: input.desktop.id || 'none',
+          ...(input.desktop.screen !== undefined && input.desktop.screen.width > 0 ? { screen: input.desktop.screen } : {}),
+        },
         steps: input.steps.map((s, i) => stepRecord(s, decisions[i]!)),
         initialScreenshotKey: input.initialScreenshotKey || 'none',
         ...(input.finalScreenshotKey ? { finalScreenshotKey: input.finalScreenshotKey } : {}),

@@ -1,21 +1,9 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { FAILURES } from '../../core/failures';
-import { ValidationError } from '../../core/validation';
+import { finalOnBadInput } from '../bad-input';
 import type { TaskEntry } from '../../workflows/rollout-types';
 import type { ObjectStore } from '../storage/object-store';
 import type { ModelGateway } from '../models/gateway';
 import { generateTaskSet, type TaskSetRequest, type TaskSetSummary } from './generation';
 import { stageTasks, taskSetEntries, type TaskLibrary } from './library';
-
-/** Bad input is final: retrying cannot fix a task file or a misspelt software name. */
-async function finalOnBadInput<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof ValidationError) throw ApplicationFailure.nonRetryable(err.message, FAILURES.validation, err.problems);
-    throw err;
-  }
-}
 
 /**
  * Task activities (orchestrator queue): stage a task set in S3 for the workers — the real
