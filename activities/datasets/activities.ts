@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
-import { checkpointManifestKey, datasetManifestKey, datasetPrefix, DEFAULT_VERDICT, manifestKey, verdictKey } from '../../core/keys';
+import { attemptOfManifest, checkpointManifestKey, datasetManifestKey, datasetPrefix, DEFAULT_VERDICT, verdictKey } from '../../core/keys';
 import { checkpointManifestSchema, DATASET_SCHEMA, datasetManifestSchema, grpoRows, sftRows, type DatasetImage, type DatasetManifest } from '../../core/training';
 import { ValidationError } from '../../core/validation';
 import type { TrajectoryManifest } from '../../core/trajectory';
@@ -65,13 +65,12 @@ export function createDatasetActivities(deps: { store: ObjectStore; prefix: stri
       const judged: Array<{ manifest: TrajectoryManifest; manifestKey: string; verdictKey: string; positiveSteps: number[]; success: boolean }> = [];
       for (const source of request.sources) {
         Context.current().heartbeat({ source: `${source.run}/${source.software}` });
-        for (const manifest of await readRunManifests(store, prefix, source.run, source.software)) {
-          const ref = { run: manifest.run, software: manifest.software, task: manifest.taskId, attempt: manifest.attempt };
-          const vKey = verdictKey(prefix, ref, source.label ?? DEFAULT_VERDICT);
+        for (const { key: mKey, manifest } of await readRunManifests(store, prefix, source.run, source.software)) {
+          const vKey = verdictKey(prefix, attemptOfManifest(prefix, mKey), source.label ?? DEFAULT_VERDICT);
           const raw = await store.tryGet(vKey);
           if (raw === undefined) continue;
           const verdict = verdictFileSchema.parse(JSON.parse(raw.toString('utf8')));
-          judged.push({ manifest, manifestKey: manifestKey(prefix, ref), verdictKey: vKey, positiveSteps: verdict.positiveSteps, success: verdict.success });
+          judged.push({ manifest, manifestKey: mKey, verdictKey: vKey, positiveSteps: verdict.positiveSteps, success: verdict.success });
         }
       }
       let chosen = judged.filter((j) => j.positiveSteps.length > 0);

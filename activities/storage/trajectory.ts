@@ -24,10 +24,10 @@ export interface ManifestInput {
   readonly endedAt: string;
 }
 
-/** Every manifest of one run and software, validated. */
-export async function readRunManifests(store: ObjectStore, prefix: string, run: string, software: string): Promise<TrajectoryManifest[]> {
+/** Every manifest of one run and software, validated, with its key (which names the attempt). */
+export async function readRunManifests(store: ObjectStore, prefix: string, run: string, software: string): Promise<Array<{ key: string; manifest: TrajectoryManifest }>> {
   const keys = (await store.list(`${runPrefix(prefix, run, software)}/`)).filter((k) => k.endsWith('/manifest.json'));
-  return Promise.all(keys.map(async (k) => parseTrajectoryManifest(await store.getJson(k), k)));
+  return Promise.all(keys.map(async (key) => ({ key, manifest: parseTrajectoryManifest(await store.getJson(key), key) })));
 }
 
 /**
@@ -37,6 +37,7 @@ export async function readRunManifests(store: ObjectStore, prefix: string, run: 
  */
 export async function runRecords(store: ObjectStore, prefix: string, run: string, software: string): Promise<RunRecord[]> {
   return (await readRunManifests(store, prefix, run, software))
+    .map(({ manifest }) => manifest)
     .filter((m) => m.task.evaluated !== false)
     .map((m) => ({ software: m.software, taskId: m.taskId, run: m.attempt, success: m.evaluation?.passed === true }));
 }
