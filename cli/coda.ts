@@ -170,6 +170,28 @@ async function main(argv: string[]): Promise<void> {
   ).action((options: StartOptions) => start(ctx(), 'batch', options));
   withWait(
     startCommand
+      .command('specialization')
+      .description('specialize a planner on one software: rounds of task generation, rollouts, judging, GRPO training, evaluation')
+      .requiredOption('--software <name>', 'e.g. KAlgebra')
+      .option('--rounds <n>', 'rounds (default: specialization.rounds)')
+      .option('--tasks-per-round <n>', 'generated tasks per round')
+      .option('--attempts <k>', 'rollouts per task per round')
+      .option('--evaluation-attempts <k>', 'k of the evaluation after each round')
+      .option('--no-seeds', 'roll out only generated tasks, not the real ones')
+      .option('--run <id>', 'run id (default: spec-<time>)'),
+  ).action((options: StartOptions) => start(ctx(), 'specialization', options));
+  withWait(
+    startCommand
+      .command('generalization')
+      .description('train one generalist by SFT on the judged trajectories of the specialists, and evaluate them all')
+      .addOption(new Option('--specialist <software=checkpoint...>', 'one specialist checkpoint per software').makeOptionMandatory())
+      .option('--tasks-per-software <n>', 'generated tasks each specialist rolls out on')
+      .option('--attempts <k>', 'rollouts per task')
+      .option('--per-software-cap <n>', 'most successful trajectories of one software in the SFT data')
+      .option('--run <id>', 'run id (default: gen-<time>)'),
+  ).action((options: StartOptions) => start(ctx(), 'generalization', options));
+  withWait(
+    startCommand
       .command('evaluation')
       .description('Average@k / Pass@k of planner checkpoints on the real tasks, with a report')
       .option('--series <name>', 'reports of a series are compared with the previous one')
@@ -263,6 +285,13 @@ async function main(argv: string[]): Promise<void> {
       print(formatHistory(workflowId, summarizeHistory(history.events ?? []), options.all ? Number.POSITIVE_INFINITY : 60));
     });
 
+  program
+    .command('stop-after-round <workflowId>')
+    .description('ask a specialization to stop once the round it is in is done')
+    .action(async (workflowId: string) => {
+      await (await ctx().client()).workflow.getHandle(workflowId).signal('stopAfterRound');
+      print(`${workflowId} will stop after its current round`);
+    });
   program
     .command('cancel <workflowId>')
     .description('ask the workflow to stop (it cleans up: running rollouts release their desktops)')
