@@ -8,6 +8,8 @@ const envVarName = z
 
 const taskQueueName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a task queue name (letters, digits, . _ -)');
 
+const port = z.number().int().min(0).max(65535);
+
 const hostPort = z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'expected host:port');
 
 const screen = z.strictObject({
@@ -267,6 +269,16 @@ export const configSchema = z
       })
       .prefault({}),
     schedules: z.array(schedule).default([]),
+    metrics: z
+      .strictObject({
+        /** Where the endpoints listen: loopback on a workstation, 0.0.0.0 where Prometheus scrapes over the network. */
+        host: z.string().min(1).default('127.0.0.1'),
+        /** One port per process kind; 0: no endpoint. */
+        ports: z
+          .strictObject({ orchestrator: port.default(9464), vmHost: port.default(9465), gpu: port.default(9466), rewardService: port.default(9467) })
+          .prefault({}),
+      })
+      .prefault({}),
     dev: z
       .strictObject({
         /** Temporal's SQLite file, MinIO's objects, logs and pid files live here (relative to temporal.yaml). */

@@ -6,8 +6,10 @@ import { createDesktopActivities } from '../activities/desktop/activities';
 import type { Desktop } from '../activities/desktop/desktop';
 import { hostDesktops } from '../activities/desktop/hosts';
 import { DesktopPool } from '../activities/desktop/pool';
+import { desktopMetrics, type DesktopMetrics } from '../activities/metrics';
 import { createObjectStore } from '../activities/storage/object-store';
 import { s3TaskReader } from '../activities/tasks/library';
+import { startProcessMetrics } from './metrics';
 
 export interface VmHostDeps {
   readonly config: LoadedConfig;
@@ -20,6 +22,8 @@ export interface VmHostDeps {
   readonly leaseTtlMs?: number;
   /** How often idle desktops are health-checked (and recycled when they fail). */
   readonly healthCheckMs?: number;
+  /** Where the host's desktop metrics are recorded (the process's metrics endpoint). */
+  readonly metrics?: DesktopMetrics;
 }
 
 export interface VmHost {
@@ -49,12 +53,14 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
   const store = createObjectStore(config.storage, deps.env);
   const createDesktop = deps.createDesktop ?? hostDesktops(host, config, path.join(config.dataDir, 'desktops'));
   const size = hostCapacity(host);
+  const metrics = deps.metrics ?? desktopMetrics();
   const pool = new DesktopPool({
     hostId: host.id,
     hostQueue: host.taskQueue,
     size,
     createDesktop,
     leaseTtlMs: deps.leaseTtlMs ?? 15 * 60_000,
+    onExpired: () => metrics.leaseExpiries.inc({ host: host.id }),
   });
   const { leaseDesktop, ...onDesktop } = createDesktopActivities({
     pool,
@@ -62,6 +68,7 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     prefix: config.storage.prefix,
     tasks: s3TaskReader(store),
     settleMs: config.rollouts.settleMs,
+    metrics,
   });
   const common = { connection: deps.connection, namespace: config.temporal.namespace, shutdownGraceTime: '20 seconds' } as const;
   const hostWorker = await Worker.create({
@@ -106,9 +113,11 @@ function hostIdFromArgs(config: LoadedConfig): string {
 if (require.main === module) {
   (async () => {
     const config = loadConfig();
+    const hostId = hostIdFromArgs(config);
+    const metrics = await startProcessMetrics(config, 'vmHost', { temporal: true });
     const connection = await NativeConnection.connect({ address: config.temporal.address });
-    const vmHost = await createVmHost({ config, connection, hostId: hostIdFromArgs(config) });
-    console.log(`vm-host ${vmHost.host.id}: ${vmHost.pool.size} desktops, polling ${vmHost.host.taskQueue} and ${config.taskQueues.desktopLeases}`);
+    const vmHost = await createVmHost({ config, connection, hostId, metrics: desktopMetrics(metrics.registry) });
+    console.log(`vm-host ${vmHost.host.id}: ${vmHost.pool.size} desktops, polling ${vmHost.host.taskQueue} and ${config.taskQueues.desktopLeases}; metrics ${metrics.url ?? 'off'}`);
     await vmHost.run();
     console.log(`vm-host ${vmHost.host.id} stopped`);
   })().catch((err) => {

@@ -5,6 +5,7 @@ import { FAILURES } from '../../core/failures';
 import { screenshotKey, type AttemptRef } from '../../core/keys';
 import { RenderError } from '../../core/render/input-events';
 import { withHeartbeat } from '../heartbeat';
+import { desktopMetrics, type DesktopMetrics } from '../metrics';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
 import { DesktopError, DesktopLostError } from './desktop';
@@ -45,6 +46,7 @@ export interface DesktopDeps {
   readonly tasks: TaskReader;
   /** Pause after an action so the app can repaint before the screenshot. */
   readonly settleMs: number;
+  readonly metrics?: DesktopMetrics;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -68,6 +70,8 @@ function asFailure(err: unknown): unknown {
  */
 export function createDesktopActivities(deps: DesktopDeps) {
   const { pool, store, prefix } = deps;
+  const metrics = deps.metrics ?? desktopMetrics();
+  const host = pool.hostId;
 
   /** The failure for the workflow; a lost desktop also gives its lease up, so its next rollout resets (reverts) it. */
   const failure = (err: unknown, leaseId: string): unknown => {
@@ -95,8 +99,11 @@ export function createDesktopActivities(deps: DesktopDeps) {
     /** Resets the desktop to the task's initial state, replays `replay`, and stores the screenshot. */
     async resetDesktop(input: ResetInput): Promise<Observation> {
       let replayed = 0;
+      // A reset that replays recorded steps is a rollout resuming after its desktop was lost.
+      const kind = input.replay.length > 0 || input.step > 0 ? 'resume' : 'fresh';
+      const timer = metrics.resetSeconds.startTimer({ host, kind });
       try {
-        return await withHeartbeat(
+        const observation = await withHeartbeat(
           async () => {
             const task = await deps.tasks.read(input.taskKey);
             const desktop = pool.use(input.leaseId);
@@ -110,7 +117,11 @@ export function createDesktopActivities(deps: DesktopDeps) {
           },
           () => ({ phase: replayed === 0 ? 'reset' : 'replay', replayed, of: input.replay.length }),
         );
+        timer();
+        metrics.resets.inc({ host, kind, outcome: 'ok' });
+        return observation;
       } catch (err) {
+        metrics.resets.inc({ host, kind, outcome: 'failed' });
         throw failure(err, input.leaseId);
       }
     },
@@ -123,15 +134,20 @@ export function createDesktopActivities(deps: DesktopDeps) {
           try {
             await pool.use(input.leaseId).act(input.action);
           } catch (err) {
-            if (err instanceof RenderError) return { performed: false, error: err.message };
+            if (err instanceof RenderError) {
+              metrics.steps.inc({ host, outcome: 'refused' });
+              return { performed: false, error: err.message };
+            }
             throw err;
           }
           await sleep(deps.settleMs);
           const actMs = Date.now() - started;
           const observation = await capture(input.leaseId, input.ref, input.step);
+          metrics.steps.inc({ host, outcome: 'performed' });
           return { performed: true, screenshotKey: observation.screenshotKey, actMs, screenshotMs: observation.ms };
         });
       } catch (err) {
+        metrics.steps.inc({ host, outcome: 'failed' });
         throw failure(err, input.leaseId);
       }
     },

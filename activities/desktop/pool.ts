@@ -41,6 +41,8 @@ export interface PoolOptions {
   /** A lease not used for this long is taken back (its rollout is gone or stuck). */
   readonly leaseTtlMs: number;
   readonly now?: () => number;
+  /** Told of each lease taken back on expiry (the host's metrics count them). */
+  readonly onExpired?: (lease: Lease) => void;
 }
 
 /**
@@ -60,6 +62,10 @@ export class DesktopPool {
     this.now = opts.now ?? Date.now;
     this.slots = Array.from({ length: opts.size }, (_, index) => ({ index, desktop: opts.createDesktop(index) }));
     this.incarnation = `${this.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+  }
+
+  get hostId(): string {
+    return this.opts.hostId;
   }
 
   get size(): number {
@@ -139,6 +145,10 @@ export class DesktopPool {
 
   private expire(): void {
     const now = this.now();
-    for (const slot of this.slots) if (slot.lease !== undefined && slot.lease.expiresAt <= now) slot.lease = undefined;
+    for (const slot of this.slots) {
+      if (slot.lease === undefined || slot.lease.expiresAt > now) continue;
+      this.opts.onExpired?.(slot.lease.lease);
+      slot.lease = undefined;
+    }
   }
 }

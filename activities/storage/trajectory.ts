@@ -6,6 +6,7 @@ import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, t
 import type { StepSummary, StopSummary } from '../../workflows/rollout-types';
 import type { DecisionRecord, DecisionStore } from '../models/decision';
 import type { TaskReader } from '../tasks/library';
+import { orchestratorMetrics, type OrchestratorMetrics } from '../metrics';
 import type { ObjectStore } from './object-store';
 
 export interface ManifestInput {
@@ -74,8 +75,16 @@ function stepRecord(step: StepSummary, decision: DecisionRecord): StepRecord {
  * with the raw model texts in S3, is validated against core/trajectory.ts, and is written under
  * the attempt's key. Rewriting it is harmless (same key, same content), so retries are safe.
  */
-export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: string; tasks: TaskReader; decisions: DecisionStore }) {
+export function createTrajectoryActivities(deps: {
+  store: ObjectStore;
+  prefix: string;
+  tasks: TaskReader;
+  decisions: DecisionStore;
+  /** Where finished rollouts and their resumes are counted (the orchestrator's metrics endpoint). */
+  metrics?: Pick<OrchestratorMetrics, 'rollouts' | 'resumes'>;
+}) {
   const { store, prefix } = deps;
+  const metrics = deps.metrics ?? orchestratorMetrics();
   return {
     async writeManifest(input: ManifestInput): Promise<string> {
       const task = await deps.tasks.read(input.taskKey);
@@ -110,6 +119,8 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
       });
       const key = manifestKey(prefix, input.ref);
       await store.putJson(key, manifest);
+      metrics.rollouts.inc({ stop: manifest.stop.reason });
+      metrics.resumes.inc(manifest.resumes);
       return key;
     },
 

@@ -31,14 +31,17 @@ class RecordingDesktop implements Desktop {
 describe('desktop pool of a vm-host', () => {
   let now = 0;
   let built: RecordingDesktop[];
+  let expired: string[];
   const pool = (size = 2) => {
     built = [];
+    expired = [];
     return new DesktopPool({
       hostId: 'h1',
       hostQueue: 'coda-vm-h1',
       size,
       leaseTtlMs: 60_000,
       now: () => now,
+      onExpired: (lease) => expired.push(lease.leaseId),
       createDesktop: (i) => {
         const d = new RecordingDesktop(`h1/${i}`);
         built.push(d);
@@ -74,7 +77,7 @@ describe('desktop pool of a vm-host', () => {
     assert.equal(p.lease('rollout-b#0').desktopId, 'h1/0');
   });
 
-  it('takes back a lease unused for its time to live; use renews it', () => {
+  it('takes back a lease unused for its time to live, telling whoever counts expiries; use renews it', () => {
     now = 0;
     const p = pool(1);
     const a = p.lease('rollout-a#0');
@@ -82,8 +85,10 @@ describe('desktop pool of a vm-host', () => {
     p.use(a.leaseId);
     now = 100_000;
     assert.equal(p.use(a.leaseId).id, 'h1/0', 'renewed at 50 s, so alive at 100 s');
+    assert.deepEqual(expired, []);
     now = 200_000;
     assert.throws(() => p.use(a.leaseId), LeaseLostError);
+    assert.deepEqual(expired, [a.leaseId]);
     assert.equal(p.lease('rollout-b#0').desktopId, 'h1/0');
   });
 
