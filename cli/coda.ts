@@ -13,6 +13,8 @@ import { devEnv } from '../infra/stack';
 import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../workflows/search-attributes';
 import { connectClient, workflowUrl } from './client';
 import { formatHistory, summarizeHistory } from './history';
+import { runsQuery, STATUS_NAMES } from './runs-query';
+import { startViewer } from '../viewer/server';
 import { syncSchedules } from './schedules';
 import { manifestKeyOf, startRequest, type StartOptions } from './start';
 
@@ -87,30 +89,6 @@ async function start(ctx: Context, kind: string, options: StartOptions & { wait?
   print(`started ${request.workflowType} ${request.workflowId}`);
   print(`  ${workflowUrl(ctx.config, request.workflowId)}`);
   if (options.wait) print(json(await watch(client, request.workflowId)));
-}
-
-const STATUS_NAMES: Record<string, string> = {
-  running: 'Running',
-  completed: 'Completed',
-  failed: 'Failed',
-  canceled: 'Canceled',
-  terminated: 'Terminated',
-  'continued-as-new': 'ContinuedAsNew',
-  'timed-out': 'TimedOut',
-};
-
-/** The visibility query of `coda runs` (Temporal's list filter language). */
-export function runsQuery(options: { type?: string; software?: string; stage?: string; run?: string; status?: string; round?: string }): string {
-  const quote = (v: string) => `"${v.replace(/"/g, '')}"`;
-  const parts = [
-    options.type && `WorkflowType = ${quote(options.type)}`,
-    options.software && `CodaSoftware = ${quote(options.software)}`,
-    options.stage && `CodaStage = ${quote(options.stage)}`,
-    options.run && `CodaRun = ${quote(options.run)}`,
-    options.round && `CodaRound = ${Number(options.round)}`,
-    options.status && `ExecutionStatus = ${quote(STATUS_NAMES[options.status] ?? options.status)}`,
-  ].filter((p): p is string => typeof p === 'string' && p !== '');
-  return parts.join(' AND ');
 }
 
 function runRow(e: WorkflowExecutionInfo): string[] {
@@ -283,6 +261,19 @@ async function main(argv: string[]): Promise<void> {
     .action(async (workflowId: string, options: { all?: boolean; runId?: string }) => {
       const history = await (await ctx().client()).workflow.getHandle(workflowId, options.runId).fetchHistory();
       print(formatHistory(workflowId, summarizeHistory(history.events ?? []), options.all ? Number.POSITIVE_INFINITY : 60));
+    });
+
+  program
+    .command('view')
+    .description('serve the web viewer: runs, trajectories, evaluation, training and judge pages (temporal.yaml `viewer`)')
+    .option('--host <address>', 'where to listen (default: viewer.host, loopback)')
+    .option('--port <port>', 'default: viewer.port')
+    .action(async (options: { host?: string; port?: string }) => {
+      if (options.port !== undefined && !/^\d{1,5}$/.test(options.port)) throw new UsageError(`--port: expected a port number, got "${options.port}"`);
+      const viewer = await startViewer(ctx().config, process.env, { host: options.host, port: options.port === undefined ? undefined : Number(options.port) });
+      print(`viewer at ${viewer.url}`);
+      await new Promise<void>((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, () => resolve())));
+      await viewer.close();
     });
 
   program

@@ -279,6 +279,13 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    viewer: z
+      .strictObject({
+        /** Loopback by default: the viewer has no login. */
+        host: z.string().min(1).default('127.0.0.1'),
+        port: port.min(1).default(8300),
+      })
+      .prefault({}),
     dev: z
       .strictObject({
         /** Temporal's SQLite file, MinIO's objects, logs and pid files live here (relative to temporal.yaml). */

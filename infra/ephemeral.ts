@@ -35,7 +35,7 @@ export function freeDisplay(from: number): number {
 
 /** Environment that points temporal.yaml at a stack of its own on free ports under `dataDir`. */
 export async function isolatedEnv(dataDir: string, namespace: string): Promise<Record<string, string>> {
-  const [temporal, s3, console, models] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [temporal, s3, console, models, viewer] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const metrics = { orchestrator: await freePort(), vmHost: await freePort(), gpu: await freePort(), rewardService: await freePort() };
   const modelsUrl = `http://127.0.0.1:${models}/v1`;
   return {
@@ -52,6 +52,7 @@ export async function isolatedEnv(dataDir: string, namespace: string): Promise<R
     CODA_S3_ENDPOINT: `http://127.0.0.1:${s3}`,
     CODA_MINIO_CONSOLE: `127.0.0.1:${console}`,
     CODA_DATA_DIR: dataDir,
+    CODA_VIEWER_PORT: String(viewer),
     CODA_ORCHESTRATOR_METRICS_PORT: String(metrics.orchestrator),
     CODA_VM_HOST_METRICS_PORT: String(metrics.vmHost),
     CODA_GPU_METRICS_PORT: String(metrics.gpu),
