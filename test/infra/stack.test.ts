@@ -40,7 +40,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
   it('reports a stack that never ran as stopped, and describing it creates nothing', () => {
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => [p.name, p.running]),
-      [['temporal', false], ['minio', false], ['scripted-models', false], ['orchestrator', false], ['vm-host-local-1', false]],
+      [['temporal', false], ['minio', false], ['scripted-models', false], ['orchestrator', false], ['vm-host-local-1', false], ['viewer', false]],
     );
     assert.deepEqual(readdirSync(dataDir), []);
   });
@@ -50,7 +50,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     assert.throws(() => startDaemon(dataDir, { name: 'minio', command: missing, args: [] }), new RegExp(`minio is not installed at ${missing}: run \`bash infra/install.sh\``));
   });
 
-  it('comes up healthy with Temporal, MinIO, the scripted models and the workers, and up twice changes nothing', async () => {
+  it('comes up healthy with Temporal, MinIO, the scripted models, the workers and the viewer, and up twice changes nothing', async () => {
     const first = await stackUp(config, { env, headless: true });
     assert.deepEqual(
       first.processes.map((p) => [p.name, p.running]),
@@ -60,8 +60,16 @@ describe('infra: the dev stack (up | down | status) on real processes', function
         ['scripted-models', true],
         ['orchestrator', true],
         ['vm-host-local-1', true],
+        ['viewer', true],
       ],
     );
+    assert.equal(first.viewer, `http://127.0.0.1:${env.CODA_VIEWER_PORT}`);
+    const runs = await fetch(`${first.viewer}/runs`);
+    assert.equal(runs.status, 200, 'the viewer reads the stack');
+    for (const kind of ['ORCHESTRATOR', 'VM_HOST']) {
+      const metrics = await fetch(`http://127.0.0.1:${env[`CODA_${kind}_METRICS_PORT`]}/metrics`);
+      assert.match(await metrics.text(), /^temporal_worker_start_total/m, `the ${kind.toLowerCase()} worker's metrics endpoint`);
+    }
     const second = await stackUp(config, { env, headless: true });
     assert.deepEqual(
       second.processes.map((p) => p.pid),
@@ -69,7 +77,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     );
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => p.running),
-      [true, true, true, true, true],
+      [true, true, true, true, true, true],
     );
   });
 
@@ -83,7 +91,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     })) as { key: string };
     await client.connection.close();
 
-    assert.deepEqual((await stackDown(config, { env })).sort(), ['minio', 'orchestrator', 'scripted-models', 'temporal', 'vm-host-local-1']);
+    assert.deepEqual((await stackDown(config, { env })).sort(), ['minio', 'orchestrator', 'scripted-models', 'temporal', 'viewer', 'vm-host-local-1']);
     assert.deepEqual(processesMentioning(dataDir), [], 'no process of the stack survives down');
     await stackUp(config, { env, headless: true });
 
@@ -107,7 +115,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     writeFileSync(path.join(runDir, 'minio.pid'), JSON.stringify({ pid: process.pid, command: '/x/minio', startedAt: '' }));
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => p.running),
-      [false, false, false, false, false],
+      [false, false, false, false, false, false],
     );
     const info = await stackUp(config, { env, headless: true });
     assert.ok(info.processes.every((p) => p.running && p.pid !== process.pid));
