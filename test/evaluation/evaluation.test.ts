@@ -96,7 +96,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
 
   it('refuses schedules of unknown workflows or with bad input, naming them', async () => {
     const bad = { ...h.config, schedules: [{ ...h.config.schedules[0]!, workflow: 'evaluate' }] };
-    await assert.rejects(syncSchedules(h.stack.client, bad), /schedules\[0\]\.workflow: unknown workflow "evaluate" \(expected one of stackCheck, rollout, rolloutBatch, judgeTrajectory, judgeRun, judgeEvaluation, taskGeneration, evaluation\)/);
+    await assert.rejects(syncSchedules(h.stack.client, bad), /schedules\[0\]\.workflow: unknown workflow "evaluate" \(expected one of stackCheck, rollout, rolloutBatch, judgeTrajectory, judgeRun, judgeEvaluation, taskGeneration, evaluation, specialization, generalization\)/);
     const badInput = { ...h.config, schedules: [{ ...h.config.schedules[0]!, input: { attempts: 0, software: ['Excel'] } }] };
     await assert.rejects(syncSchedules(h.stack.client, badInput), (err: unknown) => {
       assert.ok(err instanceof ValidationError);
