@@ -184,7 +184,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     const launch = A01.initialize[0];
     assert.equal(launch?.func, 'launch');
     await rejectsAt(desktop.reset({ ...A01, evaluate: [] }), 'A-01', 'validate', /task A-01 is invalid:\n {2}- evaluate/);
-    await rejectsAt(desktop.reset({ ...A01, type: 'Celestia' }), 'A-01', 'launch', /no localApps entry runs software "Celestia" \(configured: KAlgebra\)/);
+    await rejectsAt(desktop.reset({ ...A01, type: 'Celestia' }), 'A-01', 'launch', /no localApps entry runs software "Celestia" \(configured: KAlgebra, TeXstudio\)/);
     await rejectsAt(
       desktop.reset({ ...A01, initialize: [{ func: 'launch', command: '/app/bin/celestia' }] }),
       'A-01',

@@ -8,13 +8,14 @@ import { toInputEvents } from '../../../core/render/input-events';
 import { parseTask, type InitializeStep, type Task } from '../../../core/task';
 import type { LocalApp, LocalHostConfig } from '../../../config/schema';
 import { DesktopError, type Desktop } from '../desktop';
-import type { AppDriver, AppSession } from './app-driver';
+import type { AppDriver, AppSession, LaunchStep } from './app-driver';
+import { defaultDrivers } from './drivers';
 import { performInputEvents } from './input';
-import { createKAlgebraDriver } from './kalgebra/driver';
 import { homePath, localAppFor, UnknownAppError } from './local-apps';
 import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess, sleep } from './process';
 import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
+import { runVmCommand } from './vm-commands';
 import { X11Display, type Screen } from './x11-display';
 
 export interface LocalDesktopOptions {
@@ -167,26 +168,29 @@ export class LocalDesktop implements Desktop {
   private async initializeStep(step: InitializeStep, config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
     switch (step.func) {
       case 'launch':
-        return this.launch(config, driver, display);
+        return this.launch(step, config, driver, display);
       case 'touch': {
         const file = homePath(step.path, display.home);
         mkdirSync(path.dirname(file), { recursive: true });
         writeFileSync(file, step.text);
         return;
       }
+      case 'execute':
+        return runVmCommand(step, display.home);
       default:
         if (this.app === undefined) throw new Error(`${step.func} needs the app, and no launch step came before it`);
         return driver.initialize(step, this.session(display, this.app.process));
     }
   }
 
-  private async launch(config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
+  private async launch(step: LaunchStep, config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
     await this.stopApp();
-    const [command = '', ...args] = config.command;
+    const [command = '', ...configured] = config.command;
+    const taskArgs = driver.launchArgs(step, display.home);
     const started = ManagedProcess.start({
       name: config.software,
       command,
-      args,
+      args: [...configured, ...taskArgs],
       env: { ...display.env(), ...driver.env, ...config.env },
       cwd: display.home,
       log: path.join(display.logDir, 'app.log'),
@@ -194,7 +198,7 @@ export class LocalDesktop implements Desktop {
     this.app = { process: started, config, driver };
     const timeoutMs = config.startTimeoutSeconds * 1000;
     const exited = started.exited.then((exit) => new Error(`${config.software} ${describeExit(exit)} while starting (log: ${path.join(display.logDir, 'app.log')})`));
-    const failure = await Promise.race([driver.ready(this.session(display, started), timeoutMs, () => started.running).then(() => undefined), exited]);
+    const failure = await Promise.race([driver.ready(this.session(display, started), taskArgs, timeoutMs, () => started.running).then(() => undefined), exited]);
     if (failure !== undefined) throw failure;
   }
 
@@ -254,7 +258,7 @@ export class LocalDesktop implements Desktop {
   }
 
   private session(display: X11Display, app: ManagedProcess): AppSession {
-    return { env: display.env(), screen: display.screen, appPid: app.pid, input: (events) => this.perform(display, events) };
+    return { env: display.env(), home: display.home, screen: display.screen, appPid: app.pid, input: (events) => this.perform(display, events) };
   }
 
   private perform(display: X11Display, events: readonly InputEvent[]): Promise<void> {
@@ -284,7 +288,7 @@ export function createLocalDesktop(host: LocalHostConfig, apps: readonly LocalAp
     display: host.displayBase + index,
     screen: host.screen,
     apps,
-    drivers: options.drivers ?? { KAlgebra: createKAlgebraDriver() },
+    drivers: options.drivers ?? defaultDrivers(),
     dir: path.join(options.dir ?? path.join(os.tmpdir(), 'coda-desktops'), `${host.id}-${index}`),
     tools: options.tools ?? DEFAULT_TOOLS,
     typingDelayMs: options.typingDelayMs ?? 12,

@@ -112,7 +112,10 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
       QTWEBENGINE_CHROMIUM_FLAGS: '--force-renderer-accessibility',
     },
 
-    async ready(session, timeoutMs, running) {
+    // The VM's launch passes the port of the modified app's state server; the stock app takes nothing.
+    launchArgs: () => [],
+
+    async ready(session, _args, timeoutMs, running) {
       let seen = 'nothing on the accessibility bus';
       await waitFor(
         async () => {
@@ -142,6 +145,8 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
           return keepingTab(session, (start) => plot2d(session, start, step.expr));
         case 'func_3d':
           return keepingTab(session, (start) => plot3d(session, start, step.expr));
+        default:
+          throw new Error(`KAlgebra has no initialize step "${step.func}"`);
       }
     },
 

@@ -75,6 +75,10 @@ class KAlgebraChecker {
         return this.value(check, index);
       case 'eqn':
         return this.equation(check, index);
+      case 'file':
+      case 'include':
+      case 'compile':
+        return { index, type: check.type, passed: false, detail: `"${check.type}" checks a TeXstudio document, not KAlgebra's state` };
     }
   }
 

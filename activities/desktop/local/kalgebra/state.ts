@@ -1,6 +1,5 @@
-import * as path from 'node:path';
 import { z } from 'zod';
-import { runCommand, type Env } from '../process';
+import { readAtspiState, readerScript, type StateReaderOptions } from '../atspi';
 
 /** KAlgebra's state as its accessibility tree shows it (kalgebra_state.py). */
 
@@ -35,20 +34,7 @@ export type KAlgebraState = z.output<typeof kalgebraStateSchema>;
 export type RunningKAlgebraState = Extract<KAlgebraState, { app: true }>;
 export type ConsoleEntry = RunningKAlgebraState['console'][number];
 
-/** The reader script sits next to this module's source (build/ holds only compiled TypeScript). */
-export const STATE_SCRIPT = path.resolve(__dirname, '..', '..', '..', '..', '..', 'activities', 'desktop', 'local', 'kalgebra', 'kalgebra_state.py');
-
-export interface StateReaderOptions {
-  readonly python: string;
-  /** The display's environment: AT_SPI_BUS_ADDRESS says which accessibility bus to read. */
-  readonly env: Env;
-  /** The KAlgebra process to read. */
-  readonly pid: number;
-  readonly timeoutMs: number;
-}
+const STATE_SCRIPT = readerScript('kalgebra', 'kalgebra_state.py');
 
 /** Reads KAlgebra's state from the accessibility tree; throws when the bus or the app does not answer in time. */
-export async function readKAlgebraState(options: StateReaderOptions): Promise<KAlgebraState> {
-  const out = await runCommand(options.python, [STATE_SCRIPT, String(options.pid)], { env: options.env, timeoutMs: options.timeoutMs });
-  return kalgebraStateSchema.parse(JSON.parse(out.toString('utf8')));
-}
+export const readKAlgebraState = (options: StateReaderOptions): Promise<KAlgebraState> => readAtspiState(STATE_SCRIPT, kalgebraStateSchema, options);
