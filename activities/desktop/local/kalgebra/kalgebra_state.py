@@ -18,6 +18,7 @@ from gi.repository import GLib
 
 MAIN_TABS = ("Calculator", "2D Graph", "3D Graph", "Dictionary")
 PLOT_STYLES = ("Dots", "Lines", "Solid")
+RESOLUTIONS = ("Poor", "Normal", "Fine", "Very Fine")
 
 
 def children(node):
@@ -149,10 +150,11 @@ def functions_dock(window):
     }
 
 
-def plot_style_3d(window):
+def checked_item(window, menu_name, choices):
+    """The checked one of a menu's exclusive choices (the menu need not be open)."""
     menu_bar = first(window, by_role("menu bar"), depth=1)
-    menu = first(menu_bar, lambda n: role(n) == "menu item" and n.name == "3D Graph", depth=0)
-    items = [n for n in children(first(menu, by_role("popup menu"), depth=0)) if n.name in PLOT_STYLES]
+    menu = first(menu_bar, lambda n: role(n) == "menu item" and n.name == menu_name, depth=0)
+    items = [n for n in children(first(menu, by_role("popup menu"), depth=0)) if n.name in choices]
     checked = [n.name for n in items if has_state(n, pyatspi.STATE_CHECKED)]
     return checked[0] if checked else None
 
@@ -177,7 +179,8 @@ def state(pid):
         "calculatorInput": widget(first(calculator_page, by_role("text"), depth=0)),
         "console": console_log(calculator_page),
         "input3d": widget(first(graph3d_page, by_role("text"), depth=0)),
-        "plotStyle3d": plot_style_3d(window),
+        "plotStyle3d": checked_item(window, "3D Graph", PLOT_STYLES),
+        "resolution2d": checked_item(window, "2D Graph", RESOLUTIONS),
         "variables": variables(window),
         **functions_dock(window),
         "statusBar": status_bar(window),

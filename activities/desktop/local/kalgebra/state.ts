@@ -18,7 +18,10 @@ export const kalgebraStateSchema = z.discriminatedUnion('app', [
     console: z.array(z.union([z.object({ input: z.string(), result: z.string() }), z.object({ message: z.string() })])),
     /** The 3D Graph tab's expression field. */
     input3d: widget.nullable(),
+    /** The checked style of the 3D Graph menu (Dots, Lines, Solid). */
     plotStyle3d: z.string().nullable(),
+    /** The checked resolution of the 2D Graph menu (Poor, Normal, Fine, Very Fine). */
+    resolution2d: z.string().nullable(),
     /** The Variables dock: real numbers at full precision (a complex shows its real part only). */
     variables: z.array(z.object({ name: z.string(), value: z.string() })),
     /** The 2D Graph's function list; `shown` is the row's check box. */
