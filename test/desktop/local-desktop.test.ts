@@ -170,6 +170,36 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     assert.equal(veryFine.checks[0]?.detail, 'f0 x->sin(x+pi/4) agrees with all 4 points; res 3328 (Very Fine)');
   });
 
+  it('checks the surface KAlgebra plotted, not the text of the 3D field', async () => {
+    const b07 = kalgebraTask('B-07');
+    const wanted = b07.ans ?? assert.fail('B-07 has an ans');
+    await desktop.reset(b07);
+    const field = { type: 'click' as const, ...kalgebraPoint('graph3dInput', desktop.screen) };
+    // Typed, not entered: the given surface is still the one plotted.
+    await desktop.act(field);
+    await desktop.act({ type: 'hotkey', keys: ['ctrl', 'a'] });
+    await desktop.act({ type: 'type', text: wanted, submit: false });
+    assert.equal((await appState(desktop, dir, host)).input3d?.text, wanted);
+    const typed = await desktop.evaluate(b07, { reason: 'DONE' });
+    assert.equal(typed.passed, false);
+    assert.match(typed.checks[0]?.detail ?? '', /closest 3D graph \(x, y\)->sin\(x\)\^2\+cos\(y\)\^2-1\/\(x\^2\*y\^2\):/);
+    assert.match(typed.checks[0]?.detail ?? '', /the 3D field reads "\(x, y\) -> sin\(x\^2\).*", which is not plotted/);
+
+    await desktop.act({ type: 'hotkey', keys: ['enter'] });
+    const entered = await desktop.evaluate(b07, { reason: 'DONE' });
+    assert.equal(entered.passed, true, entered.checks[0]?.detail);
+
+    // An expression KAlgebra refuses leaves the plotted surface as it was.
+    await desktop.act({ type: 'hotkey', keys: ['ctrl', 'a'] });
+    await desktop.act({ type: 'type', text: 'x->x^2', submit: true });
+    const state = await appState(desktop, dir, host);
+    assert.equal(state.input3d?.text, 'x->x^2');
+    assert.match(state.statusBar, /^Errors: /);
+    const refused = await desktop.evaluate(b07, { reason: 'DONE' });
+    assert.equal(refused.passed, true, refused.checks[0]?.detail);
+    assert.match(refused.checks[0]?.detail ?? '', /the 3D field reads "x->x\^2", which is not plotted/);
+  });
+
   it('writes a touch step into the desktop HOME, where the file dialog finds ~/', async () => {
     await desktop.reset(kalgebraTask('C-05'));
     assert.equal(readFileSync(path.join(dir, `${host.id}-0`, 'home', 'script.kal'), 'utf8'), 'a := vector{-1, root(3, 3)}');

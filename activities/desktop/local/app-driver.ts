@@ -12,6 +12,8 @@ export interface AppSession {
   readonly screen: Screen;
   readonly appPid: number;
   input(events: readonly InputEvent[]): Promise<void>;
+  /** The screen as PNG bytes. */
+  screenshot(): Promise<Buffer>;
 }
 
 export type LaunchStep = Extract<InitializeStep, { func: 'launch' }>;
@@ -41,4 +43,9 @@ export interface AppDriver {
   evaluate(task: Task, stop: StopInfo, session: AppSession): Promise<EvaluationResult>;
   /** True when the app answers a state query in time (a hung app does not). */
   responsive(session: AppSession): Promise<boolean>;
+  /**
+   * Performs an action's input events through `perform`, for a driver that must see what they
+   * did (KAlgebra: whether an entered 3D expression was plotted). Without it, the desktop performs them.
+   */
+  watchInput?(events: readonly InputEvent[], session: AppSession, perform: () => Promise<void>): Promise<void>;
 }

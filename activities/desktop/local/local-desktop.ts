@@ -124,10 +124,11 @@ export class LocalDesktop implements Desktop {
     const task = this.task;
     if (task === undefined) throw new DesktopError('act() before a successful reset()', this.id, undefined, step);
     if (isTerminal(action)) return;
-    const { display } = this.requireRunningApp(task.id, step);
+    const { display, app } = this.requireRunningApp(task.id, step);
     const events = toInputEvents(action); // a RenderError is the action's fault, not the desktop's: it goes up as it is
+    const perform = (): Promise<void> => this.perform(display, events);
     try {
-      await this.perform(display, events);
+      await (app.driver.watchInput?.(events, this.session(display, app.process), perform) ?? perform());
     } catch (err) {
       throw new DesktopError(display.problem() ?? messageOf(err), this.id, task.id, step);
     }
@@ -258,7 +259,14 @@ export class LocalDesktop implements Desktop {
   }
 
   private session(display: X11Display, app: ManagedProcess): AppSession {
-    return { env: display.env(), home: display.home, screen: display.screen, appPid: app.pid, input: (events) => this.perform(display, events) };
+    return {
+      env: display.env(),
+      home: display.home,
+      screen: display.screen,
+      appPid: app.pid,
+      input: (events) => this.perform(display, events),
+      screenshot: () => captureScreen(this.options.tools.import, display.env()),
+    };
   }
 
   private perform(display: X11Display, events: readonly InputEvent[]): Promise<void> {

@@ -22,7 +22,8 @@ import type { ConsoleEntry, RunningKAlgebraState } from './state';
  *   calgebra prints it.
  * - val: the Variables dock, which carries real numbers at full precision.
  * - eqn: `#SIZE` counts the 2D Graph's function list; points are checked against the shown 2D
- *   functions or the 3D Graph's expression with calgebra (plot-points.ts). As in ScienceBoard's
+ *   functions or the surface the 3D Graph plots (the driver saw it drawn; the 3D field's text
+ *   alone proves nothing) with calgebra (plot-points.ts). As in ScienceBoard's
  *   own checker, one plotted function must agree with every listed point. `res` (the 2D plot
  *   resolution, in samples) is the checked item of the 2D Graph menu, which the stock app sets
  *   for every 2D function at once. The rest of a plot's look (`color`, `style`) is not exposed by
@@ -45,7 +46,10 @@ interface Attribute {
 /** Analitza's own constants: always defined, never worth redefining for calgebra. */
 const BUILTIN_VARIABLES = new Set(['pi', 'e', 'euler', 'true', 'false', 'i']);
 
-export async function evaluateKAlgebra(task: Task, stop: StopInfo, state: RunningKAlgebraState, calgebra: Calgebra): Promise<EvaluationResult> {
+/** The app's state, and the expression of the 3D surface it plots (undefined: none was seen drawn). */
+export type CheckedState = RunningKAlgebraState & { readonly plotted3d: string | undefined };
+
+export async function evaluateKAlgebra(task: Task, stop: StopInfo, state: CheckedState, calgebra: Calgebra): Promise<EvaluationResult> {
   const checker = new KAlgebraChecker(state, calgebra);
   const checks: CheckResult[] = [];
   for (const [index, check] of task.evaluate.entries()) {
@@ -68,7 +72,7 @@ class KAlgebraChecker {
   private readonly definitions: string[];
 
   constructor(
-    private readonly state: RunningKAlgebraState,
+    private readonly state: CheckedState,
     private readonly calgebra: Calgebra,
   ) {
     this.definitions = state.variables
@@ -149,6 +153,8 @@ class KAlgebraChecker {
     if (missing.length > 0) attributes.push({ ok: false, detail: `no expected value for ${missing.map(formatPoint).join(', ')}` });
     const notes = attributes.map((a) => a.detail);
 
+    const field = this.state.input3d?.text?.trim() ?? '';
+    if (dimension === 3 && field !== '' && field !== this.state.plotted3d) notes.push(`the 3D field reads ${JSON.stringify(field)}, which is not plotted`);
     const candidates = this.candidates(dimension);
     if (candidates.length === 0) {
       return result(false, [`no ${dimension}D function is plotted`, ...notes].join('; '));
@@ -168,8 +174,8 @@ class KAlgebraChecker {
     if (dimension === 2) {
       return this.state.functions.filter((f) => f.shown).map((f) => ({ label: `${f.name} ${f.expression}`, expression: f.expression }));
     }
-    const surface = this.state.input3d?.text?.trim() ?? '';
-    return surface === '' ? [] : [{ label: `3D graph ${surface}`, expression: surface }];
+    const surface = this.state.plotted3d;
+    return surface === undefined || surface === '' ? [] : [{ label: `3D graph ${surface}`, expression: surface }];
   }
 
   /** A non-point entry of an eqn check: the look of the plot. */

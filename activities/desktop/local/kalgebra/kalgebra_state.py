@@ -159,6 +159,15 @@ def checked_item(window, menu_name, choices):
     return checked[0] if checked else None
 
 
+def view_3d(page, field):
+    """The 3D plot's box: the page above its expression field. The OpenGL view itself is not in the tree."""
+    if page is None or field is None or not has_state(page, pyatspi.STATE_SHOWING):
+        return None
+    box = extents(page)
+    top = extents(field)["y"]
+    return {**box, "height": max(0, top - box["y"])}
+
+
 def status_bar(window):
     bar = first(window, by_role("status bar"), depth=1)
     return " ".join(n.name for n in children(bar) if role(n) == "label" and n.name)
@@ -179,6 +188,7 @@ def state(pid):
         "calculatorInput": widget(first(calculator_page, by_role("text"), depth=0)),
         "console": console_log(calculator_page),
         "input3d": widget(first(graph3d_page, by_role("text"), depth=0)),
+        "view3d": view_3d(graph3d_page, first(graph3d_page, by_role("text"), depth=0)),
         "plotStyle3d": checked_item(window, "3D Graph", PLOT_STYLES),
         "resolution2d": checked_item(window, "2D Graph", RESOLUTIONS),
         "variables": variables(window),

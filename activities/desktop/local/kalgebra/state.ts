@@ -18,6 +18,8 @@ export const kalgebraStateSchema = z.discriminatedUnion('app', [
     console: z.array(z.union([z.object({ input: z.string(), result: z.string() }), z.object({ message: z.string() })])),
     /** The 3D Graph tab's expression field. */
     input3d: widget.nullable(),
+    /** Where the 3D plot is drawn, while the 3D Graph tab shows. */
+    view3d: z.object(box).nullable(),
     /** The checked style of the 3D Graph menu (Dots, Lines, Solid). */
     plotStyle3d: z.string().nullable(),
     /** The checked resolution of the 2D Graph menu (Poor, Normal, Fine, Very Fine). */
