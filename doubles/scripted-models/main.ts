@@ -1,7 +1,7 @@
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { startScriptedServer, type ScriptedServer } from '../openai-server';
-import { kalgebraPolicy } from './kalgebra-policy';
+import { scriptedAgentPolicy } from './agent-policy';
 
 /**
  * TEST DOUBLE entry point: the scripted model server for the dev stack and the tests, configured
@@ -13,7 +13,7 @@ export async function startScriptedModels(config: LoadedConfig, port?: number, l
   const host = config.hosts.find((h) => h.kind === 'local');
   const screen = host?.kind === 'local' ? host.screen : { width: 1920, height: 1080 };
   const tasks = library.software().flatMap((software) => library.load(software));
-  const policy = kalgebraPolicy({
+  const policy = scriptedAgentPolicy({
     tasks,
     screen,
     plannerModel: config.models.planner.model,
