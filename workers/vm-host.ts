@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { hostCapacity, type HostConfig } from '../config/schema';
+import { deploymentCapabilities } from '../core/requirements';
 import { createDesktopActivities } from '../activities/desktop/activities';
 import type { Desktop } from '../activities/desktop/desktop';
 import { hostDesktops } from '../activities/desktop/hosts';
@@ -53,6 +54,7 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     hostId: host.id,
     hostQueue: host.taskQueue,
     size,
+    serves: deploymentCapabilities(config).find((c) => c.host === host.id)?.apps ?? [],
     createDesktop,
     leaseTtlMs: deps.leaseTtlMs ?? 15 * 60_000,
   });

@@ -8,7 +8,7 @@ import { withHeartbeat } from '../heartbeat';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
 import { DesktopError } from './desktop';
-import { LeaseLostError, NoFreeDesktopError, type DesktopPool, type Lease } from './pool';
+import { LeaseLostError, NoFreeDesktopError, SoftwareNotServedError, type DesktopPool, type Lease, type LeaseRequest } from './pool';
 
 
 export interface ResetInput {
@@ -56,6 +56,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 function asFailure(err: unknown): unknown {
   if (err instanceof LeaseLostError) return ApplicationFailure.nonRetryable(err.message, FAILURES.leaseLost);
   if (err instanceof NoFreeDesktopError) return ApplicationFailure.retryable(err.message, FAILURES.noFreeDesktop);
+  // Retryable: the shared lease queue may hand the retry to a host that serves the software.
+  if (err instanceof SoftwareNotServedError) return ApplicationFailure.retryable(err.message, FAILURES.softwareNotServed);
   if (err instanceof DesktopError && err.permanent) return ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
   return err;
 }
@@ -77,9 +79,9 @@ export function createDesktopActivities(deps: DesktopDeps) {
   };
 
   return {
-    async leaseDesktop(requestId: string): Promise<Lease> {
+    async leaseDesktop(request: LeaseRequest): Promise<Lease> {
       try {
-        return pool.lease(requestId);
+        return pool.lease(request);
       } catch (err) {
         throw asFailure(err);
       }
@@ -93,6 +95,8 @@ export function createDesktopActivities(deps: DesktopDeps) {
           async () => {
             const task = await deps.tasks.read(input.taskKey);
             const desktop = pool.use(input.leaseId);
+            const leased = pool.softwareOf(input.leaseId);
+            if (task.type !== leased) throw new DesktopError(`the desktop is leased for ${leased}, the task is a ${task.type} task`, desktop.id, task.id, 'reset', true);
             await desktop.reset(task);
             for (const action of input.replay) {
               await desktop.act(action);
