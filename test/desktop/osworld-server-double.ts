@@ -8,8 +8,10 @@ import sharp from 'sharp';
 /**
  * TEST DOUBLE of the OSWorld in-VM server as ScienceBoard's VMs run it (vm_config/server.py):
  * same routes, request shapes, status codes and quirks (the 500 of /cursor_position, Flask's
- * HTML 500 for a missing /read file). Commands really run on this machine (execFile, no shell
- * unless `shell` is true, 120 s limit) unless a test answers them itself; /screenshot is a real
+ * HTML 500 for a missing /read file or an unreachable ChimeraX). Commands really run on this
+ * machine (execFile, no shell unless `shell` is true, 120 s limit) unless a test answers them
+ * itself; /tex/check really runs pdflatex (and bibtex, pdflatex twice) in the folder, as the
+ * server does; /chimerax/run answers what a test's stand-in ChimeraX says; /screenshot is a real
  * PNG drawn here. Faults can be injected per route. Listens on 127.0.0.1 only.
  */
 
@@ -39,6 +41,11 @@ export interface OsworldServerDoubleOptions {
   readonly port?: number;
   /** Answers /execute itself for the commands it returns an answer for (e.g. pyautogui, absent here). */
   readonly execute?: (command: unknown, shell: boolean) => ExecuteAnswer | undefined;
+  /**
+   * TEST DOUBLE of ChimeraX's REST server (absent here): its JSON answer to a command, e.g.
+   * `{ error: null }`. Without it, /chimerax/run fails as the server does when nothing listens.
+   */
+  readonly chimerax?: (command: string, port: unknown) => Record<string, unknown>;
 }
 
 export interface OsworldServerDouble {
@@ -119,6 +126,21 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
         }
         return send(res, 200, 'text/html; charset=utf-8', `${shell === true ? String(command) : argv.join(' ')} launched successfully`);
       }
+      case 'POST /chimerax/run': {
+        const { command, port } = parseJson(body);
+        if (options.chimerax === undefined) return send(res, 500, 'text/html; charset=utf-8', FLASK_500);
+        return sendJson(res, 200, options.chimerax(String(command ?? ''), port ?? 8000));
+      }
+      case 'POST /tex/check': {
+        const { path, file, bibtex } = parseJson(body);
+        const runs = [['pdflatex', `${String(file ?? 'main')}.tex`]];
+        if (bibtex === true) runs.push(['bibtex', String(file ?? 'main')], runs[0]!, runs[0]!);
+        for (const argv of runs) {
+          const answer = await run(argv, false, String(path ?? '/home/user'));
+          if ('message' in answer || answer.returncode !== 0) return sendJson(res, 200, { pass: false });
+        }
+        return sendJson(res, 200, { pass: true });
+      }
       case 'GET /read': {
         try {
           return send(res, 200, 'text/html; charset=utf-8', await readFile(url.searchParams.get('path') ?? '/dev/null', 'utf8'));
@@ -161,14 +183,16 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
 }
 
 /** Like the server's subprocess.run: argv without a shell, or one string through /bin/sh; killed after 120 s. */
-function run(command: unknown, shell: boolean): Promise<ExecuteAnswer | { message: string }> {
+function run(command: unknown, shell: boolean, cwd?: string): Promise<ExecuteAnswer | { message: string }> {
   const argv = toArgv(command, shell);
   return new Promise((resolve) => {
-    execFile(argv[0] ?? '', argv.slice(1), { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const child = execFile(argv[0] ?? '', argv.slice(1), { cwd, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const failure = err as (Error & { code?: number | string }) | null;
       if (failure && typeof failure.code !== 'number') return resolve({ message: failure.message });
       resolve({ output: stdout, error: stderr, returncode: failure ? (failure.code as number) : 0 });
     });
+    // The server's programs read no terminal: TeX stops at its first error instead of asking.
+    child.stdin?.end();
   });
 }
 
