@@ -54,6 +54,8 @@ describe('TeXstudio reference policy (plans)', () => {
       { replayable: true, actions: [{ type: 'fail' }] },
       { replayable: true, actions: [{ type: 'done' }] },
     ]);
+    const done: Task = { ...fail, evaluate: [{ type: 'stop', value: 'DONE' }], ans: 'DONE' };
+    assert.deepEqual(perturbedPlan(done), { replayable: true, actions: [{ type: 'fail' }] });
   });
 
   it('has a plan for every task but B-04, and says why not', () => {
