@@ -21,8 +21,8 @@ export interface StateReaderOptions {
 export const readerScript = (app: string, script: string): string =>
   path.resolve(__dirname, '..', '..', '..', '..', 'activities', 'desktop', 'local', app, script);
 
-/** Runs `script PID` and parses its output; throws when the bus or the app does not answer in time. */
-export async function readAtspiState<S extends z.ZodType>(script: string, schema: S, options: StateReaderOptions): Promise<z.output<S>> {
-  const out = await runCommand(options.python, [script, String(options.pid)], { env: options.env, timeoutMs: options.timeoutMs });
+/** Runs `script PID [args]` and parses its output; throws when the bus or the app does not answer in time. */
+export async function readAtspiState<S extends z.ZodType>(script: string, schema: S, options: StateReaderOptions, args: readonly string[] = []): Promise<z.output<S>> {
+  const out = await runCommand(options.python, [script, String(options.pid), ...args], { env: options.env, timeoutMs: options.timeoutMs });
   return schema.parse(JSON.parse(out.toString('utf8')));
 }

@@ -3,7 +3,7 @@ import type { AppDriver, AppSession } from '../app-driver';
 import { waitFor } from '../process';
 import { calgebra } from './calgebra';
 import { evaluateKAlgebra } from './evaluators';
-import { readKAlgebraState, type RunningKAlgebraState } from './state';
+import { readKAlgebraState, readKAlgebraView, type KAlgebraView, type RunningKAlgebraState } from './state';
 import { viewChanged, viewPrint } from './surface';
 
 export interface KAlgebraDriverOptions {
@@ -99,9 +99,9 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
   const plotted3d = (session: AppSession): string | undefined => (surface?.pid === session.appPid ? surface.expression : undefined);
 
   /** Performs input on the 3D Graph tab; when the 3D view draws a new picture, the field's expression is what it plots. */
-  const watch3d = async (session: AppSession, before: RunningKAlgebraState, perform: () => Promise<void>): Promise<boolean> => {
-    const view = before.view3d;
-    if (before.mainTabs?.current !== '3D Graph' || view === null || view.width <= 0 || view.height <= 0) {
+  const watch3d = async (session: AppSession, before: KAlgebraView, perform: () => Promise<void>): Promise<boolean> => {
+    const view = before.app ? before.view3d : null;
+    if (!before.app || before.mainTabs?.current !== '3D Graph' || view === null || view.width <= 0 || view.height <= 0) {
       await perform();
       return false;
     }
@@ -187,7 +187,7 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
 
     async watchInput(events, session, perform) {
       if (!pressesEnter(events)) return perform();
-      const before = await read(session).catch(() => undefined);
+      const before = await readKAlgebraView({ python: options.python, env: session.env, pid: session.appPid, timeoutMs: options.stateTimeoutMs }).catch(() => undefined);
       if (before === undefined) return perform();
       await watch3d(session, before, perform);
     },

@@ -1,7 +1,8 @@
 """Prints KAlgebra's state, read from its accessibility (AT-SPI) tree, as one JSON object.
 
 Run with the system python (/usr/bin/python3, which has python3-pyatspi) and AT_SPI_BUS_ADDRESS
-set to the desktop's accessibility bus. Usage: kalgebra_state.py PID
+set to the desktop's accessibility bus. Usage: kalgebra_state.py PID [--view]
+(--view: only the main tabs and the 3D plot's box, a few times faster than the whole state)
 
 Prints {"app": false} while the KAlgebra with process id PID is not on the bus, else the fields
 read below. The pid matters: the registry may still list a KAlgebra that was just killed.
@@ -197,10 +198,26 @@ def state(pid):
     }
 
 
+def view(pid):
+    """Which tab shows, and where the 3D plot is: what the driver needs before an input."""
+    app = kalgebra(pid)
+    if app is None:
+        return {"app": False}
+    window, tab_list, pages = main_parts(app)
+    page_nodes = [n for n in children(pages) if role(n) == "filler"]
+    graph3d_page = page_nodes[2] if len(page_nodes) > 2 else None
+    return {
+        "app": True,
+        "mainTabs": tabs_of(tab_list) if tab_list is not None else None,
+        "view3d": view_3d(graph3d_page, first(graph3d_page, by_role("text"), depth=0)),
+    }
+
+
 def main():
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
-        sys.exit("usage: kalgebra_state.py PID")
-    print(json.dumps(state(int(sys.argv[1]))))
+    if len(sys.argv) not in (2, 3) or not sys.argv[1].isdigit() or sys.argv[2:] not in ([], ["--view"]):
+        sys.exit("usage: kalgebra_state.py PID [--view]")
+    pid = int(sys.argv[1])
+    print(json.dumps(view(pid) if sys.argv[2:] == ["--view"] else state(pid)))
 
 
 if __name__ == "__main__":

@@ -43,3 +43,12 @@ const STATE_SCRIPT = readerScript('kalgebra', 'kalgebra_state.py');
 
 /** Reads KAlgebra's state from the accessibility tree; throws when the bus or the app does not answer in time. */
 export const readKAlgebraState = (options: StateReaderOptions): Promise<KAlgebraState> => readAtspiState(STATE_SCRIPT, kalgebraStateSchema, options);
+
+const viewSchema = z.discriminatedUnion('app', [
+  z.object({ app: z.literal(false) }),
+  z.object({ app: z.literal(true), mainTabs: tabBar.nullable(), view3d: z.object(box).nullable() }),
+]);
+export type KAlgebraView = z.output<typeof viewSchema>;
+
+/** Only which tab shows and where the 3D plot is (a few times faster than readKAlgebraState). */
+export const readKAlgebraView = (options: StateReaderOptions): Promise<KAlgebraView> => readAtspiState(STATE_SCRIPT, viewSchema, options, ['--view']);
