@@ -37,7 +37,7 @@ describe('LocalDesktop with Debian TeXstudio', function () {
     assert.equal(readFileSync(path.join(home(), 'atelier', 'main.tex'), 'utf8'), B01.initialize[0]?.func === 'touch' ? B01.initialize[0].text : '');
     assert.match(readFileSync(path.join(home(), 'atelier', 'refs.bib'), 'utf8'), /^@inproceedings\{de2015lean,/);
     const app = processOf(desktop.id, /texstudio$/);
-    assert.equal(app.command, `texstudio ${path.join(home(), 'atelier', 'refs.bib')} ${path.join(home(), 'atelier', 'main.tex')}`);
+    assert.equal(app.command, `texstudio --start-always --no-session ${path.join(home(), 'atelier', 'refs.bib')} ${path.join(home(), 'atelier', 'main.tex')}`);
     const state = await texstudioState();
     assert.deepEqual(state.window, { x: 0, y: 0, width: 1920, height: 1080 });
     assert.equal(state.title, `${path.join(home(), 'atelier', 'main.tex')} - TeXstudio`);
