@@ -6,7 +6,8 @@ import type { Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { readTeXstudioState } from '../../activities/desktop/local/texstudio/state';
-import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, testDesktop, texstudioTask } from './helpers';
+import { referencePlan } from '../../core/policies/texstudio-reference';
+import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, sleep, testDesktop, texstudioTask, untilGone } from './helpers';
 
 describe('LocalDesktop with Debian TeXstudio', function () {
   this.timeout(120_000);
@@ -63,6 +64,33 @@ describe('LocalDesktop with Debian TeXstudio', function () {
     assert.equal((await texstudioState()).documents?.current, 'main.tex');
     assert.throws(() => processOf(desktop.id, /kalgebra$/), /runs no/);
     assert.equal((await desktop.evaluate(texstudioTask('D-01'), { reason: 'ANS', answer: '13' })).passed, true);
+  });
+
+  it('acts and checks the saved files after the agent quit TeXstudio; a closed KAlgebra fails its checks', async () => {
+    await desktop.reset(B01);
+    const plan = referencePlan(B01);
+    assert.ok(plan.replayable);
+    for (const action of plan.actions.slice(0, -1)) {
+      await desktop.act(action);
+      await sleep(300);
+    }
+    const app = processOf(desktop.id, /texstudio$/).pid;
+    await desktop.act({ type: 'hotkey', keys: ['ctrl', 'q'] });
+    await untilGone(app);
+    await desktop.act({ type: 'click', x: 900, y: 500 });
+    assert.deepEqual(pngSize(await desktop.screenshot()), { width: 1920, height: 1080 });
+    const result = await desktop.evaluate(B01, { reason: 'DONE' });
+    assert.equal(result.passed, true, JSON.stringify(result.checks));
+    assert.equal(await desktop.healthy(), false, 'the pool replaces it once released');
+
+    const a01 = kalgebraTask('A-01');
+    await desktop.reset(a01);
+    const kalgebra = processOf(desktop.id, /kalgebra$/).pid;
+    await desktop.act({ type: 'hotkey', keys: ['ctrl', 'q'] });
+    await untilGone(kalgebra);
+    const gone = await desktop.evaluate(a01, { reason: 'DONE' });
+    assert.equal(gone.passed, false);
+    assert.match(gone.checks[0]?.detail ?? '', /^KAlgebra was closed before the checks \(KAlgebra is not on the accessibility bus\)$/);
   });
 
   it('runs the harmless execute steps and refuses the rest, naming task and step', async () => {

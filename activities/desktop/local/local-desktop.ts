@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GuiAction, InputEvent } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
-import type { EvaluationResult, StopInfo } from '../../../core/evaluation';
+import { combineChecks, evaluateStop, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { toInputEvents } from '../../../core/render/input-events';
 import { parseTask, type InitializeStep, type Task } from '../../../core/task';
 import type { LocalApp, LocalHostConfig } from '../../../config/schema';
@@ -124,11 +124,12 @@ export class LocalDesktop implements Desktop {
     const task = this.task;
     if (task === undefined) throw new DesktopError('act() before a successful reset()', this.id, undefined, step);
     if (isTerminal(action)) return;
-    const { display, app } = this.requireRunningApp(task.id, step);
+    // After the agent closed the app, its input goes to the empty screen, as in a VM.
+    const { display, app } = this.appClosed() ? { display: this.requireDisplay(task.id, step), app: undefined } : this.requireRunningApp(task.id, step);
     const events = toInputEvents(action); // a RenderError is the action's fault, not the desktop's: it goes up as it is
     const perform = (): Promise<void> => this.perform(display, events);
     try {
-      await (app.driver.watchInput?.(events, this.session(display, app.process), perform) ?? perform());
+      await (app?.driver.watchInput?.(events, this.session(display, app.process), perform) ?? perform());
     } catch (err) {
       throw new DesktopError(display.problem() ?? messageOf(err), this.id, task.id, step);
     }
@@ -138,6 +139,12 @@ export class LocalDesktop implements Desktop {
     const step = 'evaluate';
     if (this.task === undefined || this.task.id !== task.id) {
       throw new DesktopError(`the desktop was reset for ${this.task?.id ?? 'no task'}, not for this task`, this.id, task.id, step);
+    }
+    const closed = this.app;
+    if (closed !== undefined && this.appClosed()) {
+      // The checks that read files still hold; those that ask the app fail, as in a VM whose app is gone.
+      const session = this.session(this.requireDisplay(task.id, step), closed.process);
+      return closed.driver.evaluate(task, stop, session).catch((err: unknown) => appGoneChecks(task, stop, `${closed.config.software} was closed before the checks (${messageOf(err)})`));
     }
     const { display, app } = this.requireRunningApp(task.id, step);
     try {
@@ -250,6 +257,12 @@ export class LocalDesktop implements Desktop {
     return { display, app: this.app };
   }
 
+  /** The app exited by itself with status 0 after a finished reset: the agent closed it, which is the episode's doing, not a fault. */
+  private appClosed(): boolean {
+    const exit = this.app?.process.exit;
+    return this.task !== undefined && exit !== undefined && exit.code === 0 && exit.signal === null;
+  }
+
   /** Undefined while the app runs; else what happened to it. */
   private appProblem(): string | undefined {
     const app = this.app;
@@ -275,6 +288,11 @@ export class LocalDesktop implements Desktop {
 }
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** The checks of a task whose app is gone: `stop` as usual, every other one failed with `why`. */
+function appGoneChecks(task: Task, stop: StopInfo, why: string): EvaluationResult {
+  return combineChecks(task.evaluate.map((check, index) => (check.type === 'stop' ? evaluateStop(check, index, stop) : { index, type: check.type, passed: false, detail: why })));
+}
 
 export interface LocalDesktopsOptions {
   /** Each desktop gets `<dir>/<host id>-<index>`; default: the OS temp dir's coda-desktops/. */
