@@ -4,14 +4,11 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
 import type { LocalHostConfig } from '../config/schema';
-import { stopReasonOf } from '../core/episode';
-import { referencePlanFor } from '../core/policies';
 import type { Task } from '../core/task';
-import { TaskLibrary } from '../activities/tasks/library';
-import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
-import { processesOf } from '../activities/desktop/local/process';
+import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 import { freeDisplay } from '../infra/ephemeral';
-import { median, procKib } from './stats';
+import { memory, playReference, series, taskLookup, timed } from './desktop-runs';
+import { median } from './stats';
 
 /**
  * Figures of one local TeXstudio desktop on this machine: reset time per kind of task, screenshot
@@ -20,36 +17,7 @@ import { median, procKib } from './stats';
  *   node build/bench/texstudio-desktop.js [--runs 5]
  */
 
-const TASKS = new Map(new TaskLibrary().load('TeXstudio').map((t) => [t.id, t]));
-
-const task = (id: string): Task => {
-  const found = TASKS.get(id);
-  if (found === undefined) throw new Error(`the bench did not load task ${id}`);
-  return found;
-};
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
-
-async function series(times: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < times; i += 1) out.push(await timed(fn));
-  return out;
-}
-
-/** The reference plan of `t`, played with the config's settle time between actions. */
-async function play(desktop: LocalDesktop, t: Task, settleMs: number): Promise<void> {
-  const plan = referencePlanFor(t, desktop.screen);
-  if (!plan.replayable) throw new Error(plan.reason);
-  for (const action of plan.actions) {
-    await desktop.act(action);
-    if (stopReasonOf(action) !== undefined) return;
-    await new Promise((resolve) => setTimeout(resolve, settleMs));
-  }
-}
+const task = taskLookup('TeXstudio');
 
 async function run(): Promise<void> {
   const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
@@ -81,11 +49,7 @@ async function run(): Promise<void> {
     figures.resetMedianMs = { all: median(all), ...resets };
 
     await desktop.reset(task('B-01'));
-    figures.memory = processesOf(desktop.id).map((p) => ({
-      program: path.basename(p.command.split(' ')[0] ?? '?'),
-      rssMiB: Math.round(procKib(p.pid, 'VmRSS') / 1024),
-      pssMiB: Math.round(procKib(p.pid, 'Pss', 'smaps_rollup') / 1024),
-    }));
+    figures.memory = memory(desktop.id);
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
     figures.actionMedianMs = {
@@ -99,11 +63,11 @@ async function run(): Promise<void> {
     const evaluate = (t: Task): Promise<number[]> => series(runs, () => desktop.evaluate(t, { reason: 'DONE' }));
     await desktop.reset(c06);
     const broken = await evaluate(c06);
-    await play(desktop, c06, config.rollouts.settleMs);
+    await playReference(desktop, c06, config.rollouts.settleMs);
     const fixed = await evaluate(c06);
     const replay = await series(runs, async () => {
       await desktop.reset(b01);
-      await play(desktop, b01, config.rollouts.settleMs);
+      await playReference(desktop, b01, config.rollouts.settleMs);
     });
     figures.evaluateMedianMs = {
       'compile that fails at its first error (C-06 as given)': median(broken),

@@ -12,31 +12,17 @@ tree (the Operations dock alone has ~400 items) takes seconds, these lookups a f
 """
 
 import json
+import os
 import sys
 
 import pyatspi
-from gi.repository import GLib
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from atspi_tree import application, by_role, children, extents, first, has_state, role  # noqa: E402
 
 MAIN_TABS = ("Calculator", "2D Graph", "3D Graph", "Dictionary")
 PLOT_STYLES = ("Dots", "Lines", "Solid")
 RESOLUTIONS = ("Poor", "Normal", "Fine", "Very Fine")
-
-
-def children(node):
-    return [child for child in node if child is not None] if node is not None else []
-
-
-def role(node):
-    return node.getRoleName()
-
-
-def has_state(node, state):
-    return node.getState().contains(state)
-
-
-def extents(node):
-    e = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
-    return {"x": e.x, "y": e.y, "width": e.width, "height": e.height}
 
 
 def text_of(node):
@@ -44,22 +30,6 @@ def text_of(node):
         return node.queryText().getText(0, -1)
     except NotImplementedError:
         return None
-
-
-def first(node, predicate, depth=8):
-    """The first descendant (depth-first, pre-order) that satisfies predicate."""
-    for child in children(node):
-        if predicate(child):
-            return child
-        if depth > 0:
-            found = first(child, predicate, depth - 1)
-            if found is not None:
-                return found
-    return None
-
-
-def by_role(name):
-    return lambda node: role(node) == name
 
 
 def widget(node):
@@ -70,22 +40,11 @@ def widget(node):
     return {"text": text_of(node), "showing": has_state(node, pyatspi.STATE_SHOWING), **box}
 
 
-def kalgebra(pid):
-    desktop = pyatspi.Registry.getDesktop(0)
-    for app in children(desktop):
-        try:
-            if app.name == "kalgebra" and app.get_process_id() == pid:
-                return app
-        except GLib.GError:
-            continue  # an application that left the bus while we looked
-    return None
-
-
 def main_parts(app):
-    """The main window's tab widget: its tab bar and the stacked pages, one per tab."""
+    """The main window, its tab bar and its pages, one per tab (Calculator, 2D, 3D, Dictionary)."""
     window = first(app, lambda n: role(n) == "frame" and n.name == "", depth=0)
     tab_list = first(window, lambda n: role(n) == "page tab list" and n.name in MAIN_TABS + ("",), depth=3)
-    pages = first(window, by_role("layered pane"), depth=3)
+    pages = [n for n in children(first(window, by_role("layered pane"), depth=3)) if role(n) == "filler"]
     return window, tab_list, pages
 
 
@@ -174,14 +133,17 @@ def status_bar(window):
     return " ".join(n.name for n in children(bar) if role(n) == "label" and n.name)
 
 
+def page(pages, index):
+    return pages[index] if len(pages) > index else None
+
+
 def state(pid):
-    app = kalgebra(pid)
+    app = application("kalgebra", pid)
     if app is None:
         return {"app": False}
     window, tab_list, pages = main_parts(app)
-    page_nodes = [n for n in children(pages) if role(n) == "filler"]
-    calculator_page = page_nodes[0] if len(page_nodes) > 0 else None
-    graph3d_page = page_nodes[2] if len(page_nodes) > 2 else None
+    calculator_page = page(pages, 0)
+    graph3d_page = page(pages, 2)
     return {
         "app": True,
         "window": extents(window),
@@ -200,12 +162,11 @@ def state(pid):
 
 def view(pid):
     """Which tab shows, and where the 3D plot is: what the driver needs before an input."""
-    app = kalgebra(pid)
+    app = application("kalgebra", pid)
     if app is None:
         return {"app": False}
-    window, tab_list, pages = main_parts(app)
-    page_nodes = [n for n in children(pages) if role(n) == "filler"]
-    graph3d_page = page_nodes[2] if len(page_nodes) > 2 else None
+    _window, tab_list, pages = main_parts(app)
+    graph3d_page = page(pages, 2)
     return {
         "app": True,
         "mainTabs": tabs_of(tab_list) if tab_list is not None else None,

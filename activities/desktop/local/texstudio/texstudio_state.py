@@ -10,50 +10,17 @@ does not expose it); the checks read the files, as ScienceBoard's do.
 """
 
 import json
+import os
 import sys
 
 import pyatspi
-from gi.repository import GLib
 
-
-def children(node):
-    return [child for child in node if child is not None] if node is not None else []
-
-
-def role(node):
-    return node.getRoleName()
-
-
-def extents(node):
-    e = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
-    return {"x": e.x, "y": e.y, "width": e.width, "height": e.height}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from atspi_tree import application, children, extents, first, has_state, role  # noqa: E402
 
 
 def showing(node):
-    return node.getState().contains(pyatspi.STATE_SHOWING)
-
-
-def first(node, predicate, depth):
-    """The first descendant (depth-first, pre-order) that satisfies predicate."""
-    for child in children(node):
-        if predicate(child):
-            return child
-        if depth > 0:
-            found = first(child, predicate, depth - 1)
-            if found is not None:
-                return found
-    return None
-
-
-def texstudio(pid):
-    desktop = pyatspi.Registry.getDesktop(0)
-    for app in children(desktop):
-        try:
-            if app.name == "TeXstudio" and app.get_process_id() == pid:
-                return app
-        except GLib.GError:
-            continue  # an application that left the bus while we looked
-    return None
+    return has_state(node, pyatspi.STATE_SHOWING)
 
 
 def editor_tabs(window):
@@ -73,7 +40,7 @@ def editor_tabs(window):
 
 
 def state(pid):
-    app = texstudio(pid)
+    app = application("TeXstudio", pid)
     if app is None:
         return {"app": False}
     window = first(app, lambda n: role(n) == "frame", depth=0)
