@@ -54,7 +54,7 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     hostId: host.id,
     hostQueue: host.taskQueue,
     size,
-    serves: deploymentCapabilities(config).find((c) => c.host === host.id)?.apps ?? [],
+    ...servedSoftware(config, host.id),
     createDesktop,
     leaseTtlMs: deps.leaseTtlMs ?? 15 * 60_000,
   });
@@ -93,6 +93,16 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     shutdown() {
       for (const worker of [hostWorker, leaseWorker]) if (worker.getState() === 'RUNNING') worker.shutdown();
     },
+  };
+}
+
+/** The software this host's desktops run, and the software some host of the deployment runs. */
+function servedSoftware(config: LoadedConfig, hostId: string): { serves: readonly string[] | 'any'; deploymentServes: readonly string[] | 'any' } {
+  const hosts = deploymentCapabilities(config);
+  const all = hosts.map((c) => c.apps);
+  return {
+    serves: hosts.find((c) => c.host === hostId)?.apps ?? [],
+    deploymentServes: all.includes('any') ? 'any' : [...new Set(all.flatMap((apps) => (apps === 'any' ? [] : apps)))],
   };
 }
 

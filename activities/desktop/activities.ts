@@ -56,8 +56,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 function asFailure(err: unknown): unknown {
   if (err instanceof LeaseLostError) return ApplicationFailure.nonRetryable(err.message, FAILURES.leaseLost);
   if (err instanceof NoFreeDesktopError) return ApplicationFailure.retryable(err.message, FAILURES.noFreeDesktop);
-  // Retryable: the shared lease queue may hand the retry to a host that serves the software.
-  if (err instanceof SoftwareNotServedError) return ApplicationFailure.retryable(err.message, FAILURES.softwareNotServed);
+  // Retried while another host serves the software: the shared lease queue may hand it the request.
+  if (err instanceof SoftwareNotServedError) {
+    return err.elsewhere ? ApplicationFailure.retryable(err.message, FAILURES.softwareNotServed) : ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
+  }
   if (err instanceof DesktopError && err.permanent) return ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
   return err;
 }

@@ -27,10 +27,22 @@ export class LeaseLostError extends Error {
   }
 }
 
-/** The host runs no app for the software: another host of the shared lease queue may. */
+/**
+ * The host runs no app for the software. `elsewhere`: another host of the deployment does, and
+ * the shared lease queue may hand it the retried request; otherwise no desktop can run the task.
+ */
 export class SoftwareNotServedError extends Error {
-  constructor(hostId: string, software: string, served: readonly string[]) {
-    super(`host ${hostId} runs no ${software} desktops (it serves ${served.join(', ') || 'nothing'})`);
+  constructor(
+    hostId: string,
+    software: string,
+    served: readonly string[],
+    readonly elsewhere: boolean,
+  ) {
+    super(
+      elsewhere
+        ? `host ${hostId} runs no ${software} desktops (it serves ${served.join(', ') || 'nothing'})`
+        : `no host of the deployment runs ${software} desktops (host ${hostId} serves ${served.join(', ') || 'nothing'})`,
+    );
     this.name = 'SoftwareNotServedError';
   }
 }
@@ -59,6 +71,8 @@ export interface PoolOptions {
   readonly leaseTtlMs: number;
   /** The software whose tasks the host's desktops run ('any': a ScienceBoard VM has every app). */
   readonly serves: readonly string[] | 'any';
+  /** The software some host of the deployment runs (this one's included). */
+  readonly deploymentServes: readonly string[] | 'any';
   readonly now?: () => number;
 }
 
@@ -88,8 +102,10 @@ export class DesktopPool {
 
   /** Leases a free desktop for the request (the same request id gets the same lease back). */
   lease({ requestId, software }: LeaseRequest): Lease {
-    const { serves } = this.opts;
-    if (serves !== 'any' && !serves.includes(software)) throw new SoftwareNotServedError(this.opts.hostId, software, serves);
+    const { serves, deploymentServes } = this.opts;
+    if (serves !== 'any' && !serves.includes(software)) {
+      throw new SoftwareNotServedError(this.opts.hostId, software, serves, deploymentServes === 'any' || deploymentServes.includes(software));
+    }
     this.expire();
     const held = this.slots.find((s) => s.lease?.requestId === requestId);
     if (held?.lease) {

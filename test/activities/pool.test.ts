@@ -39,6 +39,7 @@ describe('desktop pool of a vm-host', () => {
       size,
       leaseTtlMs: 60_000,
       serves: ['KAlgebra', 'TeXstudio'],
+      deploymentServes: ['KAlgebra', 'TeXstudio', 'Celestia'],
       now: () => now,
       createDesktop: (i) => {
         const d = new RecordingDesktop(`h1/${i}`);
@@ -66,9 +67,17 @@ describe('desktop pool of a vm-host', () => {
     assert.deepEqual([kalgebra.software, texstudio.software], ['KAlgebra', 'TeXstudio']);
     assert.deepEqual([p.softwareOf(kalgebra.leaseId), p.softwareOf(texstudio.leaseId)], ['KAlgebra', 'TeXstudio']);
     p.release(kalgebra.leaseId);
-    assert.throws(() => p.lease({ requestId: 'rollout-c#0', software: 'ChimeraX' }), (err: unknown) => err instanceof SoftwareNotServedError && err.message === 'host h1 runs no ChimeraX desktops (it serves KAlgebra, TeXstudio)');
+    // Another host of the deployment runs Celestia: the request may go there. None runs ChimeraX.
+    assert.throws(
+      () => p.lease({ requestId: 'rollout-c#0', software: 'Celestia' }),
+      (err: unknown) => err instanceof SoftwareNotServedError && err.elsewhere && err.message === 'host h1 runs no Celestia desktops (it serves KAlgebra, TeXstudio)',
+    );
+    assert.throws(
+      () => p.lease({ requestId: 'rollout-c#0', software: 'ChimeraX' }),
+      (err: unknown) => err instanceof SoftwareNotServedError && !err.elsewhere && err.message === 'no host of the deployment runs ChimeraX desktops (host h1 serves KAlgebra, TeXstudio)',
+    );
     assert.equal(p.leased(), 1, 'a refused request takes no desktop');
-    const vms = new DesktopPool({ hostId: 'rack', hostQueue: 'q', size: 1, leaseTtlMs: 1, serves: 'any', createDesktop: (i) => new RecordingDesktop(`rack/${i}`) });
+    const vms = new DesktopPool({ hostId: 'rack', hostQueue: 'q', size: 1, leaseTtlMs: 1, serves: 'any', deploymentServes: 'any', createDesktop: (i) => new RecordingDesktop(`rack/${i}`) });
     assert.equal(vms.lease({ requestId: 'r#0', software: 'ChimeraX' }).software, 'ChimeraX');
   });
 

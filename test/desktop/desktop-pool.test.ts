@@ -26,6 +26,7 @@ describe('desktop pool on a real KAlgebra desktop', function () {
       size: 1,
       leaseTtlMs: 60_000,
       serves: ['KAlgebra', 'TeXstudio'],
+      deploymentServes: ['KAlgebra', 'TeXstudio'],
       createDesktop: (index) => {
         const desktop = createLocalDesktop(host, config.localApps, index, { dir });
         built.push(desktop);
