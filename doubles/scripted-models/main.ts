@@ -4,9 +4,9 @@ import { parseTrajectoryManifest } from '../../core/trajectory';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { startScriptedServer, type Policy, type ScriptedServer } from '../openai-server';
+import { scriptedAgentPolicy } from './agent-policy';
 import { readTask } from './generated-tasks';
 import { judgePolicy } from './judge';
-import { kalgebraPolicy } from './kalgebra-policy';
 import { taskGeneratorPolicy } from './task-generator';
 
 /**
@@ -70,7 +70,7 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
     }
     return undefined;
   };
-  const agent = kalgebraPolicy({
+  const agent = scriptedAgentPolicy({
     tasks,
     resolve,
     screen,

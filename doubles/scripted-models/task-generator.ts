@@ -1,6 +1,6 @@
 import type { ChatRequest, Reply } from '../openai-server';
 import { writesTasksFor, writeTask } from './generated-tasks';
-import { textParts } from './kalgebra-policy';
+import { textParts } from './agent-policy';
 import { hashText, prng } from './seeded';
 
 /**
