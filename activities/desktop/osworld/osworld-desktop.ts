@@ -77,7 +77,8 @@ export class OsworldDesktop implements Desktop {
       }
       if (step.wait) await sleep(step.wait * 1000);
     }
-    await this.waitForApp();
+    // Only ScienceBoard's modified KAlgebra has a state server to probe; TeXstudio is the stock app.
+    if (task.type === 'KAlgebra') await this.waitForApp();
   }
 
   /**
