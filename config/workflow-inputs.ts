@@ -136,6 +136,7 @@ export const batchRequestSchema = z.strictObject({
   carried: z
     .strictObject({
       entries: z.array(taskEntrySchema),
+      unsupported: z.array(z.strictObject({ software: z.string(), taskId: z.string(), reason: z.string() })),
       cursor: z.number().int().min(0),
       totals: z.strictObject({
         started: z.number().int().min(0),

@@ -7,6 +7,8 @@ export const FAILURES = {
   leaseLost: 'LeaseLost',
   /** Every desktop of the host is leased: retried with backoff. */
   noFreeDesktop: 'NoFreeDesktop',
+  /** The host that took the lease request runs no desktop of that software: retried, maybe on another host. */
+  softwareNotServed: 'SoftwareNotServed',
   /** No desktop can run the task (invalid, or no app for it): the rollout ends. */
   taskUnrunnable: 'TaskUnrunnable',
   /** A model endpoint refused the request (bad request, auth, unknown model): not retried. */

@@ -4,6 +4,7 @@ import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
 import { ModelGateway } from '../activities/models/gateway';
+import { deploymentCapabilities } from '../core/requirements';
 import { createDatasetActivities } from '../activities/datasets/activities';
 import { createJudgeActivities } from '../activities/judge/activities';
 import { createJudgeEvaluationActivities } from '../activities/judge/evaluation';
@@ -53,7 +54,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
     ...workflowSource(deps.workflowBundle),
     activities: {
       ...createStorageActivities(store, prefix),
-      ...createTaskActivities({ library, store, prefix, gateway }),
+      ...createTaskActivities({ library, store, prefix, gateway, capabilities: deploymentCapabilities(config) }),
       ...createTrajectoryActivities({ store, prefix, tasks, decisions, metrics }),
       ...createModelActivities({ gateway, decisions, prefix, tasks }),
       ...createRunActivities(deps.client, config, library),

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { hostCapacity, type HostConfig } from '../config/schema';
+import { deploymentCapabilities } from '../core/requirements';
 import { createDesktopActivities } from '../activities/desktop/activities';
 import type { Desktop } from '../activities/desktop/desktop';
 import { hostDesktops } from '../activities/desktop/hosts';
@@ -58,6 +59,7 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     hostId: host.id,
     hostQueue: host.taskQueue,
     size,
+    ...servedSoftware(config, host.id),
     createDesktop,
     leaseTtlMs: deps.leaseTtlMs ?? 15 * 60_000,
     onExpired: () => metrics.leaseExpiries.inc({ host: host.id }),
@@ -98,6 +100,16 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     shutdown() {
       for (const worker of [hostWorker, leaseWorker]) if (worker.getState() === 'RUNNING') worker.shutdown();
     },
+  };
+}
+
+/** The software this host's desktops run, and the software some host of the deployment runs. */
+function servedSoftware(config: LoadedConfig, hostId: string): { serves: readonly string[] | 'any'; deploymentServes: readonly string[] | 'any' } {
+  const hosts = deploymentCapabilities(config);
+  const all = hosts.map((c) => c.apps);
+  return {
+    serves: hosts.find((c) => c.host === hostId)?.apps ?? [],
+    deploymentServes: all.includes('any') ? 'any' : [...new Set(all.flatMap((apps) => (apps === 'any' ? [] : apps)))],
   };
 }
 

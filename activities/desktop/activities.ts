@@ -9,7 +9,7 @@ import { desktopMetrics, type DesktopMetrics } from '../metrics';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
 import { DesktopError, DesktopLostError } from './desktop';
-import { LeaseLostError, NoFreeDesktopError, type DesktopPool, type Lease } from './pool';
+import { LeaseLostError, NoFreeDesktopError, SoftwareNotServedError, type DesktopPool, type Lease, type LeaseRequest } from './pool';
 
 
 export interface ResetInput {
@@ -59,6 +59,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 function asFailure(err: unknown): unknown {
   if (err instanceof LeaseLostError || err instanceof DesktopLostError) return ApplicationFailure.nonRetryable(err.message, FAILURES.leaseLost);
   if (err instanceof NoFreeDesktopError) return ApplicationFailure.retryable(err.message, FAILURES.noFreeDesktop);
+  // Retried while another host serves the software: the shared lease queue may hand it the request.
+  if (err instanceof SoftwareNotServedError) {
+    return err.elsewhere ? ApplicationFailure.retryable(err.message, FAILURES.softwareNotServed) : ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
+  }
   if (err instanceof DesktopError && err.permanent) return ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
   return err;
 }
@@ -88,9 +92,9 @@ export function createDesktopActivities(deps: DesktopDeps) {
   };
 
   return {
-    async leaseDesktop(requestId: string): Promise<Lease> {
+    async leaseDesktop(request: LeaseRequest): Promise<Lease> {
       try {
-        return pool.lease(requestId);
+        return pool.lease(request);
       } catch (err) {
         throw asFailure(err);
       }
@@ -107,6 +111,8 @@ export function createDesktopActivities(deps: DesktopDeps) {
           async () => {
             const task = await deps.tasks.read(input.taskKey);
             const desktop = pool.use(input.leaseId);
+            const leased = pool.softwareOf(input.leaseId);
+            if (task.type !== leased) throw new DesktopError(`the desktop is leased for ${leased}, the task is a ${task.type} task`, desktop.id, task.id, 'reset', true);
             await desktop.reset(task);
             for (const action of input.replay) {
               await desktop.act(action);

@@ -2,6 +2,7 @@ import { manifestKey, runPrefix, runSummaryKey, type AttemptRef } from '../../co
 import { hasEvaluators } from '../../core/task';
 import type { EvaluationResult } from '../../core/evaluation';
 import { summarizeRuns, type RunRecord } from '../../core/metrics';
+import type { UnsupportedTask } from '../../core/report';
 import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { StepSummary, StopSummary } from '../../workflows/rollout-types';
 import type { DecisionRecord, DecisionStore } from '../models/decision';
@@ -128,10 +129,10 @@ export function createTrajectoryActivities(deps: {
      * Average@k and Pass@k of a run from the manifests in S3 (k = attempts), written beside them
      * as summary.json. Reading S3 rather than workflow state keeps it right across continue-as-new.
      */
-    async summarizeRun(input: { run: string; software: string; stage: string; attempts: number }): Promise<RunSummary> {
+    async summarizeRun(input: { run: string; software: string; stage: string; attempts: number; unsupported?: UnsupportedTask[] }): Promise<RunSummary> {
       const report = summarizeRuns(await runRecords(store, prefix, input.run, input.software), input.attempts);
       const key = runSummaryKey(prefix, input.run, input.software);
-      await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report });
+      await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report, unsupported: input.unsupported ?? [] });
       const software = report.bySoftware[input.software];
       return { key, averageAtK: software?.averageAtK ?? 0, passAtK: software?.passAtK ?? 0 };
     },

@@ -468,6 +468,8 @@ describe('desktop activities on an OSWorld VM whose screenshots keep failing (in
         hostQueue: 'rack-9-queue',
         size: 1,
         leaseTtlMs: 60_000,
+        serves: 'any',
+        deploymentServes: 'any',
         createDesktop: (index) =>
           new OsworldDesktop({
             id: `rack-9/${index}`,
@@ -481,7 +483,7 @@ describe('desktop activities on an OSWorld VM whose screenshots keep failing (in
           }),
       });
       const activities = createDesktopActivities({ pool, store, prefix: `test/osworld-lost/${Date.now()}`, tasks: s3TaskReader(store), settleMs: 0 });
-      const lease = pool.lease('rollout-1#0');
+      const lease = pool.lease({ requestId: 'rollout-1#0', software: 'KAlgebra' });
       const ref = { run: 'lost-vm', software: 'KAlgebra', task: 'A-01', attempt: 0 };
       const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
 
@@ -499,6 +501,101 @@ describe('desktop activities on an OSWorld VM whose screenshots keep failing (in
     } finally {
       await vmServer.close();
     }
+  });
+});
+
+describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', function () {
+  this.timeout(60_000);
+  let vmServer: OsworldServerDouble;
+  let dir: string;
+  const chimerax: string[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'coda-osworld-tex-'));
+    chimerax.length = 0;
+    // TEST DOUBLE of ChimeraX's REST answers: every command runs, but opening an unknown structure.
+    vmServer = await startOsworldServerDouble({
+      chimerax: (command) => {
+        chimerax.push(command);
+        return command === 'open 9zzz' ? { error: { type: 'UserError', message: 'Fetch failed for 9zzz' } } : { error: null };
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await vmServer.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** TeXstudio's B-01 with the VM's /home/user/atelier moved into this test's folder, and a stand-in launch. */
+  function taskIn(id: string, extra: Task['initialize'] = []): Task {
+    const task = parseTask(JSON.parse(readFileSync(path.join(REPO, 'data', 'scienceboard', 'TeXstudio', `${id}.json`), 'utf8')), id);
+    const moved = JSON.parse(JSON.stringify(task).replaceAll('/home/user/atelier', dir)) as Task;
+    return { ...moved, initialize: [...moved.initialize.filter((s) => s.func === 'touch'), { func: 'launch', command: 'true' }, ...extra] };
+  }
+
+  const desktop = (): OsworldDesktop => {
+    const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8123 };
+    return new OsworldDesktop({
+      id: 'rack-1/0',
+      vm,
+      provider: new CommandVmProvider(5000),
+      client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10 }),
+      appState: createKalgebraState(appStateUrl(vm), { retries: 0 }),
+      readyTimeoutMs: 3000,
+      pollIntervalMs: 50,
+      stepPauseMs: 0,
+    });
+  };
+
+  it('runs touch, execute and ChimeraX steps through the server (port given), and checks file and compile in the VM', async () => {
+    const task = taskIn('B-01', [
+      { func: 'execute', command: `rm -f ${dir}/stale-*`, shell: true },
+      { func: 'chimerax_clear_log' },
+      { func: 'chimerax_open', name: '2olx' },
+      { func: 'chimerax_turn', axis: 'y', angle: 1 },
+    ]);
+    await writeFile(path.join(dir, 'stale-1'), 'x');
+    const d = desktop();
+    await d.reset(task);
+    assert.deepEqual(chimerax, ['log clear', 'open 2olx', 'turn y 1']);
+    assert.equal(JSON.parse(vmServer.requests.find((r) => r.path === '/chimerax/run')?.body ?? '{}').port, 8123);
+    await assert.rejects(readFile(path.join(dir, 'stale-1')), { code: 'ENOENT' });
+
+    const untouched = await d.evaluate(task, { reason: 'DONE' });
+    assert.deepEqual(
+      untouched.checks.map((c) => c.passed),
+      [false, true],
+    );
+    assert.match(untouched.checks[0]?.detail ?? '', /^-….*\\cite\{de2015lean\}/m);
+    assert.equal(untouched.checks[1]?.detail, `pdflatex, bibtex, pdflatex, pdflatex of main.tex in ${dir} succeeded (the VM's /tex/check)`);
+
+    const main = path.join(dir, 'main.tex');
+    await writeFile(main, (await readFile(main, 'utf8')).replace('\\cite{}', '\\cite{de2015lean}'));
+    assert.equal((await d.evaluate(task, { reason: 'DONE' })).passed, true);
+  });
+
+  it('fails compile when the VM\'s pdflatex fails, and file when the VM cannot read the file', async () => {
+    const task = taskIn('C-06');
+    const d = desktop();
+    await d.reset(task);
+    const broken = await d.evaluate(task, { reason: 'DONE' });
+    assert.deepEqual(broken.checks[0], { index: 0, type: 'compile', passed: false, detail: `pdflatex of main.tex in ${dir} failed (the VM's /tex/check)` });
+    const missing: Task = { ...task, evaluate: [{ type: 'file', path: path.join(dir, 'gone.tex') }] };
+    assert.match((await d.evaluate(missing, { reason: 'DONE' })).checks[0]?.detail ?? '', /^the task writes no initial text for/);
+    const unread: Task = { ...task, initialize: [...task.initialize, { func: 'touch', path: path.join(dir, 'gone.tex'), text: 'x' }], evaluate: [{ type: 'include', path: path.join(dir, 'gone.tex'), pattern: 'x' }] };
+    await rm(path.join(dir, 'gone.tex'), { force: true });
+    assert.match((await d.evaluate(unread, { reason: 'DONE' })).checks[0]?.detail ?? '', /^cannot read .*gone\.tex: the VM's \/read failed/);
+  });
+
+  it('names the ChimeraX step that failed and ChimeraX\'s message; a VM without ChimeraX fails the step', async () => {
+    const err = await rejectsWith(desktop().reset(taskIn('D-01', [{ func: 'chimerax_open', name: '9zzz' }])), DesktopError);
+    assert.equal(err.step, 'initialize[2] chimerax_open');
+    assert.match(err.message, /ChimeraX refused "open 9zzz": Fetch failed for 9zzz/);
+    await vmServer.close();
+    vmServer = await startOsworldServerDouble();
+    const none = await rejectsWith(desktop().reset(taskIn('D-01', [{ func: 'chimerax_clear_log' }])), DesktopError);
+    assert.match(none.message, /POST \/chimerax\/run on .*500/);
   });
 });
 

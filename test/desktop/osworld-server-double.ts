@@ -39,6 +39,11 @@ import { listenLocally } from './helpers';
  *    restarts it);
  *  - closes the connection after each response (`Connection: close`).
  *
+ * It also has ScienceBoard's app routes the TeXstudio and ChimeraX tasks use: /tex/check really runs
+ * pdflatex (and bibtex, then pdflatex twice) in the document's folder, as the server does;
+ * /chimerax/run answers what a test's stand-in ChimeraX says, and fails as the server does when no
+ * ChimeraX listens.
+ *
  * Commands really run on this machine unless the test's `execute` answers them. Faults can be
  * injected per route. Listens on 127.0.0.1 only.
  */
@@ -75,6 +80,11 @@ export interface OsworldServerDoubleOptions {
   readonly screenshotsBeforeXRefuses?: number;
   /** After the crash, listen again this much later on the same port, as systemd restarts it; never by default. */
   readonly restartAfterCrashMs?: number;
+  /**
+   * TEST DOUBLE of ChimeraX's REST server (absent here): its JSON answer to a command, e.g.
+   * `{ error: null }`. Without it, /chimerax/run fails as the server does when nothing listens.
+   */
+  readonly chimerax?: (command: string, port: unknown) => Record<string, unknown>;
 }
 
 export interface OsworldServerDouble {
@@ -129,6 +139,8 @@ const ROUTES: Readonly<Record<string, 'GET' | 'POST'>> = {
   '/setup/launch': 'POST',
   '/write': 'POST',
   '/append': 'POST',
+  '/chimerax/run': 'POST',
+  '/tex/check': 'POST',
 };
 
 const DESCRIPTIONS: Readonly<Record<number, string>> = {
@@ -234,6 +246,23 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
         });
         return answer(res, 200, 'text/html; charset=utf-8', universalNewlines(decodeUtf8(bytes)));
       }
+      case '/chimerax/run': {
+        const data = requestJson(req, body);
+        if (options.chimerax === undefined) throw new PythonError('requests.exceptions.ConnectionError', `HTTPConnectionPool(host='localhost', port=${String(data.port ?? 8000)}): Max retries exceeded`);
+        return answerJson(res, 200, options.chimerax(String(data.command ?? ''), data.port ?? 8000));
+      }
+      case '/tex/check': {
+        // pdflatex (and, with bibtex, bibtex then pdflatex twice) in the document's folder, as the server runs them.
+        const data = requestJson(req, body);
+        const file = String(data.file ?? 'main');
+        const latex = ['pdflatex', `${file}.tex`];
+        const runs = truthy(data.bibtex ?? false) ? [latex, ['bibtex', file], latex, latex] : [latex];
+        for (const argv of runs) {
+          const outcome = await run(argv, options.executeTimeoutSeconds ?? 120, String(data.path ?? '/home/user'));
+          if ('message' in outcome || outcome.returncode !== 0) return answerJson(res, 200, { pass: false });
+        }
+        return answerJson(res, 200, { pass: true });
+      }
       case '/write':
       case '/append': {
         const data = requestJson(req, body);
@@ -336,10 +365,10 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
 }
 
 /** subprocess.run(argv, stdout=PIPE, stderr=PIPE, text=True, timeout=...), as the server calls it. */
-function run(argv: string[], timeoutSeconds: number): Promise<ExecuteAnswer | { message: string }> {
+function run(argv: string[], timeoutSeconds: number, cwd?: string): Promise<ExecuteAnswer | { message: string }> {
   if (argv.length === 0) return Promise.resolve({ message: 'list index out of range' });
   return new Promise((resolve) => {
-    const child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;

@@ -3,8 +3,9 @@ import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy, type
 
 /**
  * Typed client of the OSWorld in-VM server (port 5000) with ScienceBoard's additions
- * (/read, /write, /append). Request and answer shapes follow the server ScienceBoard's VMs run
- * (vm_config/server.py, extracted from OSWorld's desktop_env/server/main.py).
+ * (/read, /write, /append, /chimerax/run, /tex/check). Request and answer shapes follow the
+ * server ScienceBoard's VMs run (vm_config/server.py, extracted from OSWorld's
+ * desktop_env/server/main.py).
  */
 
 /** What /execute answers: the command ran (whatever its exit code). */
@@ -58,6 +59,10 @@ export interface OsworldClient {
   writeFile(path: string, content: string): Promise<void>;
   /** POST /append: appends to a text file of the VM. */
   appendFile(path: string, content: string): Promise<void>;
+  /** POST /chimerax/run: a ChimeraX command through its REST server in the VM (on `port`); ChimeraX's error text, or null. */
+  chimeraxRun(command: string, port: number): Promise<string | null>;
+  /** POST /tex/check: pdflatex (+ bibtex, pdflatex twice) of `file`.tex in the VM folder `path` all exited with 0. */
+  texCheck(path: string, file: string, bibtex: boolean): Promise<boolean>;
 }
 
 const executeAnswer = z.object({
@@ -76,6 +81,15 @@ const cursorAnswer = z.union([
   z.tuple([z.number(), z.number()]).transform(([x, y]) => ({ x, y })),
   z.object({ x: z.number(), y: z.number() }),
 ]);
+
+/** ChimeraX's REST answer with `json true`: the command's error, null when it ran. */
+const chimeraxAnswer = z.object({ error: z.unknown() }).transform(({ error }): string | null => {
+  if (error === null || error === undefined) return null;
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' ? message : JSON.stringify(error);
+});
+
+const texCheckAnswer = z.object({ pass: z.boolean() });
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -186,6 +200,16 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
 
     async appendFile(path, content) {
       await expectOk('/append', { path, content }, false);
+    },
+
+    async chimeraxRun(command, port) {
+      return http.json({ method: 'POST', path: '/chimerax/run', json: { command, port }, idempotent: false }, chimeraxAnswer);
+    },
+
+    async texCheck(path, file, bibtex) {
+      // Compiling writes only the document's own outputs: running it twice is the same as once.
+      const request = { method: 'POST', path: '/tex/check', json: { path, file, bibtex }, idempotent: true, timeoutMs: executeTimeoutMs } as const;
+      return (await http.json(request, texCheckAnswer)).pass;
     },
   };
 }

@@ -4,6 +4,7 @@ import type { GuiAction } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
+import { checkFile, checkInclude, usesBibtex } from '../../../core/texstudio/checks';
 import type { InitializeStep, Task } from '../../../core/task';
 import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
@@ -44,7 +45,7 @@ export interface OsworldDesktopOptions {
 /**
  * A ScienceBoard/OSWorld VM as a Desktop: reset reverts its snapshot and replays the task's
  * `initialize` steps, actions run as pyautogui code through /execute, and checks read the app's
- * own state server.
+ * own state server (KAlgebra) or the VM's files and its /tex/check compiler (TeXstudio).
  */
 export class OsworldDesktop implements Desktop {
   readonly id: string;
@@ -76,7 +77,8 @@ export class OsworldDesktop implements Desktop {
       }
       if (step.wait) await sleep(step.wait * 1000);
     }
-    await this.waitForApp();
+    // Only ScienceBoard's modified KAlgebra has a state server to probe; TeXstudio is the stock app.
+    if (task.type === 'KAlgebra') await this.waitForApp();
   }
 
   /**
@@ -126,13 +128,33 @@ export class OsworldDesktop implements Desktop {
         continue;
       }
       try {
-        if (check.type === 'eqn') {
-          const { dimensions, points } = plotQuery(check);
-          checks.push(checkPlot(check, index, await appState.functions(dimensions, points)));
-        } else {
-          variables ??= appState.variables();
-          const vars = await variables;
-          checks.push(check.type === 'var' ? checkVariable(check, index, vars) : checkValue(check, index, vars));
+        switch (check.type) {
+          case 'eqn': {
+            const { dimensions, points } = plotQuery(check);
+            checks.push(checkPlot(check, index, await appState.functions(dimensions, points)));
+            break;
+          }
+          case 'var':
+          case 'val': {
+            variables ??= appState.variables();
+            const vars = await variables;
+            checks.push(check.type === 'var' ? checkVariable(check, index, vars) : checkValue(check, index, vars));
+            break;
+          }
+          case 'file':
+          case 'include': {
+            const text = await this.readVmFile(check.path);
+            const found = 'text' in text ? text.text : undefined;
+            const problem = 'problem' in text ? text.problem : undefined;
+            checks.push(check.type === 'file' ? checkFile(task, check, index, found, problem) : checkInclude(check, index, found, problem));
+            break;
+          }
+          case 'compile': {
+            const passed = await this.options.client.texCheck(check.path, check.file, usesBibtex(task));
+            const runs = usesBibtex(task) ? 'pdflatex, bibtex, pdflatex, pdflatex' : 'pdflatex';
+            checks.push({ index, type: 'compile', passed, detail: `${runs} of ${check.file}.tex in ${check.path} ${passed ? 'succeeded' : 'failed'} (the VM's /tex/check)` });
+            break;
+          }
         }
       } catch (err) {
         // A refused connection means the app is gone (the agent may have closed it): the task
@@ -160,11 +182,33 @@ export class OsworldDesktop implements Desktop {
   /** Nothing runs on this host for a VM: the VM itself is the hypervisor's to stop. */
   async close(): Promise<void> {}
 
+  /** A VM file's text; a file the server cannot read (Flask answers 500) is the task's failure, not the VM's. */
+  private async readVmFile(path: string): Promise<{ text: string } | { problem: string }> {
+    try {
+      return { text: await this.options.client.readFile(path) };
+    } catch (err) {
+      if (err instanceof VmHttpError && err.failure === 'status' && err.status === 500) return { problem: `the VM's /read failed (${err.message})` };
+      throw err;
+    }
+  }
+
   private async initialize(step: InitializeStep): Promise<void> {
     const { client, appState, vm } = this.options;
+    const withPort = (command: string | readonly string[]): string | string[] =>
+      typeof command === 'string' ? command.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)) : command.map((part) => part.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)));
     switch (step.func) {
       case 'launch':
-        return client.launch(step.command.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)), { shell: step.shell ?? false });
+        return client.launch(withPort(step.command), { shell: step.shell ?? false });
+      case 'execute':
+        // As ScienceBoard's /setup/execute: the command's own exit code is not checked (an `rm` of a missing file is fine).
+        await client.execute(withPort(step.command), { shell: step.shell ?? false });
+        return;
+      case 'chimerax_clear_log':
+        return this.chimerax('log clear');
+      case 'chimerax_open':
+        return this.chimerax(`open ${step.name}`);
+      case 'chimerax_turn':
+        return this.chimerax(`turn ${step.axis} ${step.angle}`);
       case 'tab':
         return appState.selectTab(step.index);
       case 'func_2d':
@@ -191,6 +235,12 @@ export class OsworldDesktop implements Desktop {
       throw this.error(err, 'reset script');
     }
     await this.waitUntilReady('its reset script');
+  }
+
+  private async chimerax(command: string): Promise<void> {
+    // ChimeraX's REST server listens on the port its launch command got for «PORTLIKE».
+    const error = await this.options.client.chimeraxRun(command, this.options.vm.appStatePort);
+    if (error !== null) throw new Error(`ChimeraX refused ${JSON.stringify(command)}: ${error}`);
   }
 
   /** Actions carry absolute pixels of the configured screen: a VM of another size would get every click wrong. */
