@@ -70,6 +70,8 @@ const localHost = z.strictObject({
   screen: screen.default({ width: 1920, height: 1080 }),
   /** First X display number this host uses; desktop i gets displayBase + i. */
   displayBase: z.number().int().min(1).max(60000).default(90),
+  /** This host's metrics port, where one machine runs several vm-hosts; default: metrics.ports.vmHost. */
+  metricsPort: port.optional(),
 });
 
 const osworldVm = z.strictObject({
@@ -95,6 +97,7 @@ const osworldHost = z.strictObject({
   resetTimeoutSeconds: z.number().positive().default(300),
   /** After a revert, how long the in-VM server may take to answer again (OSWorld waits up to 300 s). */
   readyTimeoutSeconds: z.number().positive().default(300),
+  metricsPort: localHost.shape.metricsPort,
 });
 
 const host = z.discriminatedUnion('kind', [localHost, osworldHost]);

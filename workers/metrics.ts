@@ -43,9 +43,9 @@ export async function installTemporalMetrics(): Promise<string> {
  * `temporal`, this is a worker's endpoint: it installs the SDK's exporter (see above) and adds the
  * process's own metrics. A port that is taken fails here, naming the field.
  */
-export async function startProcessMetrics(config: Config, kind: MetricsKind, opts: { temporal: boolean }): Promise<ProcessMetrics> {
+export async function startProcessMetrics(config: Config, kind: MetricsKind, opts: { temporal: boolean; port?: number }): Promise<ProcessMetrics> {
   const registry = new Registry();
-  const port = config.metrics.ports[kind];
+  const port = opts.port ?? config.metrics.ports[kind];
   if (port === 0) return { registry, close: async () => undefined };
   const sdkUrl = opts.temporal ? await installTemporalMetrics() : undefined;
   if (opts.temporal) collectDefaultMetrics({ register: registry });
@@ -61,7 +61,7 @@ export async function startProcessMetrics(config: Config, kind: MetricsKind, opt
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new Error(`metrics.ports.${kind}: port ${port} on ${config.metrics.host} is in use (give this process another port in temporal.yaml, or 0 for none)`) : err),
+      reject(err.code === 'EADDRINUSE' ? new Error(`metrics port ${port} of the ${kind} (metrics.ports.${kind}) on ${config.metrics.host} is in use: give this process another port in temporal.yaml, or 0 for none`) : err),
     );
     server.listen(port, config.metrics.host, () => resolve());
   });

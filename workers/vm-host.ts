@@ -126,7 +126,7 @@ if (require.main === module) {
   (async () => {
     const config = loadConfig();
     const hostId = hostIdFromArgs(config);
-    const metrics = await startProcessMetrics(config, 'vmHost', { temporal: true });
+    const metrics = await startProcessMetrics(config, 'vmHost', { temporal: true, port: findHost(config, hostId).metricsPort });
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const vmHost = await createVmHost({ config, connection, hostId, metrics: desktopMetrics(metrics.registry) });
     console.log(`vm-host ${vmHost.host.id}: ${vmHost.pool.size} desktops, polling ${vmHost.host.taskQueue} and ${config.taskQueues.desktopLeases}; metrics ${metrics.url ?? 'off'}`);

@@ -39,11 +39,12 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
   const urls = { orchestrator: '', vmHost: '' };
 
   before(async () => {
-    h = await startHarness({ name: 'metrics', desktops: 1, displayFrom: 590 });
+    const ports = { orchestrator: await freePort(), vmHost: await freePort() };
+    // The host's own port (hosts[].metricsPort, for machines with several vm-hosts), the orchestrator's from the environment.
+    h = await startHarness({ name: 'metrics', desktops: 1, displayFrom: 590, edit: (doc) => void (doc.hosts[0].metricsPort = ports.vmHost) });
     // The workers run as the real processes here: the endpoint is theirs, the SDK's runtime too.
     await h.stopOrchestrator();
-    const ports = { orchestrator: await freePort(), vmHost: await freePort() };
-    const env = { ...h.env, CODA_ORCHESTRATOR_METRICS_PORT: String(ports.orchestrator), CODA_VM_HOST_METRICS_PORT: String(ports.vmHost) };
+    const env = { ...h.env, CODA_ORCHESTRATOR_METRICS_PORT: String(ports.orchestrator) };
     const orchestrator = startDaemon(h.config.dataDir, workerSpec(h.config, 'orchestrator', [], env, 'metrics-orchestrator'));
     const vmHost = startDaemon(h.config.dataDir, workerSpec(h.config, 'vm-host', ['--host', h.hostId], env, 'metrics-vm-host'));
     await waitForPoller(h, h.config.taskQueues.orchestrator, `${orchestrator.pid}@${hostname()}`, 180_000);
@@ -131,7 +132,7 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
     try {
-      await assert.rejects(startProcessMetrics(config, 'rewardService', { temporal: false }), new RegExp(`metrics\\.ports\\.rewardService: port ${port} on 127\\.0\\.0\\.1 is in use`));
+      await assert.rejects(startProcessMetrics(config, 'rewardService', { temporal: false }), new RegExp(`metrics port ${port} of the rewardService \\(metrics\\.ports\\.rewardService\\) on 127\\.0\\.0\\.1 is in use`));
     } finally {
       taken.close();
     }
