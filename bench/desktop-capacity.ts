@@ -12,12 +12,27 @@ import { freeDisplay } from '../infra/ephemeral';
 import { median, percentile, printTable, procKib } from './stats';
 
 /**
- * How many real KAlgebra desktops this machine keeps stepping: N desktops at once, each doing
- * `--steps` rollout-like steps (type a calculator line + Enter, settle, PNG screenshot) as fast
- * as it can. Reports throughput, step latency, failures and memory for each N.
+ * How many real desktops this machine keeps stepping: at each level, its desktops at once, each
+ * doing `--steps` rollout-like steps (type a line + Enter, settle, PNG screenshot) as fast as it
+ * can: a calculator line in KAlgebra, a line of the document in TeXstudio. Reports throughput,
+ * step latency, failures and memory for each level. A level is a number of KAlgebra desktops
+ * (`4`) or one letter per desktop, K for KAlgebra and T for TeXstudio (`KT`: one of each).
  *
- *   node build/bench/desktop-capacity.js [--levels 1,2,4,6,8] [--steps 15]
+ *   node build/bench/desktop-capacity.js [--levels 1,2,4,6,8,T,KT] [--steps 15]
  */
+
+/** Per app: the task a desktop is reset for, how it gets ready to type, and the line step i types. */
+const APPS = {
+  K: { software: 'KAlgebra', task: 'A-01', line: (i: number) => `v${i} := ${i}*2` },
+  T: { software: 'TeXstudio', task: 'D-01', line: (i: number) => `Line ${i} of the text.` },
+} as const;
+
+/** `4` is KKKK; `KT` one KAlgebra and one TeXstudio desktop. */
+function apps(level: string): Array<keyof typeof APPS> {
+  if (/^\d+$/.test(level)) return Array.from({ length: Number(level) }, () => 'K');
+  if (!/^[KT]+$/.test(level)) throw new Error(`level ${JSON.stringify(level)}: expected a number or letters K and T`);
+  return [...level] as Array<keyof typeof APPS>;
+}
 
 const rssMiB = (desktop: LocalDesktop): number =>
   processesOf(desktop.id).reduce((sum, p) => {
@@ -28,29 +43,33 @@ const rssMiB = (desktop: LocalDesktop): number =>
     }
   }, 0);
 
-async function level(n: number, steps: number, dir: string): Promise<string[]> {
+async function level(name: string, steps: number, dir: string): Promise<string[]> {
   const config = loadConfig();
   const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local')!;
-  const host: LocalHostConfig = { ...local, id: `cap${n}`, desktops: n, displayBase: freeDisplay(220) };
+  const kinds = apps(name);
+  const host: LocalHostConfig = { ...local, id: `cap${name}`, desktops: kinds.length, displayBase: freeDisplay(220) };
   const desktops = createLocalDesktops(host, config.localApps, { dir });
-  const task = new TaskLibrary().load('KAlgebra', ['A-01'])[0]!;
+  const library = new TaskLibrary();
   const latencies: number[] = [];
   let failures = 0;
   try {
     const resets: number[] = [];
-    for (const desktop of desktops) {
+    for (const [d, desktop] of desktops.entries()) {
+      const app = APPS[kinds[d]!];
       const started = Date.now();
-      await desktop.reset(task);
+      await desktop.reset(library.load(app.software, [app.task])[0]!);
       resets.push(Date.now() - started);
     }
     const started = Date.now();
     await Promise.all(
-      desktops.map(async (desktop) => {
-        await desktop.act({ type: 'click', ...kalgebraPoint('calculatorInput', desktop.screen) });
+      desktops.map(async (desktop, d) => {
+        const app = APPS[kinds[d]!];
+        // KAlgebra's calculator input takes a click; TeXstudio's editor has the focus after launch.
+        if (app.software === 'KAlgebra') await desktop.act({ type: 'click', ...kalgebraPoint('calculatorInput', desktop.screen) });
         for (let i = 0; i < steps; i++) {
           const t = Date.now();
           try {
-            await desktop.act({ type: 'type', text: `v${i} := ${i}*2`, submit: true });
+            await desktop.act({ type: 'type', text: app.line(i), submit: true });
             await new Promise((resolve) => setTimeout(resolve, config.rollouts.settleMs));
             await desktop.screenshot();
             latencies.push(Date.now() - t);
@@ -63,7 +82,7 @@ async function level(n: number, steps: number, dir: string): Promise<string[]> {
     const seconds = (Date.now() - started) / 1000;
     const memory = desktops.reduce((sum, d) => sum + rssMiB(d), 0);
     return [
-      String(n),
+      /^\d+$/.test(name) ? name : kinds.map((k) => APPS[k].software).join(' + '),
       (latencies.length / seconds).toFixed(2),
       median(latencies).toFixed(0),
       percentile(latencies, 95).toFixed(0),
@@ -77,15 +96,15 @@ async function level(n: number, steps: number, dir: string): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { levels: { type: 'string', default: '1,2,4,6,8' }, steps: { type: 'string', default: '15' } } });
+  const { values } = parseArgs({ options: { levels: { type: 'string', default: '1,2,4,6,8,T,KT' }, steps: { type: 'string', default: '15' } } });
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-desktop-capacity-'));
   const rows = [['desktops', 'steps/s', 'median step ms', 'p95 step ms', 'failed steps', 'median reset ms', 'RSS MiB (all)']];
   try {
-    for (const n of values.levels.split(',').map(Number)) rows.push(await level(n, Number(values.steps), dir));
+    for (const name of values.levels.split(',')) rows.push(await level(name, Number(values.steps), dir));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  printTable(`real KAlgebra desktops stepping at once (type + Enter, settle, screenshot) on ${cpus().length} cores`, rows);
+  printTable(`real desktops stepping at once (type a line + Enter, settle, screenshot) on ${cpus().length} cores`, rows);
 }
 
 main().catch((err) => {

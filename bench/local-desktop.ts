@@ -3,14 +3,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../config/load';
 import type { LocalHostConfig } from '../config/schema';
-import { stopReasonOf } from '../core/episode';
 import { kalgebraPoint } from '../core/policies/kalgebra-layout';
-import { referencePlan } from '../core/policies/kalgebra-reference';
-import type { Task } from '../core/task';
-import { TaskLibrary } from '../activities/tasks/library';
-import { median, procKib } from './stats';
-import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
-import { processesOf } from '../activities/desktop/local/process';
+import { median } from './stats';
+import { memory, playReference, series, taskLookup, timed } from './desktop-runs';
+import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 
 /**
  * Figures of one local KAlgebra desktop on this machine: reset time per kind of task, screenshot,
@@ -19,50 +15,11 @@ import { processesOf } from '../activities/desktop/local/process';
  * The display defaults to the first local host's displayBase in temporal.yaml.
  */
 
-/** Every KAlgebra task, validated once, before anything is timed. */
-const TASKS = new Map(new TaskLibrary().load('KAlgebra').map((t) => [t.id, t]));
-
-const task = (id: string): Task => {
-  const found = TASKS.get(id);
-  if (found === undefined) throw new Error(`the bench did not load task ${id}`);
-  return found;
-};
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
-
-async function series(times: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < times; i += 1) out.push(await timed(fn));
-  return out;
-}
-
-
-/** Resident and proportional set size of each process the desktop runs, in MiB. */
-function memory(desktopId: string): { program: string; rssMiB: number; pssMiB: number }[] {
-  return processesOf(desktopId).map((p) => ({
-    program: path.basename(p.command.split(' ')[0] ?? '?'),
-    rssMiB: procKib(p.pid, 'VmRSS') / 1024,
-    pssMiB: procKib(p.pid, 'Pss', 'smaps_rollup') / 1024,
-  }));
-}
+const task = taskLookup('KAlgebra');
 
 function option(name: string): number | undefined {
   const at = process.argv.indexOf(`--${name}`);
   return at < 0 ? undefined : Number(process.argv[at + 1]);
-}
-
-async function play(desktop: LocalDesktop, t: Task, settleMs: number): Promise<void> {
-  const plan = referencePlan(t, desktop.screen);
-  if (!plan.replayable) throw new Error(plan.reason);
-  for (const action of plan.actions) {
-    await desktop.act(action);
-    if (stopReasonOf(action) !== undefined) return;
-    await new Promise((resolve) => setTimeout(resolve, settleMs));
-  }
 }
 
 async function run(): Promise<void> {
@@ -113,7 +70,7 @@ async function run(): Promise<void> {
     figures.evaluateVarMedianMs = median(await series(5, () => desktop.evaluate(varTask, { reason: 'DONE' })));
     const surface = task('A-03');
     await desktop.reset(surface);
-    await play(desktop, surface, config.rollouts.settleMs);
+    await playReference(desktop, surface, config.rollouts.settleMs);
     figures.evaluate3dPointsMedianMs = median(await series(5, () => desktop.evaluate(surface, { reason: 'DONE' })));
   } finally {
     await waiting.close();

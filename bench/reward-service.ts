@@ -58,6 +58,11 @@ async function main(): Promise<void> {
     await waitUntilHealthy(config.dataDir, 'gpu', () => workerHealthy(config, 'gpu', config.taskQueues.gpu), 90_000);
     const url = `http://127.0.0.1:${config.training.rewardService.port}/get_reward`;
     const rows: string[][] = [['pass', 'requests', 'rewards/s', 'p50 latency', 'p95 latency', 'cache hits', 'executor calls', 'reward mean', 'worker CPU per reward']];
+    /** A metric of the reward service's Prometheus endpoint, summed over its labels. */
+    const scrape = async (): Promise<(name: string) => number> => {
+      const text = await (await fetch(`http://127.0.0.1:${config.metrics.ports.rewardService}/metrics`)).text();
+      return (name) => text.split('\n').filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`)).reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    };
     let before = { cacheHits: 0, executorCalls: 0 };
     for (const pass of ['cold cache', 'warm cache']) {
       const cpu = cpuSeconds(gpu.pid!);
@@ -71,7 +76,8 @@ async function main(): Promise<void> {
         rewards.push((answer?.rewards as number[])[0]!);
       });
       const seconds = (Date.now() - started) / 1000;
-      const metrics = (await (await fetch(url.replace('/get_reward', '/metrics'))).json()) as { cacheHits: number; executorCalls: number };
+      const metric = await scrape();
+      const metrics = { cacheHits: metric('coda_reward_cache_hits_total'), executorCalls: metric('coda_reward_executor_seconds_count') };
       rows.push([
         pass,
         String(requests.length),

@@ -13,6 +13,8 @@ import { devEnv } from '../infra/stack';
 import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../workflows/search-attributes';
 import { connectClient, workflowUrl } from './client';
 import { formatHistory, summarizeHistory } from './history';
+import { runsQuery, STATUS_NAMES } from './runs-query';
+import { startViewer } from '../viewer/server';
 import { syncSchedules } from './schedules';
 import { manifestKeyOf, startRequest, type StartOptions } from './start';
 
@@ -89,30 +91,6 @@ async function start(ctx: Context, kind: string, options: StartOptions & { wait?
   if (options.wait) print(json(await watch(client, request.workflowId)));
 }
 
-const STATUS_NAMES: Record<string, string> = {
-  running: 'Running',
-  completed: 'Completed',
-  failed: 'Failed',
-  canceled: 'Canceled',
-  terminated: 'Terminated',
-  'continued-as-new': 'ContinuedAsNew',
-  'timed-out': 'TimedOut',
-};
-
-/** The visibility query of `coda runs` (Temporal's list filter language). */
-export function runsQuery(options: { type?: string; software?: string; stage?: string; run?: string; status?: string; round?: string }): string {
-  const quote = (v: string) => `"${v.replace(/"/g, '')}"`;
-  const parts = [
-    options.type && `WorkflowType = ${quote(options.type)}`,
-    options.software && `CodaSoftware = ${quote(options.software)}`,
-    options.stage && `CodaStage = ${quote(options.stage)}`,
-    options.run && `CodaRun = ${quote(options.run)}`,
-    options.round && `CodaRound = ${Number(options.round)}`,
-    options.status && `ExecutionStatus = ${quote(STATUS_NAMES[options.status] ?? options.status)}`,
-  ].filter((p): p is string => typeof p === 'string' && p !== '');
-  return parts.join(' AND ');
-}
-
 function runRow(e: WorkflowExecutionInfo): string[] {
   const attrs = e.typedSearchAttributes;
   return [
@@ -168,6 +146,28 @@ async function main(argv: string[]): Promise<void> {
       .option('--stage <name>', 'CodaStage of the rollouts', 'evaluation')
       .addOption(new Option('--planner <name=model...>', 'the planner checkpoint to run')),
   ).action((options: StartOptions) => start(ctx(), 'batch', options));
+  withWait(
+    startCommand
+      .command('specialization')
+      .description('specialize a planner on one software: rounds of task generation, rollouts, judging, GRPO training, evaluation')
+      .requiredOption('--software <name>', 'e.g. KAlgebra')
+      .option('--rounds <n>', 'rounds (default: specialization.rounds)')
+      .option('--tasks-per-round <n>', 'generated tasks per round')
+      .option('--attempts <k>', 'rollouts per task per round')
+      .option('--evaluation-attempts <k>', 'k of the evaluation after each round')
+      .option('--no-seeds', 'roll out only generated tasks, not the real ones')
+      .option('--run <id>', 'run id (default: spec-<time>)'),
+  ).action((options: StartOptions) => start(ctx(), 'specialization', options));
+  withWait(
+    startCommand
+      .command('generalization')
+      .description('train one generalist by SFT on the judged trajectories of the specialists, and evaluate them all')
+      .addOption(new Option('--specialist <software=checkpoint...>', 'one specialist checkpoint per software').makeOptionMandatory())
+      .option('--tasks-per-software <n>', 'generated tasks each specialist rolls out on')
+      .option('--attempts <k>', 'rollouts per task')
+      .option('--per-software-cap <n>', 'most successful trajectories of one software in the SFT data')
+      .option('--run <id>', 'run id (default: gen-<time>)'),
+  ).action((options: StartOptions) => start(ctx(), 'generalization', options));
   withWait(
     startCommand
       .command('evaluation')
@@ -263,6 +263,26 @@ async function main(argv: string[]): Promise<void> {
       print(formatHistory(workflowId, summarizeHistory(history.events ?? []), options.all ? Number.POSITIVE_INFINITY : 60));
     });
 
+  program
+    .command('view')
+    .description('serve the web viewer: runs, trajectories, evaluation, training and judge pages (temporal.yaml `viewer`)')
+    .option('--host <address>', 'where to listen (default: viewer.host, loopback)')
+    .option('--port <port>', 'default: viewer.port')
+    .action(async (options: { host?: string; port?: string }) => {
+      if (options.port !== undefined && !/^\d{1,5}$/.test(options.port)) throw new UsageError(`--port: expected a port number, got "${options.port}"`);
+      const viewer = await startViewer(ctx().config, process.env, { host: options.host, port: options.port === undefined ? undefined : Number(options.port) });
+      print(`viewer at ${viewer.url}`);
+      await new Promise<void>((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, () => resolve())));
+      await viewer.close();
+    });
+
+  program
+    .command('stop-after-round <workflowId>')
+    .description('ask a specialization to stop once the round it is in is done')
+    .action(async (workflowId: string) => {
+      await (await ctx().client()).workflow.getHandle(workflowId).signal('stopAfterRound');
+      print(`${workflowId} will stop after its current round`);
+    });
   program
     .command('cancel <workflowId>')
     .description('ask the workflow to stop (it cleans up: running rollouts release their desktops)')

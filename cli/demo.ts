@@ -1,79 +1,107 @@
 import { parseArgs } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
 import { loadConfig } from '../config/load';
-import { runPrefix } from '../core/keys';
-import { percent, type MetricsReport } from '../core/metrics';
+import { checkpointPrefix, runPrefix } from '../core/keys';
+import { POLICY_SOFTWARE } from '../core/policies';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv, formatStack, stackUp } from '../infra/stack';
-import { batchProgress, batchWorkflowId, type BatchResult } from '../workflows/batch';
-import { rolloutIdPrefix } from '../workflows/rollout';
+import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationResult } from '../workflows/training';
+import { runPageUrl } from '../viewer/urls';
 import { connectClient, workflowUrl } from './client';
 
 /**
- * The main command (`npm run demo`): brings the dev stack up on embedded defaults, checks it end
- * to end, then runs rollouts of the KAlgebra tasks on local desktops (real Xvfb + KAlgebra) with
- * the scripted models (the test double of the GPU model servers), and prints where the
- * trajectories are.
+ * The main command (`npm run demo`): CODA end to end at small scale, on embedded defaults. It
+ * brings the dev stack up (real Temporal, MinIO, real desktops running KAlgebra and TeXstudio, the
+ * scripted models and trainers that stand in for the GPU side), then runs a specialization round
+ * for each local application (generated tasks → rollouts → judging → GRPO on the gpu queue → the
+ * specialist served and evaluated), a generalization (the specialists' judged trajectories pooled →
+ * SFT → one generalist) and the evaluation of the base planner, each specialist and the
+ * generalist on every application; it prints the report, and where everything is.
  *
- *   npm run demo -- --tasks A-01,C-03 --attempts 2 --run my-run
+ *   npm run demo -- --software KAlgebra --tasks 3 --run my-demo
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      tasks: { type: 'string' },
-      attempts: { type: 'string', default: '1' },
+      software: { type: 'string' },
+      tasks: { type: 'string', default: '4' },
       run: { type: 'string' },
-      software: { type: 'string', default: 'KAlgebra' },
     },
   });
   const config = loadConfig();
   const env = devEnv(config);
+  const localSoftware = [...new Set(config.localApps.map((a) => a.software))].filter((s) => POLICY_SOFTWARE.includes(s));
+  const software = values.software?.split(',').map((s) => s.trim()) ?? localSoftware;
+  const tasks = Number(values.tasks);
+  const run = values.run ?? `demo-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
+
   console.log('Starting the dev stack...');
   console.log(formatStack(await stackUp(config, { env })));
-
   const client = await connectClient(config);
-  const check = await client.workflow.execute('stackCheck', {
-    taskQueue: config.taskQueues.orchestrator,
-    workflowId: `stack-check-${Date.now()}`,
-    args: [],
-  });
   const store = createObjectStore(config.storage, env);
-  console.log(`\nstack check: a worker wrote and read ${store.uri((check as { key: string }).key)}`);
+  const check = (await client.workflow.execute('stackCheck', { taskQueue: config.taskQueues.orchestrator, workflowId: `stack-check-${Date.now()}`, args: [] })) as { key: string };
+  console.log(`\nstack check: a worker wrote and read ${store.uri(check.key)}`);
 
-  const run = values.run ?? `demo-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
-  const software = values.software;
-  const attempts = Number(values.attempts);
-  const taskIds = values.tasks?.split(',').map((t) => t.trim());
-  const workflowId = batchWorkflowId(run, software);
-  const handle = await client.workflow.start('rolloutBatch', {
+  /** Prints a workflow's progress line whenever it changes, until it ends. */
+  const follow = async <T>(handle: WorkflowHandle, line: (p: Record<string, any>) => string): Promise<T> => {
+    let last = '';
+    const timer = setInterval(() => {
+      handle
+        .query('progress')
+        .then((p) => {
+          const text = line(p as Record<string, any>);
+          if (text !== last) console.log(`  ${text}`);
+          last = text;
+        })
+        .catch(() => undefined);
+    }, 2_000);
+    try {
+      return (await handle.result()) as T;
+    } finally {
+      clearInterval(timer);
+    }
+  };
+
+  const specialists: Array<{ software: string; checkpoint: string; result: SpecializationResult }> = [];
+  for (const name of software) {
+    const workflowId = specializationWorkflowId(name, `${run}-${name}`);
+    const handle = await client.workflow.start('specialization', {
+      taskQueue: config.taskQueues.orchestrator,
+      workflowId,
+      args: [{ software: name, run: `${run}-${name}`, rounds: 1, tasksPerRound: tasks, attempts: 1, includeSeeds: false, evaluationAttempts: 1 }],
+    });
+    console.log(`\nspecialization of ${name}: ${workflowId}\n  ${workflowUrl(config, workflowId)}`);
+    const result = await follow<SpecializationResult>(
+      handle,
+      (p) => `round ${p.round}/${p.rounds} ${p.stage}: ${p.counts.tasks} tasks, ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.samples} GRPO samples`,
+    );
+    const round = result.history.at(-1);
+    console.log(`  specialist ${result.specialist.name}: Average@1 ${round?.averageAtK.toFixed(2)}% on the real ${name} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
+    specialists.push({ software: name, checkpoint: result.specialist.name, result });
+  }
+
+  const trained = specialists.filter((s) => s.result.specialist.checkpointKey !== undefined);
+  if (trained.length === 0) throw new Error('no specialist was trained (the judge approved no step): nothing to generalize');
+  const generalizationId = generalizationWorkflowId(run);
+  const handle = await client.workflow.start('generalization', {
     taskQueue: config.taskQueues.orchestrator,
-    workflowId,
-    args: [{ run, stage: 'demo', software, attempts, ...(taskIds ? { taskIds } : {}) }],
+    workflowId: generalizationId,
+    args: [{ run, specialists: trained.map((s) => ({ software: s.software, checkpoint: s.checkpoint })), tasksPerSoftware: tasks, attempts: 1, evaluationAttempts: 1 }],
   });
-  console.log(`\nbatch ${workflowId}: ${taskIds?.join(', ') ?? `all ${software} tasks`} x ${attempts} attempt(s)`);
-  console.log(`  watch it  ${workflowUrl(config, workflowId)}`);
+  console.log(`\ngeneralization: ${generalizationId}\n  ${workflowUrl(config, generalizationId)}`);
+  const general = await follow<GeneralizationResult>(handle, (p) => `${p.stage}${p.software ? ` ${p.software}` : ''}: ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.trajectories} trajectories, ${p.counts.samples} SFT samples`);
 
-  let last = '';
-  const timer = setInterval(() => {
-    handle
-      .query(batchProgress)
-      .then((p) => {
-        const line = `  [${p.completed}/${p.total}] passed ${p.passed}, failed ${p.failed}, errors ${p.errors}; in flight: ${p.inFlight.map((id) => id.replace(rolloutIdPrefix(run, software), '')).join(' ') || '-'}`;
-        if (line !== last) console.log(line);
-        last = line;
-      })
-      .catch(() => undefined);
-  }, 2_000);
-  const result = (await handle.result()) as BatchResult;
-  clearInterval(timer);
-
-  const summary = await store.getJson<MetricsReport>(result.summaryKey);
-  console.log(`\n${result.completed} rollouts: ${result.passed} passed, ${result.failed} failed, ${result.errors} ended in error`);
-  for (const task of summary.tasks) console.log(`  ${task.taskId.padEnd(6)} ${task.successes}/${task.runs} passed`);
-  console.log(`Average@${attempts} ${percent(result.averageAtK).toFixed(2)}%   Pass@${attempts} ${percent(result.passAtK).toFixed(2)}%`);
-  console.log(`\ntrajectories  ${store.uri(`${runPrefix(config.storage.prefix, run, software)}/`)}<task>/<attempt>/manifest.json`);
-  console.log(`summary       ${store.uri(result.summaryKey)}`);
-  console.log(`browse        http://${config.dev.minioConsole}/browser/${config.storage.bucket}/${encodeURIComponent(`${runPrefix(config.storage.prefix, run, software)}/`)}`);
-  console.log(`history       ${workflowUrl(config, workflowId)}`);
+  console.log(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`);
+  console.log('The trainers here are test doubles: they run the real command lines, reward service and');
+  console.log('checkpoints, but the scripted planner does not learn, so every row plays the same policy.');
+  console.log(`\nreport        ${store.uri(general.report.key)}`);
+  for (const s of specialists) {
+    console.log(`trajectories  ${store.uri(`${runPrefix(config.storage.prefix, `${s.result.run}-r1-gen`, s.software)}/`)}`);
+  }
+  console.log(`checkpoints   ${store.uri(`${checkpointPrefix(config.storage.prefix, general.generalist.name)}/manifest.json`)} (lineage: parent, dataset, trajectories)`);
+  for (const s of trained) console.log(`              ${store.uri(`${checkpointPrefix(config.storage.prefix, s.checkpoint)}/manifest.json`)}`);
+  console.log(`history       ${workflowUrl(config, generalizationId)}`);
+  console.log(`viewer        ${runPageUrl(config, generalizationId)}`);
   await client.connection.close();
 }
 

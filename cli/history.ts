@@ -36,9 +36,18 @@ function localActivityOf(event: Event): { type: string; attempt: number } | unde
   }
 }
 
+/** A child workflow the history started, and how it ended so far. */
+export interface ChildWorkflow {
+  readonly workflowId: string;
+  readonly type: string;
+  status: 'running' | 'completed' | 'failed' | 'timed out' | 'terminated' | 'canceled' | 'already started';
+}
+
 export interface HistorySummary {
   readonly lines: string[];
   readonly failures: string[];
+  /** In start order (a child started again after a retry appears again). */
+  readonly children: ChildWorkflow[];
   readonly counts: {
     readonly events: number;
     readonly activities: number;
@@ -60,7 +69,8 @@ export function summarizeHistory(events: readonly Event[]): HistorySummary {
   const lines: string[] = [];
   const failures: string[] = [];
   const scheduled = new Map<number, { type: string; time: number; attempt: number }>();
-  const children = new Map<number, { id: string; type: string; time: number }>();
+  const children = new Map<number, { id: string; type: string; time: number; child: ChildWorkflow }>();
+  const started: ChildWorkflow[] = [];
   const timers = new Map<string, number>();
   const counts = { events: events.length, activities: 0, activitiesRetried: 0, activitiesFailed: 0, localActivities: 0, children: 0, childrenFailed: 0, timers: 0, signals: 0, continuedAsNew: false };
   let status = 'RUNNING';
@@ -118,18 +128,23 @@ export function summarizeHistory(events: readonly Event[]): HistorySummary {
       }
       case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: {
         const a = event.startChildWorkflowExecutionInitiatedEventAttributes;
-        children.set(num(event.eventId), { id: a?.workflowId ?? '?', type: a?.workflowType?.name ?? '?', time });
+        const child: ChildWorkflow = { workflowId: a?.workflowId ?? '?', type: a?.workflowType?.name ?? '?', status: 'running' };
+        started.push(child);
+        children.set(num(event.eventId), { id: child.workflowId, type: child.type, time, child });
         counts.children += 1;
         lines.push(`${at(event)}  child ${a?.workflowId} (${a?.workflowType?.name}) started`);
         break;
       }
       case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED: {
         const a = event.startChildWorkflowExecutionFailedEventAttributes;
+        const child = childEnd(a?.initiatedEventId)?.child;
+        if (child) child.status = 'already started';
         lines.push(`${at(event)}  child ${a?.workflowId} could not start: it exists already (its result is awaited instead)`);
         break;
       }
       case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: {
         const child = childEnd(event.childWorkflowExecutionCompletedEventAttributes?.initiatedEventId);
+        if (child) child.child.status = 'completed';
         lines.push(`${at(event)}  child ${child?.id ?? '?'} completed in ${seconds(time - (child?.time ?? time))}`);
         break;
       }
@@ -145,6 +160,7 @@ export function summarizeHistory(events: readonly Event[]): HistorySummary {
         const child = childEnd(a?.initiatedEventId);
         const why = event.childWorkflowExecutionFailedEventAttributes ? `: ${failureText(event.childWorkflowExecutionFailedEventAttributes.failure)}` : '';
         const how = EventType[event.eventType!]!.replace('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_', '').toLowerCase().replace('_', ' ');
+        if (child) child.child.status = how as ChildWorkflow['status'];
         counts.childrenFailed += 1;
         const line = `child ${child?.id ?? '?'} ${how}${why}`;
         lines.push(`${at(event)}  ${line}`);
@@ -209,7 +225,7 @@ export function summarizeHistory(events: readonly Event[]): HistorySummary {
         break;
     }
   }
-  return { lines, failures, counts, status };
+  return { lines, failures, children: started, counts, status };
 }
 
 /** The summary as text: the timeline (its first `limit` lines and the last, when longer), the counts and the failures. */

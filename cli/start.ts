@@ -6,6 +6,7 @@ import { TaskLibrary } from '../activities/tasks/library';
 import { batchWorkflowId } from '../workflows/batch';
 import { judgeRunWorkflowId, judgeWorkflowId } from '../workflows/judge';
 import { taskGenerationWorkflowId } from '../workflows/task-generation';
+import { generalizationWorkflowId, specializationWorkflowId } from '../workflows/training';
 
 /**
  * What `coda start <kind>` starts: the workflow type, its id and its input, built from the
@@ -122,7 +123,33 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
       inputs.resolveJudgeEvaluationInput(config, input, 'cli');
       return { workflowType: 'judgeEvaluation', workflowId: `judge-eval-${id}`, input };
     }
+    case 'specialization': {
+      checkSoftware(options.software);
+      const run = (options.run as string | undefined) ?? freshId('spec');
+      const input = drop({
+        software: options.software,
+        run,
+        rounds: integer(options.rounds, 'rounds'),
+        tasksPerRound: integer(options.tasksPerRound, 'tasks-per-round'),
+        attempts: integer(options.attempts, 'attempts'),
+        evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
+        ...(options.seeds === false ? { includeSeeds: false } : {}),
+      });
+      const resolved = inputs.resolveSpecializationInput(config, input, 'cli');
+      return { workflowType: 'specialization', workflowId: specializationWorkflowId(resolved.software, resolved.run), input };
+    }
+    case 'generalization': {
+      const specialists = (Array.isArray(options.specialist) ? options.specialist : []).map((v: string) => {
+        const at = v.indexOf('=');
+        if (at < 0) throw new ValidationError('options', [`--specialist: expected SOFTWARE=CHECKPOINT, got ${JSON.stringify(v)}`]);
+        return { software: v.slice(0, at), checkpoint: v.slice(at + 1) };
+      });
+      const run = (options.run as string | undefined) ?? freshId('gen');
+      const input = drop({ specialists, run, tasksPerSoftware: integer(options.tasksPerSoftware, 'tasks-per-software'), attempts: integer(options.attempts, 'attempts'), perSoftwareCap: integer(options.perSoftwareCap, 'per-software-cap') });
+      const resolved = inputs.resolveGeneralizationInput(config, input, 'cli', known);
+      return { workflowType: 'generalization', workflowId: generalizationWorkflowId(resolved.run), input };
+    }
     default:
-      throw new ValidationError('options', [`unknown kind "${kind}": expected batch, evaluation, task-generation, judge, judge-run or judge-eval`]);
+      throw new ValidationError('options', [`unknown kind "${kind}": expected batch, evaluation, task-generation, judge, judge-run, judge-eval, specialization or generalization`]);
   }
 }

@@ -8,6 +8,8 @@ const envVarName = z
 
 const taskQueueName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'expected a task queue name (letters, digits, . _ -)');
 
+const port = z.number().int().min(0).max(65535);
+
 const hostPort = z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'expected host:port');
 
 const screen = z.strictObject({
@@ -68,6 +70,8 @@ const localHost = z.strictObject({
   screen: screen.default({ width: 1920, height: 1080 }),
   /** First X display number this host uses; desktop i gets displayBase + i. */
   displayBase: z.number().int().min(1).max(60000).default(90),
+  /** This host's metrics port, where one machine runs several vm-hosts; default: metrics.ports.vmHost. */
+  metricsPort: port.optional(),
 });
 
 const osworldVm = z.strictObject({
@@ -93,6 +97,7 @@ const osworldHost = z.strictObject({
   resetTimeoutSeconds: z.number().positive().default(300),
   /** After a revert, how long the in-VM server may take to answer again (OSWorld waits up to 300 s). */
   readyTimeoutSeconds: z.number().positive().default(300),
+  metricsPort: localHost.shape.metricsPort,
 });
 
 const host = z.discriminatedUnion('kind', [localHost, osworldHost]);
@@ -358,8 +363,48 @@ export const configSchema = z
         series: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'expected a series name (a-z, 0-9, -)').default('manual'),
       })
       .prefault({}),
-    schedules: z.array(schedule).default([]),
     training,
+    specialization: z
+      .strictObject({
+        rounds: z.number().int().min(1).max(100).default(2),
+        /** Generated tasks per round (a fresh task set each round). */
+        tasksPerRound: z.number().int().min(1).max(10_000).default(12),
+        /** Rollouts per task per round with the current planner (the trajectories the judge labels). */
+        attempts: z.number().int().min(1).max(64).default(2),
+        /** Also roll out the real tasks of the software each round. */
+        includeSeeds: z.boolean().default(true),
+        /** k of the evaluation after each round. */
+        evaluationAttempts: z.number().int().min(1).max(64).default(2),
+      })
+      .prefault({}),
+    generalization: z
+      .strictObject({
+        /** Generated tasks each specialist rolls out on. */
+        tasksPerSoftware: z.number().int().min(1).max(10_000).default(12),
+        attempts: z.number().int().min(1).max(64).default(2),
+        /** At most this many judged-successful trajectories of one software in the SFT data. */
+        perSoftwareCap: z.number().int().min(1).max(100_000).default(50),
+        evaluationAttempts: z.number().int().min(1).max(64).default(2),
+      })
+      .prefault({}),
+    schedules: z.array(schedule).default([]),
+    metrics: z
+      .strictObject({
+        /** Where the endpoints listen: loopback on a workstation, 0.0.0.0 where Prometheus scrapes over the network. */
+        host: z.string().min(1).default('127.0.0.1'),
+        /** One port per process kind; 0: no endpoint. */
+        ports: z
+          .strictObject({ orchestrator: port.default(9464), vmHost: port.default(9465), gpu: port.default(9466), rewardService: port.default(9467) })
+          .prefault({}),
+      })
+      .prefault({}),
+    viewer: z
+      .strictObject({
+        /** Loopback by default: the viewer has no login. */
+        host: z.string().min(1).default('127.0.0.1'),
+        port: port.min(1).default(8300),
+      })
+      .prefault({}),
     dev: z
       .strictObject({
         /** Temporal's SQLite file, MinIO's objects, logs and pid files live here (relative to temporal.yaml). */

@@ -136,6 +136,7 @@ export const batchRequestSchema = z.strictObject({
   carried: z
     .strictObject({
       entries: z.array(taskEntrySchema),
+      unsupported: z.array(z.strictObject({ software: z.string(), taskId: z.string(), reason: z.string() })),
       cursor: z.number().int().min(0),
       totals: z.strictObject({
         started: z.number().int().min(0),
@@ -396,5 +397,137 @@ export function resolveEvaluationInput(config: Config, raw: unknown, workflowId:
     attempts: request.attempts ?? config.evaluation.attempts,
     ...(request.taskIds === undefined ? {} : { taskIds: request.taskIds }),
     planners: request.planners ?? [{ name: config.models.planner.model.replace(/[^A-Za-z0-9._-]/g, '-'), model: config.models.planner.model }],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training
+
+/** The planner a round rolls out with: its name in reports, its served model name, its checkpoint. */
+const currentPlanner = plannerCheckpoint.extend({ checkpointKey: z.string().min(1).optional() });
+
+const roundRecord = z.strictObject({
+  round: z.number().int().min(1),
+  checkpoint: z.string().min(1),
+  tasks: z.number().int().min(0),
+  rollouts: z.number().int().min(0),
+  judged: z.number().int().min(0),
+  positiveSteps: z.number().int().min(0),
+  samples: z.number().int().min(0),
+  /** Evaluation of the round's checkpoint on the real tasks, in percent. */
+  averageAtK: z.number(),
+  passAtK: z.number(),
+  reportKey: z.string().min(1),
+  /** Why training was skipped this round (no positive step), when it was. */
+  skipped: z.string().optional(),
+});
+
+export type RoundRecord = z.output<typeof roundRecord>;
+
+export const specializationRequestSchema = z.strictObject({
+  /** The software to specialize a planner on. */
+  software,
+  /** Run id (every round's runs, task sets and checkpoints are named after it); default: from the workflow id. */
+  run: runId.optional(),
+  rounds: z.number().int().min(1, 'expected an integer >= 1').max(100).optional(),
+  tasksPerRound: z.number().int().min(1, 'expected an integer >= 1').max(10_000).optional(),
+  attempts: attempts.optional(),
+  includeSeeds: z.boolean().optional(),
+  evaluationAttempts: attempts.optional(),
+  /** The judge plan of this run (default: temporal.yaml's judging.plan). */
+  judging: judgePlanConfigSchema.optional(),
+  /** Carried across continue-as-new (one run of the workflow per round). */
+  carried: z
+    .strictObject({
+      round: z.number().int().min(1),
+      planner: currentPlanner,
+      history: z.array(roundRecord),
+      stopRequested: z.boolean(),
+    })
+    .optional(),
+});
+
+export type SpecializationRequest = z.input<typeof specializationRequestSchema>;
+export interface SpecializationInput {
+  readonly software: string;
+  readonly run: string;
+  readonly rounds: number;
+  readonly tasksPerRound: number;
+  readonly attempts: number;
+  readonly includeSeeds: boolean;
+  readonly evaluationAttempts: number;
+  readonly judging?: JudgePlanConfig;
+  /** Where every training starts (temporal.yaml training.basePlanner). */
+  readonly base: { readonly model: string; readonly path: string };
+  readonly gpuQueue: string;
+  readonly carried: { round: number; planner: z.output<typeof currentPlanner>; history: RoundRecord[]; stopRequested: boolean };
+}
+
+export function resolveSpecializationInput(config: Config, raw: unknown, workflowId: string): SpecializationInput {
+  const request = parseOrThrow(specializationRequestSchema, raw, 'specialization input');
+  if (request.judging !== undefined) judgePlanOf(config, request.judging, 'judging');
+  const s = config.specialization;
+  const base = config.training.basePlanner;
+  return {
+    software: request.software,
+    run: request.run ?? runFromWorkflowId(workflowId),
+    rounds: request.rounds ?? s.rounds,
+    tasksPerRound: request.tasksPerRound ?? s.tasksPerRound,
+    attempts: request.attempts ?? s.attempts,
+    includeSeeds: request.includeSeeds ?? s.includeSeeds,
+    evaluationAttempts: request.evaluationAttempts ?? s.evaluationAttempts,
+    ...(request.judging === undefined ? {} : { judging: request.judging }),
+    base,
+    gpuQueue: config.taskQueues.gpu,
+    carried: request.carried ?? { round: 1, planner: { name: 'base', model: base.model }, history: [], stopRequested: false },
+  };
+}
+
+export const generalizationRequestSchema = z.strictObject({
+  /** One specialist checkpoint per software (its name in checkpoints/, the model name it is served under). */
+  specialists: z
+    .array(z.strictObject({ software, checkpoint: runId }))
+    .min(1, 'expected at least one specialist'),
+  run: runId.optional(),
+  tasksPerSoftware: z.number().int().min(1, 'expected an integer >= 1').max(10_000).optional(),
+  attempts: attempts.optional(),
+  perSoftwareCap: z.number().int().min(1, 'expected an integer >= 1').optional(),
+  evaluationAttempts: attempts.optional(),
+  judging: judgePlanConfigSchema.optional(),
+});
+
+export type GeneralizationRequest = z.input<typeof generalizationRequestSchema>;
+export interface GeneralizationInput {
+  readonly run: string;
+  readonly specialists: ReadonlyArray<{ readonly software: string; readonly checkpoint: string }>;
+  readonly tasksPerSoftware: number;
+  readonly attempts: number;
+  readonly perSoftwareCap: number;
+  readonly evaluationAttempts: number;
+  readonly judging?: JudgePlanConfig;
+  readonly base: { readonly model: string; readonly path: string };
+  readonly gpuQueue: string;
+}
+
+export function resolveGeneralizationInput(config: Config, raw: unknown, workflowId: string, knownSoftware: readonly string[]): GeneralizationInput {
+  const request = parseOrThrow(generalizationRequestSchema, raw, 'generalization input');
+  if (request.judging !== undefined) judgePlanOf(config, request.judging, 'judging');
+  const problems: string[] = [];
+  request.specialists.forEach((s, i) => {
+    if (!knownSoftware.includes(s.software)) problems.push(`specialists[${i}].software: unknown software "${s.software}": expected one of ${knownSoftware.join(', ')}`);
+    if (request.specialists.findIndex((o) => o.software === s.software) !== i) problems.push(`specialists[${i}].software: a second specialist of ${s.software}`);
+  });
+  if (problems.length > 0) throw parseError('generalization input', problems);
+  const g = config.generalization;
+  return {
+    run: request.run ?? runFromWorkflowId(workflowId),
+    specialists: request.specialists,
+    tasksPerSoftware: request.tasksPerSoftware ?? g.tasksPerSoftware,
+    attempts: request.attempts ?? g.attempts,
+    perSoftwareCap: request.perSoftwareCap ?? g.perSoftwareCap,
+    evaluationAttempts: request.evaluationAttempts ?? g.evaluationAttempts,
+    ...(request.judging === undefined ? {} : { judging: request.judging }),
+    base: config.training.basePlanner,
+    gpuQueue: config.taskQueues.gpu,
   };
 }

@@ -3,10 +3,12 @@
  * (retry, re-lease, give up), so both sides name them from here.
  */
 export const FAILURES = {
-  /** The desktop lease is not valid on that host any more (host restarted, lease expired): lease again. */
+  /** The desktop lease is not valid on that host any more (host restarted, lease expired, desktop lost): lease again. */
   leaseLost: 'LeaseLost',
   /** Every desktop of the host is leased: retried with backoff. */
   noFreeDesktop: 'NoFreeDesktop',
+  /** The host that took the lease request runs no desktop of that software: retried, maybe on another host. */
+  softwareNotServed: 'SoftwareNotServed',
   /** No desktop can run the task (invalid, or no app for it): the rollout ends. */
   taskUnrunnable: 'TaskUnrunnable',
   /** A model endpoint refused the request (bad request, auth, unknown model): not retried. */

@@ -16,18 +16,36 @@ const unknownVariant = (field: string) => (issue: { code: string; input?: unknow
 
 const wait = z.number().min(0).max(600).optional();
 
+/** A command as ScienceBoard writes it: one line (run by a shell when `shell` is true) or an argv list. */
+const command = z.union([z.string().min(1), z.array(z.string()).min(1)]);
+
+/**
+ * Every func ScienceBoard's tasks use, whatever app they drive. Which of them a desktop can run
+ * is a property of the desktop (core/requirements.ts), not of the task.
+ */
 export const initializeStepSchema = z.discriminatedUnion(
   'func',
   [
-    z.strictObject({ func: z.literal('launch'), command: z.string().min(1), shell: z.boolean().optional(), wait }),
-    /** 0 calculator, 1 2D graph, 2 3D graph, 3 dictionary. */
+    /** Starts an app (its VM command line; «PORTLIKE» is the app state server's port). */
+    z.strictObject({ func: z.literal('launch'), command, shell: z.boolean().optional(), wait }),
+    /** Runs a command in the VM and waits for it (TeXstudio's tasks remove files with it). */
+    z.strictObject({ func: z.literal('execute'), command, shell: z.boolean().optional(), wait }),
+    /** Writes `text` to the VM file `path`. */
+    z.strictObject({ func: z.literal('touch'), text: z.string(), path: z.string().min(1), wait }),
+    /** KAlgebra: 0 calculator, 1 2D graph, 2 3D graph, 3 dictionary. */
     z.strictObject({ func: z.literal('tab'), index: z.number().int().min(0).max(3), wait }),
     z.strictObject({ func: z.literal('func_2d'), expr: z.string().min(1), wait }),
     z.strictObject({ func: z.literal('func_3d'), expr: z.string().min(1), wait }),
-    z.strictObject({ func: z.literal('touch'), text: z.string(), path: z.string().min(1), wait }),
+    /** ChimeraX commands sent to its REST server (`log clear`, `open <name>`, `turn <axis> <angle>`). */
+    z.strictObject({ func: z.literal('chimerax_clear_log'), wait }),
+    z.strictObject({ func: z.literal('chimerax_open'), name: z.string().min(1), wait }),
+    z.strictObject({ func: z.literal('chimerax_turn'), axis: z.string().min(1), angle: z.number(), wait }),
   ],
   { error: unknownVariant('func') },
 );
+
+/** A command as one line, for matching and messages (an argv list joined by spaces). */
+export const commandLine = (command: string | readonly string[]): string => (typeof command === 'string' ? command : command.join(' '));
 
 const point = z.array(z.number()).min(2).max(3);
 
@@ -48,6 +66,17 @@ export const evaluatorSchema = z.discriminatedUnion(
       key: z.union([z.literal('#SIZE'), z.array(point).min(1)]),
       value: z.union([z.number().int().min(0), z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]))]),
     }),
+    /**
+     * TeXstudio: the file equals its initial `touch` text with every `source` replaced by
+     * `target`; without them, the file is unchanged.
+     */
+    z
+      .strictObject({ type: z.literal('file'), path: z.string().min(1), source: z.string().min(1).optional(), target: z.string().optional() })
+      .refine((c) => (c.source === undefined) === (c.target === undefined), { message: 'source and target come together', path: ['target'] }),
+    /** TeXstudio: the regular expression `pattern` is found in the file. */
+    z.strictObject({ type: z.literal('include'), path: z.string().min(1), pattern: z.string().min(1) }),
+    /** TeXstudio: `file`.tex in the folder `path` compiles with pdflatex (and bibtex when the task wrote a .bib). */
+    z.strictObject({ type: z.literal('compile'), path: z.string().min(1), file: z.string().min(1) }),
     /** How the agent ended: DONE, FAIL, or ANS with `args` equal to the submitted answer. */
     z.strictObject({
       type: z.literal('stop'),

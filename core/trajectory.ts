@@ -77,7 +77,12 @@ export const trajectoryManifestSchema = z
       evaluated: z.boolean().optional(),
     }),
     models: z.strictObject({ planner: endpoint, executor: endpoint }),
-    desktop: z.strictObject({ host: z.string().min(1), id: z.string().min(1) }),
+    /** Where it ran; `screen` is the size of its screenshots, the space the actions' pixels live in (absent in older manifests). */
+    desktop: z.strictObject({
+      host: z.string().min(1),
+      id: z.string().min(1),
+      screen: z.strictObject({ width: z.number().int().positive(), height: z.number().int().positive() }).optional(),
+    }),
     steps: z.array(stepRecordSchema),
     initialScreenshotKey: z.string().min(1),
     finalScreenshotKey: z.string().min(1).optional(),

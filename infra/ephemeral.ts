@@ -35,7 +35,8 @@ export function freeDisplay(from: number): number {
 
 /** Environment that points temporal.yaml at a stack of its own on free ports under `dataDir`. */
 export async function isolatedEnv(dataDir: string, namespace: string): Promise<Record<string, string>> {
-  const [temporal, s3, console, models, rewards] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [temporal, s3, console, models, viewer, rewards] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const metrics = { orchestrator: await freePort(), vmHost: await freePort(), gpu: await freePort(), rewardService: await freePort() };
   const modelsUrl = `http://127.0.0.1:${models}/v1`;
   return {
     ...(process.env as Record<string, string>),
@@ -54,6 +55,11 @@ export async function isolatedEnv(dataDir: string, namespace: string): Promise<R
     CODA_REWARD_PORT: String(rewards),
     CODA_GPU_WORK_DIR: path.join(dataDir, 'gpu'),
     CODA_SERVING_DIR: path.join(dataDir, 'served'),
+    CODA_VIEWER_PORT: String(viewer),
+    CODA_ORCHESTRATOR_METRICS_PORT: String(metrics.orchestrator),
+    CODA_VM_HOST_METRICS_PORT: String(metrics.vmHost),
+    CODA_GPU_METRICS_PORT: String(metrics.gpu),
+    CODA_REWARD_SERVICE_METRICS_PORT: String(metrics.rewardService),
   };
 }
 

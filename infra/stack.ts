@@ -4,10 +4,11 @@ import { createObjectStore } from '../activities/storage/object-store';
 import { daemonState, startDaemon, stopDaemon, waitUntilHealthy, type DaemonSpec, type DaemonState } from './daemon';
 import { minioHealthy, minioServerSpec } from './minio-server';
 import { temporalHealthy, temporalServerSpec } from './temporal-server';
+import { viewerUrl } from '../viewer/urls';
 import { workerHealthy, workerSpec } from './worker-process';
 
 /**
- * The dev stack: the Temporal dev server (SQLite), MinIO, and the workers, each a detached
+ * The dev stack: the Temporal dev server (SQLite), MinIO, the workers and the viewer, each a detached
  * process with its pid file and log under the data directory. `up` is idempotent and replaces
  * stale pid files; `down` stops every process group it started.
  */
@@ -109,7 +110,12 @@ function components(config: LoadedConfig, opts: StackOptions): Component[] {
       startTimeoutMs: 60_000,
     },
   ];
-  return opts.workers === false ? servers : [...servers, ...doubles, ...workers];
+  const viewer: Component = {
+    spec: { name: 'viewer', command: process.execPath, args: [path.resolve(__dirname, '..', 'cli', 'coda.js'), 'view'], env: { ...env, CODA_CONFIG: config.file } },
+    healthy: async () => (await fetch(`${viewerUrl(config)}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok,
+    startTimeoutMs: 30_000,
+  };
+  return opts.workers === false ? servers : [...servers, ...doubles, ...workers, viewer];
 }
 
 export interface StackInfo {
@@ -120,6 +126,8 @@ export interface StackInfo {
   readonly s3Endpoint: string;
   readonly bucket: string;
   readonly minioConsole: string;
+  /** The viewer, when the stack runs it (with the workers). */
+  readonly viewer?: string;
   readonly dataDir: string;
 }
 
@@ -132,6 +140,7 @@ function describe(config: LoadedConfig, opts: StackOptions): StackInfo {
     s3Endpoint: config.storage.endpoint,
     bucket: config.storage.bucket,
     minioConsole: `http://${config.dev.minioConsole}`,
+    ...(opts.workers === false ? {} : { viewer: viewerUrl(config) }),
     dataDir: config.dataDir,
   };
 }
@@ -165,6 +174,7 @@ export function formatStack(info: StackInfo): string {
     `Temporal Web UI   ${info.webUi ?? '(headless)'}`,
     `MinIO API         ${info.s3Endpoint} (bucket ${info.bucket})`,
     `MinIO console     ${info.minioConsole}`,
+    ...(info.viewer === undefined ? [] : [`viewer            ${info.viewer}`]),
     `data directory    ${info.dataDir}`,
     ...info.processes.map(
       (p) => `${p.name.padEnd(17)} ${p.running ? `running (pid ${p.pid})` : 'stopped'}  log ${p.log}`,

@@ -4,8 +4,11 @@ import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
 import { ModelGateway } from '../activities/models/gateway';
+import { deploymentCapabilities } from '../core/requirements';
+import { createDatasetActivities } from '../activities/datasets/activities';
 import { createJudgeActivities } from '../activities/judge/activities';
 import { createJudgeEvaluationActivities } from '../activities/judge/evaluation';
+import { orchestratorMetrics, type OrchestratorMetrics } from '../activities/metrics';
 import { createReportActivities } from '../activities/reports/activities';
 import { createRunActivities } from '../activities/runs/activities';
 import { createStorageActivities } from '../activities/storage/activities';
@@ -13,6 +16,7 @@ import { createObjectStore } from '../activities/storage/object-store';
 import { createTrajectoryActivities } from '../activities/storage/trajectory';
 import { createTaskActivities } from '../activities/tasks/activities';
 import { s3TaskReader, TaskLibrary } from '../activities/tasks/library';
+import { startProcessMetrics } from './metrics';
 import { runWorkerProcess, workflowSource } from './process';
 
 export interface OrchestratorDeps {
@@ -25,6 +29,8 @@ export interface OrchestratorDeps {
   readonly workflowBundle?: WorkerOptions['workflowBundle'];
   readonly taskLibrary?: TaskLibrary;
   readonly taskQueue?: string;
+  /** Where model, judge and rollout metrics are recorded (the process's metrics endpoint). */
+  readonly metrics?: OrchestratorMetrics;
 }
 
 /**
@@ -38,7 +44,8 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
   const prefix = config.storage.prefix;
   const tasks = s3TaskReader(store);
   const decisions = decisionStore(store);
-  const gateway = new ModelGateway(config.models, { read: (key) => store.get(key) }, deps.env);
+  const metrics = deps.metrics ?? orchestratorMetrics();
+  const gateway = new ModelGateway(config.models, { read: (key) => store.get(key) }, deps.env, metrics.modelSeconds);
   const library = deps.taskLibrary ?? new TaskLibrary();
   return Worker.create({
     connection: deps.connection,
@@ -47,13 +54,14 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
     ...workflowSource(deps.workflowBundle),
     activities: {
       ...createStorageActivities(store, prefix),
-      ...createTaskActivities({ library, store, prefix, gateway }),
-      ...createTrajectoryActivities({ store, prefix, tasks, decisions }),
+      ...createTaskActivities({ library, store, prefix, gateway, capabilities: deploymentCapabilities(config) }),
+      ...createTrajectoryActivities({ store, prefix, tasks, decisions, metrics }),
       ...createModelActivities({ gateway, decisions, prefix, tasks }),
       ...createRunActivities(deps.client, config, library),
-      ...createJudgeActivities({ gateway, store, prefix, maxTokens: config.judging.maxTokens }),
+      ...createJudgeActivities({ gateway, store, prefix, maxTokens: config.judging.maxTokens, metrics }),
       ...createJudgeEvaluationActivities({ store, prefix }),
       ...createReportActivities({ store, prefix }),
+      ...createDatasetActivities({ store, prefix, defaultScreen: config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 } }),
     },
     shutdownGraceTime: '30 seconds',
   });
@@ -62,8 +70,10 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
 if (require.main === module) {
   runWorkerProcess('orchestrator', async () => {
     const config = loadConfig();
+    const metrics = await startProcessMetrics(config, 'orchestrator', { temporal: true });
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const client = new Client({ connection, namespace: config.temporal.namespace });
-    return createOrchestratorWorker({ config, connection, client });
+    console.log(`orchestrator metrics ${metrics.url ?? 'off'}`);
+    return createOrchestratorWorker({ config, connection, client, metrics: orchestratorMetrics(metrics.registry) });
   });
 }

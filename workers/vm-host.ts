@@ -2,12 +2,15 @@ import * as path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { hostCapacity, type HostConfig } from '../config/schema';
+import { deploymentCapabilities } from '../core/requirements';
 import { createDesktopActivities } from '../activities/desktop/activities';
 import type { Desktop } from '../activities/desktop/desktop';
 import { hostDesktops } from '../activities/desktop/hosts';
 import { DesktopPool } from '../activities/desktop/pool';
+import { desktopMetrics, type DesktopMetrics } from '../activities/metrics';
 import { createObjectStore } from '../activities/storage/object-store';
 import { s3TaskReader } from '../activities/tasks/library';
+import { startProcessMetrics } from './metrics';
 
 export interface VmHostDeps {
   readonly config: LoadedConfig;
@@ -20,6 +23,8 @@ export interface VmHostDeps {
   readonly leaseTtlMs?: number;
   /** How often idle desktops are health-checked (and recycled when they fail). */
   readonly healthCheckMs?: number;
+  /** Where the host's desktop metrics are recorded (the process's metrics endpoint). */
+  readonly metrics?: DesktopMetrics;
 }
 
 export interface VmHost {
@@ -49,12 +54,15 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
   const store = createObjectStore(config.storage, deps.env);
   const createDesktop = deps.createDesktop ?? hostDesktops(host, config, path.join(config.dataDir, 'desktops'));
   const size = hostCapacity(host);
+  const metrics = deps.metrics ?? desktopMetrics();
   const pool = new DesktopPool({
     hostId: host.id,
     hostQueue: host.taskQueue,
     size,
+    ...servedSoftware(config, host.id),
     createDesktop,
     leaseTtlMs: deps.leaseTtlMs ?? 15 * 60_000,
+    onExpired: () => metrics.leaseExpiries.inc({ host: host.id }),
   });
   const { leaseDesktop, ...onDesktop } = createDesktopActivities({
     pool,
@@ -62,6 +70,7 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     prefix: config.storage.prefix,
     tasks: s3TaskReader(store),
     settleMs: config.rollouts.settleMs,
+    metrics,
   });
   const common = { connection: deps.connection, namespace: config.temporal.namespace, shutdownGraceTime: '20 seconds' } as const;
   const hostWorker = await Worker.create({
@@ -94,6 +103,16 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
   };
 }
 
+/** The software this host's desktops run, and the software some host of the deployment runs. */
+function servedSoftware(config: LoadedConfig, hostId: string): { serves: readonly string[] | 'any'; deploymentServes: readonly string[] | 'any' } {
+  const hosts = deploymentCapabilities(config);
+  const all = hosts.map((c) => c.apps);
+  return {
+    serves: hosts.find((c) => c.host === hostId)?.apps ?? [],
+    deploymentServes: all.includes('any') ? 'any' : [...new Set(all.flatMap((apps) => (apps === 'any' ? [] : apps)))],
+  };
+}
+
 /** `--host <id>`, else $CODA_HOST_ID, else the only host of temporal.yaml. */
 function hostIdFromArgs(config: LoadedConfig): string {
   const flag = process.argv.indexOf('--host');
@@ -106,9 +125,11 @@ function hostIdFromArgs(config: LoadedConfig): string {
 if (require.main === module) {
   (async () => {
     const config = loadConfig();
+    const hostId = hostIdFromArgs(config);
+    const metrics = await startProcessMetrics(config, 'vmHost', { temporal: true, port: findHost(config, hostId).metricsPort });
     const connection = await NativeConnection.connect({ address: config.temporal.address });
-    const vmHost = await createVmHost({ config, connection, hostId: hostIdFromArgs(config) });
-    console.log(`vm-host ${vmHost.host.id}: ${vmHost.pool.size} desktops, polling ${vmHost.host.taskQueue} and ${config.taskQueues.desktopLeases}`);
+    const vmHost = await createVmHost({ config, connection, hostId, metrics: desktopMetrics(metrics.registry) });
+    console.log(`vm-host ${vmHost.host.id}: ${vmHost.pool.size} desktops, polling ${vmHost.host.taskQueue} and ${config.taskQueues.desktopLeases}; metrics ${metrics.url ?? 'off'}`);
     await vmHost.run();
     console.log(`vm-host ${vmHost.host.id} stopped`);
   })().catch((err) => {

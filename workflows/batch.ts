@@ -8,6 +8,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { BatchInput, BatchTotals } from '../config/workflow-inputs';
+import type { UnsupportedTask } from '../core/report';
 import { FAILURES } from '../core/failures';
 import type { AttemptRef } from '../core/keys';
 import type { RunActivities } from '../activities/runs/activities';
@@ -24,6 +25,8 @@ export interface BatchProgress extends BatchTotals {
   readonly run: string;
   readonly software: string;
   readonly total: number;
+  /** Tasks no host of the deployment can run: not run, not counted. */
+  readonly unsupported: readonly UnsupportedTask[];
   readonly inFlight: readonly string[];
   /** How many times the batch continued as new so far. */
   readonly continuedAsNew: number;
@@ -33,6 +36,7 @@ export interface BatchResult extends BatchTotals {
   readonly run: string;
   readonly software: string;
   readonly total: number;
+  readonly unsupported: readonly UnsupportedTask[];
   readonly summaryKey: string;
   /** Over the tasks with checks; 0 when the set has none (generated tasks are judged instead). */
   readonly averageAtK: number;
@@ -67,6 +71,7 @@ const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, une
 export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
   let input: BatchInput | undefined;
   let entries: readonly TaskEntry[] = [];
+  let unsupported: readonly UnsupportedTask[] = [];
   let totals: BatchTotals = EMPTY;
   const inFlight = new Map<string, Promise<void>>();
   // Registered before anything is awaited, so a query right after the start is answered.
@@ -75,6 +80,7 @@ export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
     software: input?.software ?? '',
     total: entries.length * (input?.attempts ?? 0),
     ...totals,
+    unsupported,
     inFlight: [...inFlight.keys()],
     continuedAsNew: input?.carried?.runs ?? 0,
   }));
@@ -83,12 +89,13 @@ export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
   tagWorkflow({ software: input.software, stage: input.stage, run: input.run });
   const { settings, concurrency, rolloutsPerRun } = input;
   entries = input.carried?.entries ?? [];
+  unsupported = input.carried?.unsupported ?? [];
   let cursor = input.carried?.cursor ?? 0;
   totals = { ...EMPTY, ...input.carried?.totals };
 
   if (input.carried === undefined) {
     const { software, taskIds, taskSet } = input;
-    entries = await failOnBadInput(() => orchestrator.stageTaskSet({ software, taskIds, taskSet }));
+    ({ entries, unsupported } = await failOnBadInput(() => orchestrator.stageTaskSet({ software, taskIds, taskSet })));
   }
   const total = entries.length * input.attempts;
 
@@ -153,9 +160,9 @@ export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
       settings,
       concurrency,
       rolloutsPerRun,
-      carried: { entries, cursor, totals, runs: (input.carried?.runs ?? 0) + 1 },
+      carried: { entries: [...entries], unsupported: [...unsupported], cursor, totals, runs: (input.carried?.runs ?? 0) + 1 },
     });
   }
-  const summary = await orchestrator.summarizeRun({ run: input.run, software: input.software, stage: input.stage, attempts: input.attempts });
-  return { run: input.run, software: input.software, total, ...totals, summaryKey: summary.key, averageAtK: summary.averageAtK, passAtK: summary.passAtK };
+  const summary = await orchestrator.summarizeRun({ run: input.run, software: input.software, stage: input.stage, attempts: input.attempts, unsupported: [...unsupported] });
+  return { run: input.run, software: input.software, total, ...totals, unsupported, summaryKey: summary.key, averageAtK: summary.averageAtK, passAtK: summary.passAtK };
 }

@@ -1,5 +1,6 @@
 import { defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { EvaluationInput } from '../config/workflow-inputs';
+import type { UnsupportedTask } from '../core/report';
 import type { ReportActivities, ReportSummary } from '../activities/reports/activities';
 import { rolloutBatch, batchWorkflowId, type BatchResult } from './batch';
 import { failOnBadInput, inputs } from './inputs';
@@ -38,6 +39,7 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
   let input: EvaluationInput | undefined;
   let plan: Array<{ planner: EvaluationInput['planners'][number]; software: string }> = [];
   const done: Array<EvaluationProgress['batches'][number]> = [];
+  const unsupported = new Map<string, UnsupportedTask>();
   let current: string | undefined;
   // Registered before anything is awaited, so a query right after the start is answered.
   setHandler(evaluationProgress, () => ({
@@ -64,6 +66,7 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
       args: [{ run, stage: 'evaluation', software, attempts: input.attempts, planner, ...(input.taskIds?.[software] === undefined ? {} : { taskIds: input.taskIds[software] }) }],
     });
     done.push({ planner: planner.name, software, averageAtK: result.averageAtK, passAtK: result.passAtK });
+    for (const task of result.unsupported) unsupported.set(`${task.software}/${task.taskId}`, task);
   }
   current = undefined;
   const report = await reports.writeEvaluationReport({
@@ -72,6 +75,7 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
     k: input.attempts,
     createdAt,
     rows: planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(softwares.map((s) => [s, batchRun(planner.name)])) })),
+    unsupported: [...unsupported.values()],
   });
   return { run: evaluationRun, series: input.series, ...report };
 }

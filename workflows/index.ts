@@ -5,3 +5,4 @@ export { rolloutBatch } from './batch';
 export { judgeTrajectory, judgeRun, judgeEvaluation } from './judge';
 export { taskGeneration } from './task-generation';
 export { evaluation } from './evaluation';
+export { specialization, generalization } from './training';

@@ -136,7 +136,7 @@ export async function rollout(raw: unknown): Promise<RolloutResult> {
    */
   const acquire = async (): Promise<Lease> => {
     status = 'leasing';
-    const fresh = await leasing.leaseDesktop(`${workflowInfo().workflowId}#${resumes}`);
+    const fresh = await leasing.leaseDesktop({ requestId: `${workflowInfo().workflowId}#${resumes}`, software: task.software });
     desktop = { host: fresh.hostId, id: fresh.desktopId, screen: fresh.screen };
     status = 'resetting';
     if (settings.resume === 'restart' && (steps.length > 0 || pending !== undefined)) {
@@ -279,7 +279,7 @@ export async function rollout(raw: unknown): Promise<RolloutResult> {
     taskKey: task.key,
     maxSteps: task.maxSteps,
     steps,
-    desktop: { host: desktop.host, id: desktop.id },
+    desktop,
     initialScreenshotKey,
     finalScreenshotKey: screenshotKey,
     stop: finalStop,

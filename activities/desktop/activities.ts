@@ -5,10 +5,11 @@ import { FAILURES } from '../../core/failures';
 import { screenshotKey, type AttemptRef } from '../../core/keys';
 import { RenderError } from '../../core/render/input-events';
 import { withHeartbeat } from '../heartbeat';
+import { desktopMetrics, type DesktopMetrics } from '../metrics';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
-import { DesktopError } from './desktop';
-import { LeaseLostError, NoFreeDesktopError, type DesktopPool, type Lease } from './pool';
+import { DesktopError, DesktopLostError } from './desktop';
+import { LeaseLostError, NoFreeDesktopError, SoftwareNotServedError, type DesktopPool, type Lease, type LeaseRequest } from './pool';
 
 
 export interface ResetInput {
@@ -45,17 +46,23 @@ export interface DesktopDeps {
   readonly tasks: TaskReader;
   /** Pause after an action so the app can repaint before the screenshot. */
   readonly settleMs: number;
+  readonly metrics?: DesktopMetrics;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Turns pool and desktop errors into the failures the workflow handles: a lost lease is final for
- * that lease (the rollout re-leases), a task no desktop can run is final for the rollout.
+ * Turns pool and desktop errors into the failures the workflow handles: a lost lease or a lost
+ * desktop is final for that lease (the rollout re-leases), a task no desktop can run is final for
+ * the rollout.
  */
 function asFailure(err: unknown): unknown {
-  if (err instanceof LeaseLostError) return ApplicationFailure.nonRetryable(err.message, FAILURES.leaseLost);
+  if (err instanceof LeaseLostError || err instanceof DesktopLostError) return ApplicationFailure.nonRetryable(err.message, FAILURES.leaseLost);
   if (err instanceof NoFreeDesktopError) return ApplicationFailure.retryable(err.message, FAILURES.noFreeDesktop);
+  // Retried while another host serves the software: the shared lease queue may hand it the request.
+  if (err instanceof SoftwareNotServedError) {
+    return err.elsewhere ? ApplicationFailure.retryable(err.message, FAILURES.softwareNotServed) : ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
+  }
   if (err instanceof DesktopError && err.permanent) return ApplicationFailure.nonRetryable(err.message, FAILURES.taskUnrunnable);
   return err;
 }
@@ -67,6 +74,14 @@ function asFailure(err: unknown): unknown {
  */
 export function createDesktopActivities(deps: DesktopDeps) {
   const { pool, store, prefix } = deps;
+  const metrics = deps.metrics ?? desktopMetrics();
+  const host = pool.hostId;
+
+  /** The failure for the workflow; a lost desktop also gives its lease up, so its next rollout resets (reverts) it. */
+  const failure = (err: unknown, leaseId: string): unknown => {
+    if (err instanceof DesktopLostError) pool.release(leaseId);
+    return asFailure(err);
+  };
 
   const capture = async (leaseId: string, ref: AttemptRef, step: number): Promise<Observation> => {
     const started = Date.now();
@@ -77,9 +92,9 @@ export function createDesktopActivities(deps: DesktopDeps) {
   };
 
   return {
-    async leaseDesktop(requestId: string): Promise<Lease> {
+    async leaseDesktop(request: LeaseRequest): Promise<Lease> {
       try {
-        return pool.lease(requestId);
+        return pool.lease(request);
       } catch (err) {
         throw asFailure(err);
       }
@@ -88,11 +103,16 @@ export function createDesktopActivities(deps: DesktopDeps) {
     /** Resets the desktop to the task's initial state, replays `replay`, and stores the screenshot. */
     async resetDesktop(input: ResetInput): Promise<Observation> {
       let replayed = 0;
+      // A reset that replays recorded steps is a rollout resuming after its desktop was lost.
+      const kind = input.replay.length > 0 || input.step > 0 ? 'resume' : 'fresh';
+      const timer = metrics.resetSeconds.startTimer({ host, kind });
       try {
-        return await withHeartbeat(
+        const observation = await withHeartbeat(
           async () => {
             const task = await deps.tasks.read(input.taskKey);
             const desktop = pool.use(input.leaseId);
+            const leased = pool.softwareOf(input.leaseId);
+            if (task.type !== leased) throw new DesktopError(`the desktop is leased for ${leased}, the task is a ${task.type} task`, desktop.id, task.id, 'reset', true);
             await desktop.reset(task);
             for (const action of input.replay) {
               await desktop.act(action);
@@ -103,8 +123,12 @@ export function createDesktopActivities(deps: DesktopDeps) {
           },
           () => ({ phase: replayed === 0 ? 'reset' : 'replay', replayed, of: input.replay.length }),
         );
+        timer();
+        metrics.resets.inc({ host, kind, outcome: 'ok' });
+        return observation;
       } catch (err) {
-        throw asFailure(err);
+        metrics.resets.inc({ host, kind, outcome: 'failed' });
+        throw failure(err, input.leaseId);
       }
     },
 
@@ -116,16 +140,21 @@ export function createDesktopActivities(deps: DesktopDeps) {
           try {
             await pool.use(input.leaseId).act(input.action);
           } catch (err) {
-            if (err instanceof RenderError) return { performed: false, error: err.message };
+            if (err instanceof RenderError) {
+              metrics.steps.inc({ host, outcome: 'refused' });
+              return { performed: false, error: err.message };
+            }
             throw err;
           }
           await sleep(deps.settleMs);
           const actMs = Date.now() - started;
           const observation = await capture(input.leaseId, input.ref, input.step);
+          metrics.steps.inc({ host, outcome: 'performed' });
           return { performed: true, screenshotKey: observation.screenshotKey, actMs, screenshotMs: observation.ms };
         });
       } catch (err) {
-        throw asFailure(err);
+        metrics.steps.inc({ host, outcome: 'failed' });
+        throw failure(err, input.leaseId);
       }
     },
 
@@ -137,7 +166,7 @@ export function createDesktopActivities(deps: DesktopDeps) {
           return pool.use(input.leaseId).evaluate(task, input.stop);
         });
       } catch (err) {
-        throw asFailure(err);
+        throw failure(err, input.leaseId);
       }
     },
 

@@ -44,3 +44,14 @@ export class DesktopError extends Error {
     this.name = 'DesktopError';
   }
 }
+
+/**
+ * The desktop cannot be used any more (its screenshots keep failing): the host gives its lease up
+ * and the rollout leases again, as when a host dies; the next reset of this desktop reverts it.
+ */
+export class DesktopLostError extends DesktopError {
+  constructor(message: string, desktopId: string, taskId?: string, step?: string) {
+    super(message, desktopId, taskId, step);
+    this.name = 'DesktopLostError';
+  }
+}

@@ -8,6 +8,15 @@ export interface Lease {
   readonly hostQueue: string;
   readonly desktopId: string;
   readonly screen: { readonly width: number; readonly height: number };
+  /** The software (a task's `type`) the desktop is leased to be reset for. */
+  readonly software: string;
+}
+
+/** What a rollout asks the lease queue for: a desktop for one attempt, for one software. */
+export interface LeaseRequest {
+  /** The same request gets the same lease back (a retried lease activity takes no second desktop). */
+  readonly requestId: string;
+  readonly software: string;
 }
 
 /** The lease is not (or no longer) valid on this host: the host restarted, or the lease expired. */
@@ -15,6 +24,26 @@ export class LeaseLostError extends Error {
   constructor(leaseId: string, why: string) {
     super(`lease ${leaseId} is lost: ${why}`);
     this.name = 'LeaseLostError';
+  }
+}
+
+/**
+ * The host runs no app for the software. `elsewhere`: another host of the deployment does, and
+ * the shared lease queue may hand it the retried request; otherwise no desktop can run the task.
+ */
+export class SoftwareNotServedError extends Error {
+  constructor(
+    hostId: string,
+    software: string,
+    served: readonly string[],
+    readonly elsewhere: boolean,
+  ) {
+    super(
+      elsewhere
+        ? `host ${hostId} runs no ${software} desktops (it serves ${served.join(', ') || 'nothing'})`
+        : `no host of the deployment runs ${software} desktops (host ${hostId} serves ${served.join(', ') || 'nothing'})`,
+    );
+    this.name = 'SoftwareNotServedError';
   }
 }
 
@@ -40,14 +69,21 @@ export interface PoolOptions {
   readonly createDesktop: (index: number) => Desktop;
   /** A lease not used for this long is taken back (its rollout is gone or stuck). */
   readonly leaseTtlMs: number;
+  /** The software whose tasks the host's desktops run ('any': a ScienceBoard VM has every app). */
+  readonly serves: readonly string[] | 'any';
+  /** The software some host of the deployment runs (this one's included). */
+  readonly deploymentServes: readonly string[] | 'any';
   readonly now?: () => number;
+  /** Told of each lease taken back on expiry (the host's metrics count them). */
+  readonly onExpired?: (lease: Lease) => void;
 }
 
 /**
  * The desktops of one vm-host. Each is leased to one rollout at a time and released on
  * completion, on expiry, or when the host restarts (leases live in this process only, so a
  * restarted host knows none and rollouts holding one re-lease). Leasing is idempotent per
- * request id, so a retried lease activity never takes a second desktop.
+ * request id, so a retried lease activity never takes a second desktop. Every desktop of a host
+ * runs any of the software the host serves: the lease says which one it will be reset for.
  */
 export class DesktopPool {
   private readonly slots: Slot[];
@@ -62,12 +98,20 @@ export class DesktopPool {
     this.incarnation = `${this.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
   }
 
+  get hostId(): string {
+    return this.opts.hostId;
+  }
+
   get size(): number {
     return this.slots.length;
   }
 
-  /** Leases a free desktop to `requestId` (the same request gets the same lease back). */
-  lease(requestId: string): Lease {
+  /** Leases a free desktop for the request (the same request id gets the same lease back). */
+  lease({ requestId, software }: LeaseRequest): Lease {
+    const { serves, deploymentServes } = this.opts;
+    if (serves !== 'any' && !serves.includes(software)) {
+      throw new SoftwareNotServedError(this.opts.hostId, software, serves, deploymentServes === 'any' || deploymentServes.includes(software));
+    }
     this.expire();
     const held = this.slots.find((s) => s.lease?.requestId === requestId);
     if (held?.lease) {
@@ -82,6 +126,7 @@ export class DesktopPool {
       hostQueue: this.opts.hostQueue,
       desktopId: free.desktop.id,
       screen: free.desktop.screen,
+      software,
     };
     free.lease = { lease, requestId, expiresAt: this.now() + this.opts.leaseTtlMs };
     return lease;
@@ -89,11 +134,20 @@ export class DesktopPool {
 
   /** The desktop a lease holds, renewing the lease; throws LeaseLostError for an unknown or expired lease. */
   use(leaseId: string): Desktop {
+    return this.held(leaseId).desktop;
+  }
+
+  /** The software a lease was granted for (see use()). */
+  softwareOf(leaseId: string): string {
+    return this.held(leaseId).lease.software;
+  }
+
+  private held(leaseId: string): { desktop: Desktop; lease: Lease } {
     this.expire();
     const slot = this.slots.find((s) => s.lease?.lease.leaseId === leaseId);
     if (slot?.lease === undefined) throw new LeaseLostError(leaseId, 'this host holds no such lease (host restarted or lease expired)');
     slot.lease.expiresAt = this.now() + this.opts.leaseTtlMs;
-    return slot.desktop;
+    return { desktop: slot.desktop, lease: slot.lease.lease };
   }
 
   /** Ends a lease; unknown leases are ignored (release is idempotent). */
@@ -139,6 +193,10 @@ export class DesktopPool {
 
   private expire(): void {
     const now = this.now();
-    for (const slot of this.slots) if (slot.lease !== undefined && slot.lease.expiresAt <= now) slot.lease = undefined;
+    for (const slot of this.slots) {
+      if (slot.lease === undefined || slot.lease.expiresAt > now) continue;
+      this.opts.onExpired?.(slot.lease.lease);
+      slot.lease = undefined;
+    }
   }
 }

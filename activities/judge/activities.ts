@@ -11,6 +11,7 @@ import { truncate } from '../../core/text';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
 import { PromiseCache } from '../cache';
 import { withHeartbeat } from '../heartbeat';
+import { orchestratorMetrics, type OrchestratorMetrics } from '../metrics';
 import { ModelRequestError, type ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
 
@@ -68,6 +69,8 @@ export interface JudgeDeps {
   readonly prefix: string;
   /** Longest judge reply, in tokens (judging.maxTokens). */
   readonly maxTokens: number;
+  /** Where votes and their pixels are counted (the orchestrator's metrics endpoint). */
+  readonly metrics?: Pick<OrchestratorMetrics, 'judgeCalls' | 'judgePixels'>;
 }
 
 /**
@@ -79,6 +82,7 @@ export interface JudgeDeps {
  */
 export function createJudgeActivities(deps: JudgeDeps) {
   const { store, prefix, gateway } = deps;
+  const metrics = deps.metrics ?? orchestratorMetrics();
   const manifests = new PromiseCache<TrajectoryManifest>(256);
   const readManifest = (key: string): Promise<TrajectoryManifest> => manifests.get(key, async () => parseTrajectoryManifest(await store.getJson(key), key));
 
@@ -124,6 +128,9 @@ export function createJudgeActivities(deps: JudgeDeps) {
             completionTokens: completion.usage.completionTokens,
             latencyMs: completion.latencyMs,
           };
+          const labels = { judge: request.judge, resolution: request.resolution };
+          metrics.judgeCalls.inc(labels);
+          metrics.judgePixels.inc(labels, completion.images.pixels);
           const replyKey = judgeVoteKey(prefix, input.ref, input.label, request.index);
           const recorded: RecordedVote = { ...vote, index: request.index, topP: request.topP, seed: request.index, screens, cost, replyKey };
           await store.putJson(replyKey, { vote: recorded, model: completion.model, baseUrl: completion.baseUrl, raw: text });

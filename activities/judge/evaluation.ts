@@ -1,7 +1,7 @@
 import type { JudgeStrategy } from '../../config/workflow-inputs';
 import { buildJudgeEvaluationReport, renderJudgeEvaluationMarkdown, type JudgeEvaluationReport } from '../../core/judge/evaluation-report';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
-import { judgeEvalKeyBase, manifestKey, verdictKey } from '../../core/keys';
+import { attemptOfManifest, judgeEvalKeyBase, verdictKey } from '../../core/keys';
 import { readRunManifests } from '../storage/trajectory';
 import type { ObjectStore } from '../storage/object-store';
 
@@ -22,10 +22,10 @@ export function createJudgeEvaluationActivities(deps: { store: ObjectStore; pref
   const { store, prefix } = deps;
   return {
     async summarizeJudgeEvaluation(input: { id: string; run: string; software: string; createdAt: string; strategies: readonly JudgeStrategy[] }): Promise<JudgeEvaluationSummary> {
-      const manifests = (await readRunManifests(store, prefix, input.run, input.software)).filter((m) => m.evaluation !== undefined);
+      const manifests = (await readRunManifests(store, prefix, input.run, input.software)).filter(({ manifest }) => manifest.evaluation !== undefined);
       const trajectories = await Promise.all(
-        manifests.map(async (manifest) => {
-          const ref = { run: manifest.run, software: manifest.software, task: manifest.taskId, attempt: manifest.attempt };
+        manifests.map(async ({ key, manifest }) => {
+          const ref = attemptOfManifest(prefix, key);
           const verdicts = Object.fromEntries(
             await Promise.all(
               input.strategies.map(async (s) => {
@@ -35,7 +35,7 @@ export function createJudgeEvaluationActivities(deps: { store: ObjectStore; pref
               }),
             ),
           );
-          return { manifestKey: manifestKey(prefix, ref), truth: manifest.evaluation?.passed === true, verdicts };
+          return { manifestKey: key, truth: manifest.evaluation?.passed === true, verdicts };
         }),
       );
       const report: JudgeEvaluationReport = buildJudgeEvaluationReport({ ...input, trajectories });

@@ -6,6 +6,7 @@ import { secretFromEnv, type Env } from '../../config/load';
 import type { Config, ModelEndpoint } from '../../config/schema';
 import type { ChatMessage, ContentPart } from '../../core/prompts/messages';
 import { PromiseCache } from '../cache';
+import type { OrchestratorMetrics } from '../metrics';
 
 /** Where screenshots referred to by key come from: S3 in workflows, memory in the direct benchmark loop. */
 export interface ImageSource {
@@ -88,6 +89,8 @@ export class ModelGateway {
     private readonly models: Config['models'],
     readonly images: ImageSource,
     private readonly env: Env = process.env,
+    /** Where call latencies are recorded by role (the orchestrator's metrics endpoint). */
+    private readonly latency?: OrchestratorMetrics['modelSeconds'],
     private readonly clients = new Map<ModelRole, { client: OpenAI; endpoint: ModelEndpoint }>(),
     /** Images as sent, by content and box: a screenshot is the planner's "current" one step and its "previous" the next. */
     private readonly prepared = new PromiseCache<PreparedImage>(PREPARED_CACHE_SIZE),
@@ -95,7 +98,7 @@ export class ModelGateway {
 
   /** The same endpoints, clients and image cache, reading screenshots from `images`. */
   withImages(images: ImageSource): ModelGateway {
-    return new ModelGateway(this.models, images, this.env, this.clients, this.prepared);
+    return new ModelGateway(this.models, images, this.env, this.latency, this.clients, this.prepared);
   }
 
   async complete(role: ModelRole, messages: readonly ChatMessage[], opts: CompleteOptions = {}): Promise<Completion> {
@@ -103,6 +106,8 @@ export class ModelGateway {
     const sent: SentImages = { count: 0, pixels: 0 };
     const resolved = await Promise.all(messages.map((m) => this.resolveMessage(m, endpoint, opts, sent)));
     const started = Date.now();
+    const observe = (outcome: 'ok' | 'error'): void =>
+      this.latency?.observe({ role: role.startsWith('judge:') ? 'judge' : role, model: opts.model ?? endpoint.model, outcome }, (Date.now() - started) / 1000);
     try {
       const response = await client.chat.completions.create(
         {
@@ -121,6 +126,7 @@ export class ModelGateway {
       if (texts.length !== (opts.n ?? 1)) {
         throw new ModelUnavailableError(`${role} returned ${texts.length} samples, asked for ${opts.n ?? 1}`, role);
       }
+      observe('ok');
       return {
         texts,
         model: response.model || endpoint.model,
@@ -131,6 +137,7 @@ export class ModelGateway {
         images: { count: sent.count, pixels: sent.pixels },
       };
     } catch (err) {
+      observe('error');
       throw classify(role, endpoint, err);
     }
   }

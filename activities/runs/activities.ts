@@ -2,20 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Config } from '../../config/schema';
 import * as inputs from '../../config/workflow-inputs';
-import { FAILURES } from '../../core/failures';
 import { ValidationError } from '../../core/validation';
+import { finalOnBadInput } from '../bad-input';
 import { withHeartbeat } from '../heartbeat';
 import type { TaskLibrary } from '../tasks/library';
-
-/** Runs `resolve`; bad input becomes a non-retryable ValidationError that names each bad field. */
-function validated<T>(resolve: () => T): T {
-  try {
-    return resolve();
-  } catch (err) {
-    if (err instanceof ValidationError) throw ApplicationFailure.nonRetryable(err.message, FAILURES.validation, err.problems);
-    throw err;
-  }
-}
 
 /**
  * Activities about runs (orchestrator queue). The `resolve*` ones are the first step of every
@@ -30,29 +20,40 @@ export function createRunActivities(client: Client, config: Config, library: Tas
   };
   return {
     async resolveRolloutInput(raw: unknown): Promise<inputs.RolloutInput> {
-      return validated(() => inputs.resolveRolloutInput(config, raw));
+      return finalOnBadInput(() => inputs.resolveRolloutInput(config, raw));
     },
     async resolveBatchInput(raw: unknown, workflowId: string): Promise<inputs.BatchInput> {
-      return validated(() => inputs.resolveBatchInput(config, raw, workflowId));
+      return finalOnBadInput(() => inputs.resolveBatchInput(config, raw, workflowId));
     },
     async resolveJudgeInput(raw: unknown): Promise<inputs.JudgeInput> {
-      return validated(() => inputs.resolveJudgeInput(config, raw));
+      return finalOnBadInput(() => inputs.resolveJudgeInput(config, raw));
     },
     async resolveJudgeRunInput(raw: unknown): Promise<inputs.JudgeRunInput> {
-      return validated(() => inputs.resolveJudgeRunInput(config, raw));
+      return finalOnBadInput(() => inputs.resolveJudgeRunInput(config, raw));
     },
     async resolveJudgeEvaluationInput(raw: unknown, workflowId: string): Promise<inputs.JudgeEvaluationInput> {
-      return validated(() => inputs.resolveJudgeEvaluationInput(config, raw, workflowId));
+      return finalOnBadInput(() => inputs.resolveJudgeEvaluationInput(config, raw, workflowId));
     },
     async resolveTaskGenerationInput(raw: unknown, workflowId: string): Promise<inputs.TaskGenerationInput> {
-      return validated(() => {
+      return finalOnBadInput(() => {
         const input = inputs.resolveTaskGenerationInput(config, raw, workflowId);
         knownSoftware(input.software);
         return input;
       });
     },
     async resolveEvaluationInput(raw: unknown, workflowId: string): Promise<inputs.EvaluationInput> {
-      return validated(() => inputs.resolveEvaluationInput(config, raw, workflowId, library.software()));
+      return finalOnBadInput(() => inputs.resolveEvaluationInput(config, raw, workflowId, library.software()));
+    },
+
+    async resolveSpecializationInput(raw: unknown, workflowId: string): Promise<inputs.SpecializationInput> {
+      return finalOnBadInput(() => {
+        const input = inputs.resolveSpecializationInput(config, raw, workflowId);
+        knownSoftware(input.software);
+        return input;
+      });
+    },
+    async resolveGeneralizationInput(raw: unknown, workflowId: string): Promise<inputs.GeneralizationInput> {
+      return finalOnBadInput(() => inputs.resolveGeneralizationInput(config, raw, workflowId, library.software()));
     },
 
     /**

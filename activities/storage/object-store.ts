@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, stat } from 'node:fs/promises';
 import * as path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
@@ -120,9 +120,30 @@ export class ObjectStore {
     try {
       return await this.get(key);
     } catch (err) {
-      if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return undefined;
+      if (isNoSuchKey(err)) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * The object as a stream, to pass on without holding it in memory (the viewer's screenshots);
+   * undefined when the key does not exist.
+   */
+  async stream(key: string): Promise<{ body: Readable; length?: number; contentType?: string } | undefined> {
+    try {
+      const out = await this.send(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })));
+      if (!(out.Body instanceof Readable)) throw new Error(`s3://${this.bucket}/${key} has no body`);
+      return { body: out.Body, length: out.ContentLength, contentType: out.ContentType };
+    } catch (err) {
+      if (isNoSuchKey(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The object's size in bytes. */
+  async size(key: string): Promise<number> {
+    const head = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })));
+    return head.ContentLength ?? 0;
   }
 
   async exists(key: string): Promise<boolean> {
@@ -173,6 +194,8 @@ export class ObjectStore {
   }
 }
 
+const isNoSuchKey = (err: unknown): boolean => err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey';
+
 /** Unreachable, timed out, or a 5xx/throttling answer: worth waiting for. */
 function isOutage(err: unknown): boolean {
   const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
@@ -181,7 +204,11 @@ function isOutage(err: unknown): boolean {
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN'].includes(e.code ?? '') || ['TimeoutError', 'AbortError'].includes(e.name ?? '');
 }
 
-export function createObjectStore(storage: StorageConfig, env: Env = process.env): ObjectStore {
+/**
+ * The deployment's store. Workers wait out outages (the default); a reader that must answer at
+ * once (the viewer) gives `outageToleranceMs: 0` and a `timeoutMs` per request.
+ */
+export function createObjectStore(storage: StorageConfig, env: Env = process.env, opts: { outageToleranceMs?: number; timeoutMs?: number } = {}): ObjectStore {
   const client = new S3Client({
     endpoint: storage.endpoint,
     region: storage.region,
@@ -190,6 +217,7 @@ export function createObjectStore(storage: StorageConfig, env: Env = process.env
       accessKeyId: secretFromEnv(storage.accessKeyIdEnv, 'storage.accessKeyIdEnv', env),
       secretAccessKey: secretFromEnv(storage.secretAccessKeyEnv, 'storage.secretAccessKeyEnv', env),
     },
+    ...(opts.timeoutMs === undefined ? {} : { requestHandler: { connectionTimeout: opts.timeoutMs, requestTimeout: opts.timeoutMs } }),
   });
-  return new ObjectStore(client, storage.bucket);
+  return new ObjectStore(client, storage.bucket, opts.outageToleranceMs);
 }

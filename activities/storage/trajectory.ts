@@ -2,10 +2,12 @@ import { manifestKey, runPrefix, runSummaryKey, type AttemptRef } from '../../co
 import { hasEvaluators } from '../../core/task';
 import type { EvaluationResult } from '../../core/evaluation';
 import { summarizeRuns, type RunRecord } from '../../core/metrics';
+import type { UnsupportedTask } from '../../core/report';
 import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { StepSummary, StopSummary } from '../../workflows/rollout-types';
 import type { DecisionRecord, DecisionStore } from '../models/decision';
 import type { TaskReader } from '../tasks/library';
+import { orchestratorMetrics, type OrchestratorMetrics } from '../metrics';
 import type { ObjectStore } from './object-store';
 
 export interface ManifestInput {
@@ -14,7 +16,7 @@ export interface ManifestInput {
   readonly taskKey: string;
   readonly maxSteps: number;
   readonly steps: readonly StepSummary[];
-  readonly desktop: { readonly host: string; readonly id: string };
+  readonly desktop: { readonly host: string; readonly id: string; readonly screen?: { readonly width: number; readonly height: number } };
   readonly initialScreenshotKey: string;
   readonly finalScreenshotKey: string;
   readonly stop: StopSummary;
@@ -24,10 +26,10 @@ export interface ManifestInput {
   readonly endedAt: string;
 }
 
-/** Every manifest of one run and software, validated. */
-export async function readRunManifests(store: ObjectStore, prefix: string, run: string, software: string): Promise<TrajectoryManifest[]> {
+/** Every manifest of one run and software, validated, with its key (which names the attempt). */
+export async function readRunManifests(store: ObjectStore, prefix: string, run: string, software: string): Promise<Array<{ key: string; manifest: TrajectoryManifest }>> {
   const keys = (await store.list(`${runPrefix(prefix, run, software)}/`)).filter((k) => k.endsWith('/manifest.json'));
-  return Promise.all(keys.map(async (k) => parseTrajectoryManifest(await store.getJson(k), k)));
+  return Promise.all(keys.map(async (key) => ({ key, manifest: parseTrajectoryManifest(await store.getJson(key), key) })));
 }
 
 /**
@@ -37,6 +39,7 @@ export async function readRunManifests(store: ObjectStore, prefix: string, run: 
  */
 export async function runRecords(store: ObjectStore, prefix: string, run: string, software: string): Promise<RunRecord[]> {
   return (await readRunManifests(store, prefix, run, software))
+    .map(({ manifest }) => manifest)
     .filter((m) => m.task.evaluated !== false)
     .map((m) => ({ software: m.software, taskId: m.taskId, run: m.attempt, success: m.evaluation?.passed === true }));
 }
@@ -73,8 +76,16 @@ function stepRecord(step: StepSummary, decision: DecisionRecord): StepRecord {
  * with the raw model texts in S3, is validated against core/trajectory.ts, and is written under
  * the attempt's key. Rewriting it is harmless (same key, same content), so retries are safe.
  */
-export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: string; tasks: TaskReader; decisions: DecisionStore }) {
+export function createTrajectoryActivities(deps: {
+  store: ObjectStore;
+  prefix: string;
+  tasks: TaskReader;
+  decisions: DecisionStore;
+  /** Where finished rollouts and their resumes are counted (the orchestrator's metrics endpoint). */
+  metrics?: Pick<OrchestratorMetrics, 'rollouts' | 'resumes'>;
+}) {
   const { store, prefix } = deps;
+  const metrics = deps.metrics ?? orchestratorMetrics();
   return {
     async writeManifest(input: ManifestInput): Promise<string> {
       const task = await deps.tasks.read(input.taskKey);
@@ -93,7 +104,11 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
           planner: { model: first?.planner.model ?? 'none', baseUrl: first?.planner.baseUrl ?? 'none' },
           executor: { model: executor?.model ?? 'none', baseUrl: executor?.baseUrl ?? 'none' },
         },
-        desktop: { host: input.desktop.host || 'none', id: input.desktop.id || 'none' },
+        desktop: {
+          host: input.desktop.host || 'none',
+          id: input.desktop.id || 'none',
+          ...(input.desktop.screen !== undefined && input.desktop.screen.width > 0 ? { screen: input.desktop.screen } : {}),
+        },
         steps: input.steps.map((s, i) => stepRecord(s, decisions[i]!)),
         initialScreenshotKey: input.initialScreenshotKey || 'none',
         ...(input.finalScreenshotKey ? { finalScreenshotKey: input.finalScreenshotKey } : {}),
@@ -105,6 +120,8 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
       });
       const key = manifestKey(prefix, input.ref);
       await store.putJson(key, manifest);
+      metrics.rollouts.inc({ stop: manifest.stop.reason });
+      metrics.resumes.inc(manifest.resumes);
       return key;
     },
 
@@ -112,10 +129,10 @@ export function createTrajectoryActivities(deps: { store: ObjectStore; prefix: s
      * Average@k and Pass@k of a run from the manifests in S3 (k = attempts), written beside them
      * as summary.json. Reading S3 rather than workflow state keeps it right across continue-as-new.
      */
-    async summarizeRun(input: { run: string; software: string; stage: string; attempts: number }): Promise<RunSummary> {
+    async summarizeRun(input: { run: string; software: string; stage: string; attempts: number; unsupported?: UnsupportedTask[] }): Promise<RunSummary> {
       const report = summarizeRuns(await runRecords(store, prefix, input.run, input.software), input.attempts);
       const key = runSummaryKey(prefix, input.run, input.software);
-      await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report });
+      await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report, unsupported: input.unsupported ?? [] });
       const software = report.bySoftware[input.software];
       return { key, averageAtK: software?.averageAtK ?? 0, passAtK: software?.passAtK ?? 0 };
     },

@@ -1,34 +1,43 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { FAILURES } from '../../core/failures';
-import { ValidationError } from '../../core/validation';
+import { finalOnBadInput } from '../bad-input';
+import type { UnsupportedTask } from '../../core/report';
+import { taskSupport, type Capabilities } from '../../core/requirements';
 import type { TaskEntry } from '../../workflows/rollout-types';
 import type { ObjectStore } from '../storage/object-store';
 import type { ModelGateway } from '../models/gateway';
 import { generateTaskSet, type TaskSetRequest, type TaskSetSummary } from './generation';
-import { stageTasks, taskSetEntries, type TaskLibrary } from './library';
+import { stageTasks, taskSetEntriesOf, taskSetTasks, type TaskLibrary } from './library';
 
-/** Bad input is final: retrying cannot fix a task file or a misspelt software name. */
-async function finalOnBadInput<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof ValidationError) throw ApplicationFailure.nonRetryable(err.message, FAILURES.validation, err.problems);
-    throw err;
-  }
+/** A batch's tasks: those that run, and those no host can run, with why. */
+export interface StagedTasks {
+  readonly entries: TaskEntry[];
+  readonly unsupported: UnsupportedTask[];
 }
 
 /**
  * Task activities (orchestrator queue): stage a task set in S3 for the workers — the real
  * ScienceBoard tasks of the library, or a generated set — and generate new sets.
  */
-export function createTaskActivities(deps: { library: TaskLibrary; store: ObjectStore; prefix: string; gateway: ModelGateway }) {
+export function createTaskActivities(deps: { library: TaskLibrary; store: ObjectStore; prefix: string; gateway: ModelGateway; capabilities: readonly Capabilities[] }) {
   return {
-    async stageTaskSet(input: { software: string; taskIds?: readonly string[]; taskSet?: string }): Promise<TaskEntry[]> {
-      return finalOnBadInput(() =>
-        input.taskSet === undefined
-          ? stageTasks(deps.store, deps.prefix, deps.library.load(input.software, input.taskIds))
-          : taskSetEntries(deps.store, deps.prefix, input.software, input.taskSet, input.taskIds),
-      );
+    /**
+     * Stages the tasks of a batch; those no host of the deployment can run (an app or a network it
+     * does not have) are set apart with the reason, before any desktop is leased.
+     */
+    async stageTaskSet(input: { software: string; taskIds?: readonly string[]; taskSet?: string }): Promise<StagedTasks> {
+      return finalOnBadInput(async () => {
+        const tasks =
+          input.taskSet === undefined
+            ? deps.library.load(input.software, input.taskIds)
+            : await taskSetTasks(deps.store, deps.prefix, input.software, input.taskSet, input.taskIds);
+        const unsupported: UnsupportedTask[] = [];
+        const supported = tasks.filter((task) => {
+          const support = taskSupport(task, deps.capabilities);
+          if (!support.supported) unsupported.push({ software: task.type, taskId: task.id, reason: support.reason });
+          return support.supported;
+        });
+        const entries = input.taskSet === undefined ? await stageTasks(deps.store, deps.prefix, supported) : taskSetEntriesOf(deps.prefix, input.software, input.taskSet, supported);
+        return { entries, unsupported };
+      });
     },
 
     /** Writes a versioned task set from the task-generator model (idempotent per version). */

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { taskKey, taskSetManifestKey } from '../../core/keys';
+import { taskKey, taskSetManifestKey, taskSetTaskKey } from '../../core/keys';
 import { hasEvaluators, parseTask, type Task } from '../../core/task';
 import { taskSetManifestSchema } from '../../core/task-set';
 import { ValidationError } from '../../core/validation';
@@ -80,10 +80,10 @@ export async function stageTasks(store: ObjectStore, prefix: string, tasks: read
 }
 
 /**
- * The entries of a generated task set (already in S3, nothing to stage), all or the listed ids.
- * A missing or empty set, or unknown ids, are a ValidationError naming them.
+ * The tasks of a generated task set (already in S3), all or the listed ids. A missing or empty
+ * set, or unknown ids, are a ValidationError naming them.
  */
-export async function taskSetEntries(store: ObjectStore, prefix: string, software: string, version: string, ids?: readonly string[]): Promise<TaskEntry[]> {
+export async function taskSetTasks(store: ObjectStore, prefix: string, software: string, version: string, ids?: readonly string[]): Promise<Task[]> {
   const key = taskSetManifestKey(prefix, software, version);
   const raw = await store.tryGet(key);
   if (raw === undefined) throw new ValidationError('task set', [`taskSet: no generated ${software} task set "${version}" (${store.uri(key)} does not exist)`]);
@@ -91,7 +91,10 @@ export async function taskSetEntries(store: ObjectStore, prefix: string, softwar
   if (manifest.tasks.length === 0) throw new ValidationError('task set', [`taskSet: the ${software} task set "${version}" is empty (see ${store.uri(key)})`]);
   const unknown = (ids ?? []).filter((id) => !manifest.tasks.some((t) => t.id === id));
   if (unknown.length > 0) throw new ValidationError(`task set ${software}/${version}`, unknown.map((id) => `unknown task "${id}"`));
-  return manifest.tasks
-    .filter((t) => ids === undefined || ids.includes(t.id))
-    .map((t) => ({ id: t.id, software, key: t.key, maxSteps: t.maxSteps, evaluated: false }));
+  const chosen = manifest.tasks.filter((t) => ids === undefined || ids.includes(t.id));
+  return Promise.all(chosen.map(async (t) => parseTask(await store.getJson(t.key), t.id)));
 }
+
+/** The entries of generated tasks: they are in S3 already, under their set's keys. */
+export const taskSetEntriesOf = (prefix: string, software: string, version: string, tasks: readonly Task[]): TaskEntry[] =>
+  tasks.map((task) => ({ id: task.id, software, key: taskSetTaskKey(prefix, software, version, task.id), maxSteps: task.steps, evaluated: hasEvaluators(task) }));

@@ -9,6 +9,7 @@ import { checkpointManifestKey, checkpointPrefix, keySegment, trainingJobPrefix 
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
 import { parseOrThrow, ValidationError } from '../../core/validation';
 import { Limiter } from '../concurrency';
+import type { TrainerMetrics } from '../metrics';
 import type { ObjectStore } from '../storage/object-store';
 import { restoreCheckpoint, uploadedStep, uploadFolder } from './checkpoints';
 import { TRAINER_DOUBLE_MARKER, type ServeResult, type TrainingActivities, type TrainRequest, type TrainResult } from './contract';
@@ -24,6 +25,8 @@ export interface TrainingDeps {
   readonly env: Env;
   /** This worker's reward service, for OpenRLHF's --reward.remote_url. */
   readonly rewardUrl: string;
+  /** Where the trainers' last step and figures are recorded. */
+  readonly metrics: TrainerMetrics;
 }
 
 /** Bad requests fail at once, naming the field. */
@@ -119,6 +122,8 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     const update = (change: Partial<TrainingHeartbeat>): void => {
       beat = { ...beat, ...change };
       ctx.heartbeat(beat);
+      if (change.step !== undefined) deps.metrics.step.set({ job: request.job, kind: request.kind }, change.step);
+      for (const [name, value] of Object.entries(change.metrics ?? {})) deps.metrics.figure.set({ job: request.job, name }, value);
     };
     const timer = setInterval(() => ctx.heartbeat(beat), training.heartbeatSeconds * 1000);
     try {

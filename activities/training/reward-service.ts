@@ -3,12 +3,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { parseRewardRequest, rewardResponse, type RewardSample } from '../../core/remote-reward';
 import { PromiseCache } from '../cache';
+import { rewardServiceMetrics, type RewardServiceMetrics } from '../metrics';
 import type { RewardScorer, ScoredSample } from './reward';
 
 /**
  * The reward service OpenRLHF's `--reward.remote_url` points at, run by every GPU worker
  * (core/remote-reward.ts has the protocol). POST /get_reward scores the samples of a request;
- * GET /metrics answers the counters as JSON; GET /health answers ok.
+ * GET /health answers ok. What it counts (requests by outcome, cache hits, executor latency, the
+ * rewards, failures by reason) goes to its Prometheus group (activities/metrics.ts), which the GPU
+ * worker serves on metrics.ports.rewardService.
  *
  * OpenRLHF tries a request 5 times and a reward still missing after that breaks the training step,
  * so a well-formed request is always answered 200: a sample that cannot be scored gets reward 0,
@@ -23,6 +26,7 @@ export interface RewardServiceOptions {
   readonly host: string;
   readonly port: number;
   readonly cacheSize: number;
+  readonly metrics?: RewardServiceMetrics;
   /** Where failed samples are reported (the worker's log). */
   readonly log?: (line: string) => void;
 }
@@ -30,61 +34,7 @@ export interface RewardServiceOptions {
 export interface RewardService {
   /** The URL to give OpenRLHF's --reward.remote_url. */
   readonly url: string;
-  readonly metrics: RewardMetrics;
   close(): Promise<void>;
-}
-
-const LATENCY_WINDOW = 10_000;
-const REWARD_BUCKETS = [0.5, 1, 1.5, 2] as const;
-
-/** What the service counted since it started. */
-export class RewardMetrics {
-  requests = 0;
-  /** Requests with empty lists: what every reward server after the first receives. */
-  emptyRequests = 0;
-  badRequests = 0;
-  samples = 0;
-  cacheHits = 0;
-  executorCalls = 0;
-  /** Samples answered with reward 0 because of an error, by its extra_logs flag. */
-  readonly failures: Record<string, number> = {};
-  /** Rewards below 0.5, 1, 1.5 and 2, and equal to 2. */
-  readonly rewardHistogram = [0, 0, 0, 0, 0];
-  private readonly latencies: number[] = [];
-
-  record(result: ScoredSample, cached: boolean): void {
-    this.samples += 1;
-    if (cached) this.cacheHits += 1;
-    if (result.error !== undefined) for (const name of Object.keys(result.logs)) this.failures[name] = (this.failures[name] ?? 0) + 1;
-    const bucket = REWARD_BUCKETS.findIndex((edge) => result.reward < edge);
-    this.rewardHistogram[bucket === -1 ? REWARD_BUCKETS.length : bucket]! += 1;
-    if (!cached && result.executorMs !== undefined) {
-      this.executorCalls += 1;
-      if (this.latencies.length === LATENCY_WINDOW) this.latencies.shift();
-      this.latencies.push(result.executorMs);
-    }
-  }
-
-  /** Executor latency over the last calls: p50 and p95 in ms. */
-  executorLatency(): { p50: number; p95: number; calls: number } {
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    const at = (p: number): number => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number));
-    return { p50: at(0.5), p95: at(0.95), calls: sorted.length };
-  }
-
-  snapshot() {
-    return {
-      requests: this.requests,
-      emptyRequests: this.emptyRequests,
-      badRequests: this.badRequests,
-      samples: this.samples,
-      cacheHits: this.cacheHits,
-      executorCalls: this.executorCalls,
-      executorLatencyMs: this.executorLatency(),
-      failures: { ...this.failures },
-      rewards: Object.fromEntries(['<0.5', '<1', '<1.5', '<2', '2'].map((name, i) => [name, this.rewardHistogram[i] ?? 0])),
-    };
-  }
 }
 
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
@@ -112,7 +62,7 @@ class Uncacheable {
 }
 
 export async function startRewardService(options: RewardServiceOptions): Promise<RewardService> {
-  const metrics = new RewardMetrics();
+  const metrics = options.metrics ?? rewardServiceMetrics();
   const cache = new PromiseCache<ScoredSample>(options.cacheSize);
   const log = options.log ?? ((line: string) => console.warn(line));
 
@@ -130,7 +80,10 @@ export async function startRewardService(options: RewardServiceOptions): Promise
         if (err instanceof Uncacheable) return err.result;
         throw err;
       });
-    metrics.record(result, !computed);
+    if (computed && result.executorMs !== undefined) metrics.executorSeconds.observe(result.executorMs / 1000);
+    if (!computed) metrics.cacheHits.inc();
+    metrics.rewards.observe(result.reward);
+    if (result.error !== undefined) for (const reason of Object.keys(result.logs)) metrics.failures.inc({ reason });
     if (computed && result.error !== undefined) log(`reward service: reward 0 (${result.error})`);
     return result;
   }
@@ -139,9 +92,8 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     void (async () => {
       const url = req.url?.split('?')[0];
       if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
-      if (req.method === 'GET' && url === '/metrics') return send(res, 200, metrics.snapshot());
       if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
-      metrics.requests += 1;
+      const timer = metrics.seconds.startTimer();
       const text = await bodyOf(req);
       let body: unknown;
       try {
@@ -151,12 +103,13 @@ export async function startRewardService(options: RewardServiceOptions): Promise
       }
       const parsed = text === undefined ? { ok: false as const, reason: `body: larger than ${MAX_BODY_BYTES} bytes` } : body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
       if (!parsed.ok) {
-        metrics.badRequests += 1;
+        metrics.requests.inc({ outcome: 'refused' });
         return send(res, 400, { error: parsed.reason });
       }
-      if (parsed.samples.length === 0) metrics.emptyRequests += 1;
       const results = await Promise.all(parsed.samples.map(scoreOne));
       send(res, 200, rewardResponse(results));
+      timer();
+      metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
     })().catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
   });
   // OpenRLHF keeps each try open up to 180 s; Node's default request timeout would cut long ones.
@@ -168,7 +121,6 @@ export async function startRewardService(options: RewardServiceOptions): Promise
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${options.host}:${port}/get_reward`,
-    metrics,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

@@ -3,12 +3,14 @@ import type { Size } from '../smart-resize';
 import { freeIdentifiers, splitAssignment, splitLambda } from '../kalgebra/expressions';
 import { hasReferenceAnswer, type Task } from '../task';
 import { KALGEBRA_TAB_HOTKEYS, kalgebraPoint, type KAlgebraControl } from './kalgebra-layout';
+import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from './plans';
 
 /**
  * The reference policy for KAlgebra tasks: a task's `ans` (its reference solution) as the GUI
  * actions that carry it out on a local desktop. Deterministic in (task, screen), so a scripted
  * model can replay it. `ans` holds lines separated by newlines or "; ":
  *   `ANS 46368`            answer and stop
+ *   `FAIL`, `DONE`         stop that way (A-04's reference is to give up)
  *   `Ctrl+L: ~/script.kal` load a script (Ctrl+L, then the file dialog)
  *   `p := log(3)/log(2)`   a calculator line (consecutive ones go in one typed action)
  *   `x->x^2`, `x=(y+2)*ln(y)`, `x^2+y^2-z^2=1`, `(x, y)->...`
@@ -17,12 +19,8 @@ import { KALGEBRA_TAB_HOTKEYS, kalgebraPoint, type KAlgebraControl } from './kal
  * already on screen are clicked at the positions of the layout table (kalgebra-layout.ts).
  */
 
-export type ReferencePlan =
-  | { readonly replayable: true; readonly actions: GuiAction[] }
-  | { readonly replayable: false; readonly reason: string };
-
 type Line =
-  | { readonly kind: 'answer'; readonly text: string }
+  | { readonly kind: 'stop'; readonly stop: StopAction }
   | { readonly kind: 'load'; readonly path: string }
   | { readonly kind: 'calculator' | 'plot2d' | 'plot3d'; readonly text: string };
 
@@ -31,9 +29,9 @@ export function referencePlan(task: Task, screen: Size): ReferencePlan {
 }
 
 /**
- * The reference plan with a wrong result, which the task's checks must fail: its last answer,
- * calculator line or plot is changed (an answer or assigned value plus one, a plot's last
- * constant plus one).
+ * The reference plan with a wrong result, which the task's checks must fail: its last stop,
+ * calculator line or plot is changed (an answer plus one, the other of FAIL and DONE, an
+ * assigned value plus one, a plot's last constant plus one).
  */
 export function perturbedPlan(task: Task, screen: Size): ReferencePlan {
   return plan(task, screen, true);
@@ -49,16 +47,12 @@ function plan(task: Task, screen: Size, perturb: boolean): ReferencePlan {
       .map(classify),
   );
   if (perturb) lines = perturbLast(lines);
-  const actions = toActions(task, lines, screen);
-  if (actions.length > task.steps) {
-    return { replayable: false, reason: `the plan needs ${actions.length} steps, the task allows ${task.steps}` };
-  }
-  return { replayable: true, actions };
+  return withinSteps(task, toActions(task, lines, screen));
 }
 
 function classify(line: string): Line {
-  const answer = /^ANS\s+(.+)$/.exec(line);
-  if (answer !== null) return { kind: 'answer', text: (answer[1] ?? '').trim() };
+  const stop = stopOf(line);
+  if (stop !== undefined) return { kind: 'stop', stop };
   const load = /^Ctrl\+L:\s*(.+)$/i.exec(line);
   if (load !== null) return { kind: 'load', path: (load[1] ?? '').trim() };
   if (splitAssignment(line) !== undefined) return { kind: 'calculator', text: line };
@@ -106,8 +100,8 @@ function toActions(task: Task, lines: readonly Line[], screen: Size): GuiAction[
   const actions: GuiAction[] = [];
   for (const line of lines) {
     switch (line.kind) {
-      case 'answer':
-        actions.push({ type: 'answer', text: line.text });
+      case 'stop':
+        actions.push(line.stop);
         return actions;
       case 'load': {
         const opened = openTab(0);
@@ -141,7 +135,7 @@ function toActions(task: Task, lines: readonly Line[], screen: Size): GuiAction[
   return actions;
 }
 
-/** Changes the last answer, calculator line or plot so that its result is wrong. */
+/** Changes the last stop, calculator line or plot so that its result is wrong. */
 function perturbLast(lines: readonly Line[]): Line[] {
   let index = -1;
   lines.forEach((line, i) => {
@@ -150,10 +144,8 @@ function perturbLast(lines: readonly Line[]): Line[] {
   return lines.map((line, i) => {
     if (i !== index) return line;
     switch (line.kind) {
-      case 'answer': {
-        const n = Number(line.text);
-        return { kind: 'answer', text: line.text !== '' && Number.isFinite(n) ? String(n + 1) : `${line.text}1` };
-      }
+      case 'stop':
+        return { kind: 'stop', stop: perturbStop(line.stop) };
       case 'calculator':
         return { kind: 'calculator', text: `${line.text}+1` };
       case 'plot2d':

@@ -14,11 +14,16 @@ export interface TemplateTask {
   readonly ans?: string;
 }
 
+/** What the doubles know of where a generated task starts: the text of the document it shows, if any. */
+export interface TemplateContext {
+  readonly document?: string;
+}
+
 interface Template {
-  /** Writes an instruction from random picks. */
-  write(pick: <T>(options: readonly T[]) => T): TemplateTask;
+  /** Writes an instruction from random picks; undefined when the start state does not allow it. */
+  write(pick: <T>(options: readonly T[]) => T, context: TemplateContext): TemplateTask | undefined;
   /** Reads an instruction this template wrote back into its task; undefined for others. */
-  read(instruction: string): TemplateTask | undefined;
+  read(instruction: string, context: TemplateContext): TemplateTask | undefined;
 }
 
 const VARIABLES = ['p', 'q', 'r', 'v', 'w', 'total', 'area', 'result'] as const;
@@ -93,23 +98,66 @@ const KALGEBRA: readonly Template[] = [
   },
 ];
 
-const TEMPLATES: Readonly<Record<string, readonly Template[]>> = { KAlgebra: KALGEBRA };
+/** Plain words of a LaTeX document (not command names), at least four letters, in order of appearance. */
+const wordsOf = (document: string): string[] => [...new Set([...document.matchAll(/(?<![\\A-Za-z])[A-Za-z]{4,}(?![A-Za-z])/g)].map((m) => m[0]))];
+const occurrences = (document: string, text: string): number => document.split(text).length - 1;
+const NEW_WORDS = ['lemma', 'axiom', 'method', 'result', 'figure'] as const;
+const TEX_UNPLANNED = [
+  'Insert a table of contents at the start of the document open in TeXstudio and save it.',
+  'Compile the document open in TeXstudio and show its PDF preview.',
+] as const;
+
+const TEXSTUDIO: readonly Template[] = [
+  {
+    write: (pick, { document }) => {
+      if (document === undefined || wordsOf(document).length === 0) return undefined;
+      const word = pick(wordsOf(document));
+      const replacement = pick(NEW_WORDS.filter((w) => !document.includes(w)));
+      if (replacement === undefined) return undefined;
+      return { instruction: `In the document open in TeXstudio, replace every occurrence of the text '${word}' with '${replacement}', then save the file.`, ans: `${word} -> ${replacement}` };
+    },
+    read: (instruction) => {
+      const m = /^In the document open in TeXstudio, replace every occurrence of the text '([A-Za-z]+)' with '([A-Za-z]+)', then save the file\.$/.exec(instruction);
+      return m === null ? undefined : { instruction, ans: `${m[1]} -> ${m[2]}` };
+    },
+  },
+  {
+    write: (pick, { document }) => {
+      if (document === undefined || wordsOf(document).length === 0) return undefined;
+      const word = pick(wordsOf(document));
+      return { instruction: `How many times does the text '${word}' occur in the document open in TeXstudio? Submit the number as your answer.`, ans: `ANS ${occurrences(document, word)}` };
+    },
+    read: (instruction, { document }) => {
+      const m = /^How many times does the text '([A-Za-z]+)' occur in the document open in TeXstudio\? Submit the number as your answer\.$/.exec(instruction);
+      return m === null || document === undefined ? undefined : { instruction, ans: `ANS ${occurrences(document, m[1] as string)}` };
+    },
+  },
+  {
+    write: (pick) => ({ instruction: pick(TEX_UNPLANNED) }),
+    read: (instruction) => ((TEX_UNPLANNED as readonly string[]).includes(instruction) ? { instruction } : undefined),
+  },
+];
+
+const TEMPLATES: Readonly<Record<string, readonly Template[]>> = { KAlgebra: KALGEBRA, TeXstudio: TEXSTUDIO };
 
 /** Whether the generator double can write tasks for `software`. */
 export const writesTasksFor = (software: string): boolean => TEMPLATES[software] !== undefined;
 
 /** One new task of `software` (the generator double's output), from `random` in [0, 1). */
-export function writeTask(software: string, random: () => number): TemplateTask {
+export function writeTask(software: string, random: () => number, context: TemplateContext = {}): TemplateTask {
   const templates = TEMPLATES[software];
   if (templates === undefined) throw new Error(`the task-generator double has no templates for ${software}`);
   const pick = <T>(options: readonly T[]): T => options[Math.floor(random() * options.length)] as T;
-  return pick(templates).write(pick);
+  for (;;) {
+    const task = pick(templates).write(pick, context);
+    if (task !== undefined) return task;
+  }
 }
 
 /** The task behind an instruction the generator double wrote, with its plan; undefined for any other text. */
-export function readTask(software: string, instruction: string): TemplateTask | undefined {
+export function readTask(software: string, instruction: string, context: TemplateContext = {}): TemplateTask | undefined {
   for (const template of TEMPLATES[software] ?? []) {
-    const task = template.read(instruction);
+    const task = template.read(instruction, context);
     if (task !== undefined) return task;
   }
   return undefined;

@@ -1,9 +1,9 @@
 import { describeAction } from '../../core/actions';
-import { referencePlan } from '../../core/policies/kalgebra-reference';
+import { referencePlanFor } from '../../core/policies';
 import type { Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 import type { ChatRequest, Reply } from '../openai-server';
-import { textParts } from './kalgebra-policy';
+import { textParts } from './agent-policy';
 import { hashText, prng } from './seeded';
 
 /**
@@ -71,7 +71,7 @@ export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) =>
   const planTruth = (instruction: string, actions: readonly string[]): Truth => {
     const task = opts.resolveTask(instruction);
     if (task === undefined) return { success: false, firstErrorStep: actions.length > 0 ? 1 : null, why: 'the agent did not do what the task asks' };
-    const plan = referencePlan(task, opts.screen);
+    const plan = referencePlanFor(task, opts.screen);
     if (!plan.replayable) return { success: false, firstErrorStep: actions.length > 0 ? 1 : null, why: 'the task was not completed' };
     const expected = plan.actions.map(describeAction);
     const deviation = Array.from({ length: Math.max(expected.length, actions.length) }, (_, i) => i).find((i) => expected[i] !== actions[i]);

@@ -1,12 +1,13 @@
 import { loadConfig, type Env, type LoadedConfig } from '../../config/load';
+import { defaultStartState, type StartState } from '../../core/generated-task';
 import { parseTask, type Task } from '../../core/task';
 import { parseTrajectoryManifest } from '../../core/trajectory';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { startScriptedServer, type Policy, type ScriptedServer } from '../openai-server';
-import { readTask } from './generated-tasks';
+import { scriptedAgentPolicy } from './agent-policy';
+import { readTask, type TemplateContext } from './generated-tasks';
 import { judgePolicy } from './judge';
-import { kalgebraPolicy } from './kalgebra-policy';
 import { taskGeneratorPolicy } from './task-generator';
 
 /**
@@ -15,9 +16,17 @@ import { taskGeneratorPolicy } from './task-generator';
  * `models` (which names it serves: planner, executor, task generator, judges).
  */
 
+/** What a software's generated tasks start from (core/generated-task.ts) and the document it shows. */
+function startOf(seeds: readonly Task[]): { start: StartState; context: TemplateContext } | undefined {
+  const start = defaultStartState(seeds);
+  if (start === undefined) return undefined;
+  const touched = start.initialize.filter((step) => step.func === 'touch');
+  return { start, context: touched.length === 0 ? {} : { document: (touched.at(-1) as { text: string }).text } };
+}
+
 /** A generated task known by its instruction, as a runnable task whose `ans` is the plan the generator double wrote. */
-function generatedTaskOf(software: string, instruction: string, start: Task): Task | undefined {
-  const written = readTask(software, instruction);
+function generatedTaskOf(software: string, instruction: string, start: { start: StartState; context: TemplateContext }): Task | undefined {
+  const written = readTask(software, instruction, start.context);
   if (written === undefined) return undefined;
   return parseTask(
     {
@@ -25,12 +34,12 @@ function generatedTaskOf(software: string, instruction: string, start: Task): Ta
       sort: 'generated',
       steps: 15,
       instruction,
-      version: start.version,
-      snapshot: start.snapshot,
-      initialize: start.initialize.filter((step) => step.func === 'launch'),
+      version: start.start.version,
+      snapshot: start.start.snapshot,
+      initialize: start.start.initialize,
       evaluate: [],
       ...(written.ans === undefined ? {} : { ans: written.ans }),
-      generated: { set: 'double', seedTaskIds: [start.id], model: 'task-generator double', promptVersion: 'templates' },
+      generated: { set: 'double', seedTaskIds: ['seeds'], model: 'task-generator double', promptVersion: 'templates' },
     },
     'generated',
   );
@@ -64,15 +73,18 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
   const host = config.hosts.find((h) => h.kind === 'local');
   const screen = host?.kind === 'local' ? host.screen : { width: 1920, height: 1080 };
   const tasks = library.software().flatMap((software) => library.load(software));
+  const starts = new Map(library.software().flatMap((software) => {
+    const start = startOf(tasks.filter((t) => t.type === software));
+    return start === undefined ? [] : [[software, start] as const];
+  }));
   const resolve = (instruction: string): Task | undefined => {
-    for (const software of library.software()) {
-      const start = tasks.find((t) => t.type === software);
-      const task = start === undefined ? undefined : generatedTaskOf(software, instruction, start);
+    for (const [software, start] of starts) {
+      const task = generatedTaskOf(software, instruction, start);
       if (task !== undefined) return task;
     }
     return undefined;
   };
-  const agent = kalgebraPolicy({
+  const agent = scriptedAgentPolicy({
     tasks,
     resolve,
     screen,
@@ -95,7 +107,12 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
     evaluatorVerdict: evaluatorVerdicts(createObjectStore(config.storage, options.env)),
     seed: settings.seed,
   });
-  const generator = taskGeneratorPolicy({ model: config.models.taskGenerator.model, seed: settings.seed, brokenRate: settings.brokenTaskReplyRate });
+  const generator = taskGeneratorPolicy({
+    model: config.models.taskGenerator.model,
+    seed: settings.seed,
+    brokenRate: settings.brokenTaskReplyRate,
+    contextOf: (software) => starts.get(software)?.context ?? {},
+  });
   const judgeModels = new Set(config.models.judges.map((j) => j.model));
   const policy: Policy = (request) => {
     if (request.model === config.models.taskGenerator.model) return generator(request);

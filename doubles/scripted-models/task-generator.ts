@@ -1,6 +1,6 @@
 import type { ChatRequest, Reply } from '../openai-server';
-import { writesTasksFor, writeTask } from './generated-tasks';
-import { textParts } from './kalgebra-policy';
+import { writesTasksFor, writeTask, type TemplateContext } from './generated-tasks';
+import { textParts } from './agent-policy';
 import { hashText, prng } from './seeded';
 
 /**
@@ -15,6 +15,8 @@ import { hashText, prng } from './seeded';
 
 export interface TaskGeneratorOptions {
   readonly model: string;
+  /** What generated tasks of a software start from (the document they show), for templates that refer to it. */
+  readonly contextOf?: (software: string) => TemplateContext;
   readonly seed?: number;
   /** Share of replies with no JSON at all. */
   readonly brokenRate?: number;
@@ -40,7 +42,7 @@ export function taskGeneratorPolicy(opts: TaskGeneratorOptions): (request: ChatR
       if (roll < 0.08 && seeds.length > 0) items.push(JSON.stringify({ instruction: reword(seeds[Math.floor(random() * seeds.length)] as string) }));
       else if (roll < 0.14 && written.length > 0) items.push(JSON.stringify({ instruction: reword(written[Math.floor(random() * written.length)] as string) }));
       else if (roll < 0.17) items.push(JSON.stringify({ title: 'a task without an instruction' }));
-      else if (writesTasksFor(software)) items.push(JSON.stringify({ instruction: writeTask(software, random).instruction }));
+      else if (writesTasksFor(software)) items.push(JSON.stringify({ instruction: writeTask(software, random, opts.contextOf?.(software)).instruction }));
       else items.push(JSON.stringify({ instruction: `In ${software}, open the Help menu and read the version number of the application.` }));
     }
     const list = `{"tasks": [\n  ${items.join(',\n  ')}\n]}`;

@@ -185,18 +185,16 @@ describe('parser fuzzing', function () {
     assert.ok(accepted.generator > 50, JSON.stringify(accepted));
   });
 
-  it('stays fast on long adversarial replies (no quadratic scans)', () => {
-    // Each of these once took seconds to minutes at this size; linear parsers need milliseconds.
+  it('reads long adversarial replies to the end and finds nothing usable in them', () => {
+    // Each of these once took seconds to minutes at this size (quadratic scans): a regression shows
+    // as this test running into mocha's timeout. How fast the parsers are is not asserted here.
     const n = 150_000;
     const inputs = ['```' + ' '.repeat(n), 'Correctness: ' + ']'.repeat(n), "{'a': [" + ' ,]'.repeat(n / 3), "Action: type(content='" + "{'a': [".repeat(n / 7), '['.repeat(n)];
     for (const input of inputs) {
-      const started = performance.now();
-      parseExecutorOutput(input, VIEWS[0] as ExecutorView);
-      parsePlannerOutput(input);
-      parseJudgeReply(input);
-      readTaskGeneratorReply(input);
-      const elapsed = performance.now() - started;
-      assert.ok(elapsed < 1500, `${elapsed.toFixed(0)} ms for ${JSON.stringify(input.slice(0, 30))}...`);
+      const parsed = [parseExecutorOutput(input, VIEWS[0] as ExecutorView), parsePlannerOutput(input), parseJudgeReply(input)];
+      for (const result of parsed) assert.equal(result.ok, false, JSON.stringify(input.slice(0, 30)));
+      const tasks = readTaskGeneratorReply(input);
+      assert.ok(!tasks.ok || tasks.instructions.length === 0, 'no task in garbage');
     }
   });
 });

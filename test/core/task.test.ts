@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { hasReferenceAnswer, parseTask } from '../../core/task';
+import { commandLine, hasReferenceAnswer, parseTask } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 
 const DIR = path.resolve(__dirname, '../../../data/scienceboard/KAlgebra');
+const TEX_DIR = path.resolve(DIR, '..', 'TeXstudio');
 const files = readdirSync(DIR).filter((name) => name.endsWith('.json')).sort();
-const load = (name: string): unknown => JSON.parse(readFileSync(path.join(DIR, name), 'utf8'));
+const texFiles = readdirSync(TEX_DIR).filter((name) => name.endsWith('.json')).sort();
+const load = (name: string, dir = DIR): unknown => JSON.parse(readFileSync(path.join(dir, name), 'utf8'));
 
 describe('ScienceBoard tasks', () => {
   it('ships the 20 KAlgebra tasks with their MIT licence notice', () => {
@@ -16,12 +18,24 @@ describe('ScienceBoard tasks', () => {
     assert.match(readFileSync(path.join(DIR, '..', 'NOTICE.md'), 'utf8'), /MIT/);
   });
 
+  it('ships the 12 TeXstudio tasks', () => {
+    assert.deepEqual(
+      texFiles.map((f) => f.replace(/\.json$/, '')),
+      ['A-01', 'A-02', 'A-03', 'B-01', 'B-03', 'B-04', 'C-01', 'C-02', 'C-03', 'C-05', 'C-06', 'D-01'],
+    );
+  });
+
   it('parses every task unchanged', () => {
-    for (const name of files) {
-      const raw = load(name) as Record<string, unknown>;
-      const id = name.replace(/\.json$/, '');
-      const task = parseTask(raw, id);
-      assert.deepEqual(task, { id, ...raw }, name);
+    for (const [dir, names] of [
+      [DIR, files],
+      [TEX_DIR, texFiles],
+    ] as const) {
+      for (const name of names) {
+        const raw = load(name, dir) as Record<string, unknown>;
+        const id = name.replace(/\.json$/, '');
+        const task = parseTask(raw, id);
+        assert.deepEqual(task, { id, ...raw }, name);
+      }
     }
   });
 
@@ -48,6 +62,34 @@ describe('ScienceBoard tasks', () => {
     assert.deepEqual([...types].sort(), ['eqn', 'stop', 'val', 'var']);
   });
 
+  it('covers every initialize func and evaluate type of the TeXstudio set, argv commands included', () => {
+    const funcs = new Set<string>();
+    const types = new Set<string>();
+    for (const name of texFiles) {
+      const task = parseTask(load(name, TEX_DIR), name.replace(/\.json$/, ''));
+      task.initialize.forEach((step) => funcs.add(step.func));
+      task.evaluate.forEach((check) => types.add(check.type));
+    }
+    assert.deepEqual([...funcs].sort(), ['chimerax_clear_log', 'chimerax_open', 'chimerax_turn', 'execute', 'launch', 'touch']);
+    assert.deepEqual([...types].sort(), ['compile', 'file', 'include', 'stop']);
+    const a01 = parseTask(load('A-01.json', TEX_DIR), 'A-01');
+    assert.deepEqual(a01.initialize[2], {
+      func: 'execute',
+      command: ['rm', '/home/user/.local/share/ChimeraX/commands', '/home/user/.local/share/ChimeraX/file_history', '/home/user/.local/share/ChimeraX/preregistration'],
+    });
+    assert.equal(a01.initialize[4]?.func === 'launch' && commandLine(a01.initialize[4].command), 'chimerax --cmd remotecontrol rest start json true port «PORTLIKE»');
+    assert.deepEqual(a01.evaluate[1], { type: 'compile', path: '/home/user/atelier', file: 'main' });
+  });
+
+  it('wants source and target of a file check together', () => {
+    const raw = { ...(load('C-02.json', TEX_DIR) as object), evaluate: [{ type: 'file', path: '/home/user/atelier/main.tex', source: 'M' }] };
+    assert.throws(() => parseTask(raw, 'C-02'), (error: unknown) => {
+      assert.ok(error instanceof ValidationError);
+      assert.deepEqual(error.problems, ['evaluate[0].target: source and target come together']);
+      return true;
+    });
+  });
+
   it('reports an unknown initialize func and evaluate type by name', () => {
     const raw = { ...(load('A-01.json') as object), initialize: [{ func: 'open_browser', url: 'x' }], evaluate: [{ type: 'pixel', at: 1 }] };
     assert.throws(
@@ -56,8 +98,8 @@ describe('ScienceBoard tasks', () => {
         assert.ok(error instanceof ValidationError);
         assert.equal(error.source, 'task A-01');
         assert.deepEqual(error.problems, [
-          'initialize[0].func: unknown func "open_browser" (expected one of launch, tab, func_2d, func_3d, touch)',
-          'evaluate[0].type: unknown type "pixel" (expected one of var, val, eqn, stop)',
+          'initialize[0].func: unknown func "open_browser" (expected one of launch, execute, touch, tab, func_2d, func_3d, chimerax_clear_log, chimerax_open, chimerax_turn)',
+          'evaluate[0].type: unknown type "pixel" (expected one of var, val, eqn, file, include, compile, stop)',
         ]);
         return true;
       },

@@ -25,6 +25,8 @@ describe('desktop pool on a real KAlgebra desktop', function () {
       hostQueue: 'pool-test-queue',
       size: 1,
       leaseTtlMs: 60_000,
+      serves: ['KAlgebra', 'TeXstudio'],
+      deploymentServes: ['KAlgebra', 'TeXstudio'],
       createDesktop: (index) => {
         const desktop = createLocalDesktop(host, config.localApps, index, { dir });
         built.push(desktop);
@@ -32,7 +34,7 @@ describe('desktop pool on a real KAlgebra desktop', function () {
       },
     });
     try {
-      const first = pool.lease('rollout-a#0');
+      const first = pool.lease({ requestId: 'rollout-a#0', software: 'KAlgebra' });
       await pool.use(first.leaseId).reset(kalgebraTask('A-01'));
       pool.release(first.leaseId);
       assert.deepEqual(await pool.checkIdle(), [], 'a healthy idle desktop stays');
@@ -44,7 +46,7 @@ describe('desktop pool on a real KAlgebra desktop', function () {
       assert.equal(built.length, 2, 'a fresh desktop took the slot');
       assert.deepEqual(processesOf('pool-test/0'), [], 'the recycled desktop left no process behind');
 
-      const second = pool.lease('rollout-b#0');
+      const second = pool.lease({ requestId: 'rollout-b#0', software: 'KAlgebra' });
       const fresh = pool.use(second.leaseId);
       assert.equal(fresh, built[1]);
       await fresh.reset(kalgebraTask('A-01'));

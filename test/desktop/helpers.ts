@@ -15,20 +15,25 @@ import { isAlive, processesOf, type TaggedProcess } from '../../activities/deskt
 import { readKAlgebraState, type RunningKAlgebraState } from '../../activities/desktop/local/kalgebra/state';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
-export const KALGEBRA_TASKS = path.join(REPO, 'data', 'scienceboard', 'KAlgebra');
 
-export function loadKAlgebraTasks(): Task[] {
-  return readdirSync(KALGEBRA_TASKS)
+/** The repository's ScienceBoard tasks of one software, sorted by id. */
+export function loadTasks(software: string): Task[] {
+  const dir = path.join(REPO, 'data', 'scienceboard', software);
+  return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => parseTask(JSON.parse(readFileSync(path.join(KALGEBRA_TASKS, f), 'utf8')), f.slice(0, -'.json'.length)));
+    .map((f) => parseTask(JSON.parse(readFileSync(path.join(dir, f), 'utf8')), f.slice(0, -'.json'.length)));
 }
 
-export const kalgebraTask = (id: string): Task => {
-  const task = loadKAlgebraTasks().find((t) => t.id === id);
-  if (task === undefined) throw new Error(`no task ${id}`);
+const taskOf = (software: string, id: string): Task => {
+  const task = loadTasks(software).find((t) => t.id === id);
+  if (task === undefined) throw new Error(`no ${software} task ${id}`);
   return task;
 };
+
+export const loadKAlgebraTasks = (): Task[] => loadTasks('KAlgebra');
+export const kalgebraTask = (id: string): Task => taskOf('KAlgebra', id);
+export const texstudioTask = (id: string): Task => taskOf('TeXstudio', id);
 
 
 /** One real desktop as the repo's temporal.yaml describes a local host, on a free display, in a temp dir. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { freeIdentifiers, splitAssignment, splitEquation, splitLambda } from '../../core/kalgebra/expressions';
-import { withEnterForNewlines, xdotoolArgs } from '../../activities/desktop/local/input';
+import { withKeysForControls, xdotoolArgs } from '../../activities/desktop/local/input';
 import { calgebra, parseCalgebraOutput } from '../../activities/desktop/local/kalgebra/calgebra';
 import { realPart, sameValue } from '../../activities/desktop/local/kalgebra/evaluators';
 import {
@@ -97,12 +97,18 @@ describe('KAlgebra expressions and checks', () => {
     assert.equal(agrees(1, 1.01), false);
   });
 
-  it('renders typed newlines as Enter and keeps typed text out of xdotool options', () => {
-    assert.deepEqual(withEnterForNewlines([{ kind: 'type', text: 'a := 1\nb := 2' }, { kind: 'key', chord: 'Return' }]), [
+  it('renders typed newlines as Enter and tabs as Tab and a pause, and keeps typed text out of xdotool options', () => {
+    assert.deepEqual(withKeysForControls([{ kind: 'type', text: 'a := 1\nb := 2' }, { kind: 'key', chord: 'Return' }]), [
       { kind: 'type', text: 'a := 1' },
       { kind: 'key', chord: 'Return' },
       { kind: 'type', text: 'b := 2' },
       { kind: 'key', chord: 'Return' },
+    ]);
+    assert.deepEqual(withKeysForControls([{ kind: 'type', text: '\\or\t\\vee' }]), [
+      { kind: 'type', text: '\\or' },
+      { kind: 'key', chord: 'Tab' },
+      { kind: 'sleep', ms: 150 },
+      { kind: 'type', text: '\\vee' },
     ]);
     assert.deepEqual(xdotoolArgs({ kind: 'type', text: '--help' }, 12), ['type', '--delay', '12', '--', '--help']);
     assert.deepEqual(xdotoolArgs({ kind: 'key', chord: 'ctrl+l' }, 12), ['key', '--clearmodifiers', 'ctrl+l']);

@@ -5,10 +5,33 @@ import { isTerminal } from '../../core/episode';
 import { kalgebraPoint } from '../../core/policies/kalgebra-layout';
 import { perturbedPlan, referencePlan } from '../../core/policies/kalgebra-reference';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
+import { parseTask } from '../../core/task';
 import { closeTestDesktop, loadKAlgebraTasks, play, REPO, testDesktop } from './helpers';
 
 const TASKS = loadKAlgebraTasks();
 const SCREEN = { width: 1920, height: 1080 };
+
+/**
+ * ScienceBoard's KAlgebra A-04 (tasks/VM/KAlgebra/A-04.json, not among the 20 shipped tasks),
+ * unchanged but for its id: the reference answer is to give up, because no such function exists.
+ */
+const A04 = parseTask(
+  {
+    type: 'KAlgebra',
+    sort: 'VM',
+    steps: 5,
+    instruction: 'Answer the question: name of the built-in function which calculate the inverse of a matrix.',
+    version: '0.1',
+    snapshot: 'sci_bench',
+    initialize: [
+      { func: 'launch', wait: 2.5, command: 'LD_LIBRARY_PATH=/home/user/6.5.0/gcc_64/lib /app/bin/kalgebra «PORTLIKE»', shell: true },
+      { func: 'tab', index: 3 },
+    ],
+    evaluate: [{ type: 'stop', value: 'FAIL' }],
+    ans: 'FAIL',
+  },
+  'A-04',
+);
 /** The tasks whose `ans` is N/A: ScienceBoard gives no reference solution for them. */
 const NOT_REPLAYABLE = ['B-03', 'B-04', 'B-06'];
 
@@ -61,6 +84,14 @@ describe('KAlgebra reference policy', () => {
     assert.deepEqual(byId('D-02'), [{ type: 'hotkey', keys: ['alt', 'c'] }, { type: 'type', text: 'area := pi*3*4', submit: true }, { type: 'done' }]);
   });
 
+  it('ends with the stop its ans names (FAIL, DONE), and the perturbed plan with the other one', () => {
+    assert.deepEqual(referencePlan(A04, SCREEN), { replayable: true, actions: [{ type: 'fail' }] });
+    assert.deepEqual(perturbedPlan(A04, SCREEN), { replayable: true, actions: [{ type: 'done' }] });
+    const done = { ...A04, evaluate: [{ type: 'stop' as const, value: 'DONE' as const }], ans: 'DONE' };
+    assert.deepEqual(referencePlan(done, SCREEN), { replayable: true, actions: [{ type: 'done' }] });
+    assert.deepEqual(perturbedPlan(done, SCREEN), { replayable: true, actions: [{ type: 'fail' }] });
+  });
+
   it('changes only the last result in the perturbed plan', () => {
     const task = TASKS.find((t) => t.id === 'C-08') ?? assert.fail('C-08');
     const reference = referencePlan(task, SCREEN);
@@ -93,7 +124,7 @@ describe('KAlgebra reference policy', () => {
       await closeTestDesktop(desktop, dir);
     });
 
-    for (const task of TASKS.filter((t) => !NOT_REPLAYABLE.includes(t.id))) {
+    for (const task of [...TASKS.filter((t) => !NOT_REPLAYABLE.includes(t.id)), A04]) {
       it(`${task.id}: the reference plan passes every check, the perturbed plan fails`, async () => {
         for (const [name, plan, expected] of [
           ['reference', referencePlan(task, desktop.screen), true],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { LocalHostConfig } from '../../config/schema';
-import type { Task } from '../../core/task';
+import { parseTask, type Task } from '../../core/task';
 import { kalgebraPoint } from '../../core/policies/kalgebra-layout';
 import { DesktopError } from '../../activities/desktop/desktop';
 import { RenderError } from '../../core/render/keys';
@@ -131,6 +131,75 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     assert.match(style.checks[0]?.detail ?? '', /style 2 unsupported: .*reads Solid/);
   });
 
+  it('checks the 2D plot resolution (res) from the checked item of the 2D Graph menu', async () => {
+    // ScienceBoard's KAlgebra B-05 (tasks/VM/KAlgebra/B-05.json, not among the 20 shipped tasks), unchanged but for its id.
+    const b05 = parseTask(
+      {
+        type: 'KAlgebra',
+        sort: 'VM',
+        steps: 5,
+        instruction: "Change resolution of the given curve into 'Very Fine' in KAlgebra.",
+        version: '0.1',
+        snapshot: 'sci_bench',
+        initialize: [
+          { func: 'launch', wait: 2.5, command: 'LD_LIBRARY_PATH=/home/user/6.5.0/gcc_64/lib /app/bin/kalgebra «PORTLIKE»', shell: true },
+          { func: 'tab', index: 1 },
+          { func: 'func_2d', expr: 'x->sin(x+pi/4)' },
+        ],
+        evaluate: [
+          {
+            type: 'eqn',
+            key: [[-1, -0.21295841515929623], [-13, 10.294654062971047], [0, 0.7071067811865475], [18, 19.308407736694406]],
+            value: { '(-1, -0.21295841515929623)': true, '(-13, 10.294654062971047)': false, '(0, 0.7071067811865475)': true, '(18, 19.308407736694406)': false, res: 3328 },
+          },
+        ],
+        ans: 'N/A',
+      },
+      'B-05',
+    );
+    await desktop.reset(b05);
+    const normal = await desktop.evaluate(b05, { reason: 'DONE' });
+    assert.equal(normal.passed, false);
+    assert.match(normal.checks[0]?.detail ?? '', /^f0 x->sin\(x\+pi\/4\) agrees with all 4 points; res expected 3328 \(Very Fine\), found 832 \(Normal\)$/);
+    // The 2D Graph menu (Alt+D) wraps from its first item to its last, Very Fine.
+    for (const keys of [['alt', 'd'], ['up'], ['enter']]) await desktop.act({ type: 'hotkey', keys });
+    await sleep(300);
+    assert.equal((await appState(desktop, dir, host)).resolution2d, 'Very Fine');
+    const veryFine = await desktop.evaluate(b05, { reason: 'DONE' });
+    assert.equal(veryFine.passed, true, veryFine.checks[0]?.detail);
+    assert.equal(veryFine.checks[0]?.detail, 'f0 x->sin(x+pi/4) agrees with all 4 points; res 3328 (Very Fine)');
+  });
+
+  it('checks the surface KAlgebra plotted, not the text of the 3D field', async () => {
+    const b07 = kalgebraTask('B-07');
+    const wanted = b07.ans ?? assert.fail('B-07 has an ans');
+    await desktop.reset(b07);
+    const field = { type: 'click' as const, ...kalgebraPoint('graph3dInput', desktop.screen) };
+    // Typed, not entered: the given surface is still the one plotted.
+    await desktop.act(field);
+    await desktop.act({ type: 'hotkey', keys: ['ctrl', 'a'] });
+    await desktop.act({ type: 'type', text: wanted, submit: false });
+    assert.equal((await appState(desktop, dir, host)).input3d?.text, wanted);
+    const typed = await desktop.evaluate(b07, { reason: 'DONE' });
+    assert.equal(typed.passed, false);
+    assert.match(typed.checks[0]?.detail ?? '', /closest 3D graph \(x, y\)->sin\(x\)\^2\+cos\(y\)\^2-1\/\(x\^2\*y\^2\):/);
+    assert.match(typed.checks[0]?.detail ?? '', /the 3D field reads "\(x, y\) -> sin\(x\^2\).*", which is not plotted/);
+
+    await desktop.act({ type: 'hotkey', keys: ['enter'] });
+    const entered = await desktop.evaluate(b07, { reason: 'DONE' });
+    assert.equal(entered.passed, true, entered.checks[0]?.detail);
+
+    // An expression KAlgebra refuses leaves the plotted surface as it was.
+    await desktop.act({ type: 'hotkey', keys: ['ctrl', 'a'] });
+    await desktop.act({ type: 'type', text: 'x->x^2', submit: true });
+    const state = await appState(desktop, dir, host);
+    assert.equal(state.input3d?.text, 'x->x^2');
+    assert.match(state.statusBar, /^Errors: /);
+    const refused = await desktop.evaluate(b07, { reason: 'DONE' });
+    assert.equal(refused.passed, true, refused.checks[0]?.detail);
+    assert.match(refused.checks[0]?.detail ?? '', /the 3D field reads "x->x\^2", which is not plotted/);
+  });
+
   it('writes a touch step into the desktop HOME, where the file dialog finds ~/', async () => {
     await desktop.reset(kalgebraTask('C-05'));
     assert.equal(readFileSync(path.join(dir, `${host.id}-0`, 'home', 'script.kal'), 'utf8'), 'a := vector{-1, root(3, 3)}');
@@ -184,7 +253,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     const launch = A01.initialize[0];
     assert.equal(launch?.func, 'launch');
     await rejectsAt(desktop.reset({ ...A01, evaluate: [] }), 'A-01', 'validate', /task A-01 is invalid:\n {2}- evaluate/);
-    await rejectsAt(desktop.reset({ ...A01, type: 'Celestia' }), 'A-01', 'launch', /no localApps entry runs software "Celestia" \(configured: KAlgebra\)/);
+    await rejectsAt(desktop.reset({ ...A01, type: 'Celestia' }), 'A-01', 'launch', /no localApps entry runs software "Celestia" \(configured: KAlgebra, TeXstudio\)/);
     await rejectsAt(
       desktop.reset({ ...A01, initialize: [{ func: 'launch', command: '/app/bin/celestia' }] }),
       'A-01',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOsworldClient, type OsworldClient } from '../../activities/desktop/osworld/client';
 import { VmHttpError } from '../../activities/desktop/osworld/http';
@@ -31,6 +32,30 @@ function pyautoguiStandIn(): (command: unknown) => { output: string; error: stri
     return { output: code.includes('pyautogui.position()') ? `${pointer.x} ${pointer.y}\n` : '', error: '', returncode: 0 };
   };
 }
+
+/** Sends one raw HTTP/1.1 request asking to keep the connection; answers the response and whether the server closed the connection after it. */
+function exchange(url: string, request: string): Promise<{ response: string; closed: boolean }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let response = '';
+    // A server that keeps the connection open is noticed here instead of hanging the test.
+    const keptOpen = setTimeout(() => {
+      socket.destroy();
+      resolve({ response, closed: false });
+    }, 10_000);
+    socket.on('data', (chunk) => (response += chunk.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      clearTimeout(keptOpen);
+      resolve({ response, closed: true });
+    });
+    socket.write(request);
+  });
+}
+
+/** The text of a page's <title>. */
+const titleOf = (page: string): string => /<title>([\s\S]*?)<\/title>/.exec(page)?.[1] ?? '';
 
 describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServer}` : 'the in-VM server test double'}`, () => {
   let double: OsworldServerDouble | undefined;
@@ -97,11 +122,11 @@ describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServe
     assert.equal(await client.readFile(path), 'replaced');
   });
 
-  it('GET /read of a missing file fails naming the endpoint and the 500', async () => {
+  it('GET /read of a missing file fails naming the endpoint, the 500 and the exception, never the debugger page', async () => {
     const err = await rejectsWith(client.readFile(`${dir}/missing.txt`), VmHttpError);
     assert.equal(err.status, 500);
     assert.equal(err.endpoint, 'GET /read');
-    assert.match(err.message, /GET \/read on http:\/\/\S+: HTTP 500 .*Internal Server Error/i);
+    assert.equal(err.message, `GET /read on ${client.url}: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: [Errno 2] No such file or directory: '${dir}/missing.txt'`);
   });
 
   it('POST /setup/launch starts a command without waiting for it', async () => {
@@ -130,6 +155,82 @@ describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServe
     const tree = await client.accessibilityTree();
     assert.match(tree, /^<desktop-frame[\s>]/);
   });
+
+  it('answers an uncaught exception with a 500 debugger page: the exception line in the title, the secret in a script', async () => {
+    const response = await fetch(`${client.url}/read?path=${encodeURIComponent(`${dir}/missing.txt`)}`);
+    const page = await response.text();
+    assert.equal(response.status, 500);
+    assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${dir}/missing.txt&#39;\n // Werkzeug Debugger`);
+    assert.match(page, /<script>[^<]*SECRET = "\w+";/);
+  });
+
+  it('answers 405 with the allowed method to a known route called with another', async () => {
+    const response = await fetch(`${client.url}/execute`);
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get('allow'), 'POST, OPTIONS');
+    assert.equal(titleOf(await response.text()), '405 Method Not Allowed');
+  });
+
+  it('answers 415 when a JSON route gets a body of another Content-Type', async () => {
+    const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"command": ["true"]}' });
+    assert.equal(response.status, 415);
+    assert.match(await response.text(), /<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application\/json&#39;.<\/p>/);
+  });
+
+  it('answers 400 to malformed JSON', async () => {
+    const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"command": [' });
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /<p>Failed to decode JSON object: /);
+  });
+
+  it('POST /execute splits a string command like shlex when there is no shell', async () => {
+    const result = await client.execute(`printf %s| 'a b' "c \\"d\\" \\\\" e\\ f '$HOME'`);
+    assert.deepEqual(result, { output: 'a b|c "d" \\|e f|$HOME|', error: '', returncode: 0 });
+  });
+
+  it('POST /execute with shell: true runs only the first element of a list; the rest become $0, $1', async () => {
+    const result = await client.execute(['echo run: "$0" "$1"', 'second', 'third'], { shell: true });
+    assert.equal(result.output, 'run: second third\n');
+  });
+
+  it('POST /execute expands arguments that start with ~/ and no others', async () => {
+    const home = (await client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
+    const result = await client.execute(['printf', '%s|', '~/notes.txt', '~', 'a~/b', '~root/x']);
+    assert.equal(result.output, `${home}/notes.txt|~|a~/b|~root/x|`);
+  });
+
+  it('POST /execute reads the output as text: \\r\\n and \\r become \\n', async () => {
+    const result = await client.execute(['printf', 'a\\r\\nb\\rc\\n']);
+    assert.equal(result.output, 'a\nb\nc\n');
+  });
+
+  it('POST /execute answers a 500 for output that is not UTF-8', async () => {
+    const err = await rejectsWith(client.execute(['printf', '\\377']), VmHttpError);
+    assert.equal(err.status, 500);
+    assert.match(err.message, /'utf-8' codec can't decode byte 0xff in position 0: invalid start byte$/);
+  });
+
+  it('GET /read reads text mode: \\r\\n and \\r become \\n', async () => {
+    const path = `${dir}/crlf.txt`;
+    await client.writeFile(path, 'a\r\nb\rc\n');
+    assert.equal((await client.execute(['od', '-An', '-c', path])).output.replace(/\s+/g, ''), 'a\\r\\nb\\rc\\n');
+    assert.equal(await client.readFile(path), 'a\nb\nc\n');
+  });
+
+  it('POST /setup/launch answers a 500 for a program that cannot start, but 200 when a shell starts it', async () => {
+    const err = await rejectsWith(client.launch(['/nonexistent/kalgebra', '8000']), VmHttpError);
+    assert.equal(err.status, 500);
+    assert.match(err.message, /\[Errno 2\] No such file or directory: '\/nonexistent\/kalgebra'$/);
+    await client.launch('/nonexistent/kalgebra 8000', { shell: true });
+  });
+
+  it('closes the connection after each response', async () => {
+    const { response, closed } = await exchange(client.url, 'GET /platform HTTP/1.1\r\nHost: vm\r\nConnection: keep-alive\r\n\r\n');
+    assert.match(response, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(response, /\r\nConnection: close\r\n/i);
+    assert.equal(closed, true, 'the server kept the connection open');
+  });
 });
 
 describe('OSWorld client failure handling (in-VM server test double)', () => {
@@ -157,8 +258,33 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
     const client = createOsworldClient(double.url, { retries: 3, backoffMs: 10 });
     double.fault('/screenshot', { kind: 'status', status: 500, contentType: 'application/json', body: '{"status":"error","message":"X display :0 is gone"}' });
     const err = await rejectsWith(client.screenshot(), VmHttpError);
-    assert.equal(err.message, `GET /screenshot on ${double.url}: HTTP 500 Internal Server Error: X display :0 is gone`);
+    assert.equal(err.message, `GET /screenshot on ${double.url}: HTTP 500 INTERNAL SERVER ERROR: X display :0 is gone`);
     assert.equal(requestsTo('/screenshot'), 1);
+  });
+
+  it('says what a Werkzeug error page says, never its markup', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    double.fault('/execute', {
+      kind: 'status',
+      status: 415,
+      body: "<!doctype html>\n<html lang=en>\n<title>415 Unsupported Media Type</title>\n<h1>Unsupported Media Type</h1>\n<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application/json&#39;.</p>\n",
+    });
+    const err = await rejectsWith(client.execute(['true']), VmHttpError);
+    assert.equal(
+      err.message,
+      `POST /execute on ${double.url}: HTTP 415 UNSUPPORTED MEDIA TYPE: Did not attempt to load JSON data because the request Content-Type was not 'application/json'.`,
+    );
+  });
+
+  it('keeps the debugger\'s secret and the traceback out of its errors', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    const err = await rejectsWith(client.readFile('/nonexistent/notes.txt'), VmHttpError);
+    const page = await (await fetch(`${double.url}/read?path=%2Fnonexistent%2Fnotes.txt`)).text();
+    const secret = /SECRET = "(\w+)"/.exec(page)?.[1];
+    assert.ok(secret, 'the double serves a debugger page with a secret');
+    assert.equal(err.message.includes(secret), false);
+    assert.doesNotMatch(err.message, /SECRET|CONSOLE_MODE|Traceback|main\.py/);
+    assert.match(err.message, /: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: \[Errno 2\] No such file or directory: '\/nonexistent\/notes\.txt'$/);
   });
 
   it('retries an idempotent read through 503s with backoff', async () => {
@@ -228,7 +354,27 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
     double.fault('/screenshot', { kind: 'status', status: 200, body: '<html>login</html>' });
     const err = await rejectsWith(client.screenshot(), VmHttpError);
     assert.equal(err.failure, 'protocol');
-    assert.match(err.message, /^GET \/screenshot on .*: expected PNG bytes, got 18 bytes of text\/html/);
+    assert.equal(err.message, `GET /screenshot on ${double.url}: expected a complete PNG, got 18 bytes of text/html: no PNG signature`);
+  });
+
+  it('rejects an empty or truncated PNG as a protocol failure (what overlapping screenshots get from the server)', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    const png = await client.screenshot();
+    double.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: Buffer.alloc(0) });
+    assert.match((await rejectsWith(client.screenshot(), VmHttpError)).message, /: expected a complete PNG, got 0 bytes of image\/png: no PNG signature$/);
+    double.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: png.subarray(0, png.length - 12) });
+    const truncated = await rejectsWith(client.screenshot(), VmHttpError);
+    assert.equal(truncated.failure, 'protocol');
+    assert.match(truncated.message, new RegExp(`: expected a complete PNG, got ${png.length - 12} bytes of image/png: no IEND chunk$`));
+    double.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: png.subarray(0, 1000) });
+    assert.match((await rejectsWith(client.screenshot(), VmHttpError)).message, /: expected a complete PNG, got 1000 bytes of image\/png: chunk IDAT at byte \d+ runs past the end$/);
+  });
+
+  it('sends a VM one request at a time: parallel screenshots, which share one file on the server, all come back complete', async () => {
+    const client = createOsworldClient(double.url, { retries: 0 });
+    const shots = await Promise.all(Array.from({ length: 6 }, () => client.screenshot()));
+    assert.equal(double.screenshotsAtOnce(), 1);
+    for (const png of shots) assert.equal(png.subarray(-8, -4).toString('latin1'), 'IEND');
   });
 
   it('rejects an /execute answer of the wrong shape as a protocol failure', async () => {
@@ -247,6 +393,36 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
     const asked = double.executed.at(-1);
     assert.equal(asked?.shell, false);
     assert.deepEqual((asked?.command as string[]).slice(0, 2), ['python3', '-c']);
+  });
+
+  it('answers a command whose background child still holds the output pipe only at the timeout, with a 500', async function () {
+    this.timeout(20_000);
+    const slow = await startOsworldServerDouble({ executeTimeoutSeconds: 1 });
+    try {
+      const client = createOsworldClient(slow.url, { retries: 0 });
+      const err = await rejectsWith(client.execute(['sh', '-c', 'sleep 3 & echo typed']), VmHttpError);
+      assert.equal(err.status, 500);
+      assert.match(err.message, /Command '\['sh', '-c', 'sleep 3 & echo typed'\]' timed out after 1 seconds$/);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('runs out of X clients after leaking one per screenshot: one 500, then the crash refuses every connection', async () => {
+    const leaking = await startOsworldServerDouble({ screenshotsBeforeXRefuses: 2 });
+    try {
+      const client = createOsworldClient(leaking.url, { retries: 0 });
+      await client.screenshot();
+      await client.screenshot();
+      const refused = await rejectsWith(client.screenshot(), VmHttpError);
+      assert.match(refused.message, /HTTP 500 .*CalledProcessError/);
+      const crashed = await rejectsWith(client.screenshot(), VmHttpError);
+      assert.equal(crashed.failure, 'connection');
+      assert.equal((await rejectsWith(client.platform(), VmHttpError)).code, 'ECONNREFUSED');
+      assert.equal(leaking.crashes(), 1);
+    } finally {
+      await leaking.close();
+    }
   });
 
   it('takes the pointer from a /cursor_position that answers [x, y]', async () => {

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { parseConfig } from '../../config/load';
 import type { OsworldHostConfig, OsworldVmConfig } from '../../config/schema';
+import { FAILURES } from '../../core/failures';
 import { parseTask, type Task } from '../../core/task';
-import { DesktopError } from '../../activities/desktop/desktop';
+import { createDesktopActivities, type StepInput, type StepOutcome } from '../../activities/desktop/activities';
+import { DesktopError, DesktopLostError } from '../../activities/desktop/desktop';
 import { createOsworldClient } from '../../activities/desktop/osworld/client';
 import { createKalgebraState } from '../../activities/desktop/osworld/kalgebra-state';
 import {
@@ -17,10 +22,13 @@ import {
   PORT_PLACEHOLDER,
 } from '../../activities/desktop/osworld/osworld-desktop';
 import { CommandVmProvider, type VmProvider } from '../../activities/desktop/osworld/vm-provider';
+import { DesktopPool, LeaseLostError } from '../../activities/desktop/pool';
+import { s3TaskReader } from '../../activities/tasks/library';
+import { freePort } from '../../infra/ephemeral';
+import { testStack } from '../stack';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from './kalgebra-state-double';
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
-import { rejectsWith } from './helpers';
-import { freePort } from '../../infra/ephemeral';
+import { pngSize, rejectsWith } from './helpers';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -106,7 +114,17 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
     await rm(dir, { recursive: true, force: true });
   });
 
-  function desktopFor(options: { url?: string; provider?: VmProvider; readyTimeoutMs?: number } = {}): OsworldDesktop {
+  function desktopFor(
+    options: {
+      url?: string;
+      provider?: VmProvider;
+      readyTimeoutMs?: number;
+      resetScript?: string;
+      appReadyTimeoutMs?: number;
+      screenshotBackoffMs?: number;
+      timeoutMs?: number;
+    } = {},
+  ): OsworldDesktop {
     const vm: OsworldVmConfig = {
       url: options.url ?? vmServer.url,
       resetCommand: ['sh', '-c', 'echo reverted >> "$0"', path.join(dir, 'reverts')],
@@ -117,11 +135,15 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       id: 'rack-1/0',
       vm,
       provider: options.provider ?? new CommandVmProvider(5000),
-      client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10 }),
+      client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10, timeoutMs: options.timeoutMs }),
       appState: createKalgebraState(appStateUrl(vm), { retries: 2, backoffMs: 10 }),
       readyTimeoutMs: options.readyTimeoutMs ?? 3000,
       pollIntervalMs: 50,
       stepPauseMs: 0,
+      resetScript: options.resetScript ?? path.join(dir, 'no-reset.sh'),
+      appReadyTimeoutMs: options.appReadyTimeoutMs ?? 3000,
+      screenshotAttempts: 3,
+      screenshotBackoffMs: options.screenshotBackoffMs ?? 10,
     });
   }
 
@@ -147,6 +169,7 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       const tab = kalgebra.requests.find((r) => r.path === '/tab');
       assert.deepEqual([tab?.body, tab?.contentType], ['1', 'application/json']);
       assert.ok(vmServer.requests.findIndex((r) => r.path === '/platform') < vmServer.requests.findIndex((r) => r.path === '/setup/launch'));
+      assert.deepEqual(kalgebra.requests.at(-1), { method: 'GET', path: '/version', contentType: '', body: '' }, 'the app is probed after the steps');
 
       const result = await desktop.evaluate(task, { reason: 'DONE' });
       assert.equal(result.passed, true, JSON.stringify(result.checks));
@@ -167,6 +190,38 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       await desktopFor().reset(task);
       assert.equal(await readFile(script, 'utf8'), 'a := vector{-1, root(3, 3)}');
       assert.equal(await readFile(portFile, 'utf8'), `${kalgebra.port}\n`);
+    });
+
+    it('runs the VM\'s reset script through /setup/execute after the revert, before the task\'s steps (as ScienceBoard does)', async () => {
+      const script = path.join(dir, 'reset.sh');
+      await writeFile(script, `echo "network restarted" >> '${path.join(dir, 'reset.log')}'\n`);
+      const task: Task = { ...loadTask('C-05'), initialize: [{ func: 'touch', text: 'x', path: path.join(dir, 'touched') }] };
+      await desktopFor({ resetScript: script }).reset(task);
+      assert.equal(await readFile(path.join(dir, 'reset.log'), 'utf8'), 'network restarted\n');
+      const setup = vmServer.requests.find((r) => r.path === '/setup/execute');
+      assert.deepEqual(JSON.parse(setup?.body ?? 'null'), { command: ['/bin/bash', script], shell: false });
+      const order = vmServer.requests.map((r) => r.path).filter((p) => p !== '/execute');
+      assert.ok(order.indexOf('/setup/execute') < order.indexOf('/write'), order.join(' '));
+    });
+
+    it('fails the reset as the VM\'s fault when the app never answers /version, though its launch through a shell answered 200', async () => {
+      await kalgebra.close();
+      const [launch] = loadTask('A-01').initialize;
+      assert.ok(launch?.func === 'launch' && launch.shell === true);
+      const task: Task = { ...loadTask('A-01'), initialize: [{ ...launch, wait: 0 }] };
+      const err = await rejectsWith(desktopFor({ appReadyTimeoutMs: 300 }).reset(task), DesktopError);
+      assert.equal(vmServer.requests.filter((r) => r.path === '/setup/launch').length, 1);
+      assert.deepEqual([err.step, err.permanent], ['app state', false]);
+      assert.match(
+        err.message,
+        new RegExp(`^rack-1/0 task A-01 \\(app state\\): the app's state server at ${kalgebra.url} did not answer within 0.3 s after the task's initialize steps \\(.*\\): last try: GET /version on ${kalgebra.url}: connection refused`),
+      );
+      kalgebra = await startKalgebraStateDouble({ curves: CURVES });
+    });
+
+    it('skips the reset script when the VM has none', async () => {
+      await desktopFor({ resetScript: path.join(dir, 'missing', 'reset.sh') }).reset({ ...loadTask('A-01'), initialize: [] });
+      assert.equal(vmServer.requests.some((r) => r.path === '/setup/execute'), false);
     });
 
     it('waits for a VM whose server comes up only after the revert', async () => {
@@ -280,11 +335,44 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [1280, 800]);
     });
 
-    it('wraps a failed screenshot in a DesktopError naming the step', async () => {
-      vmServer.fault('/screenshot', { kind: 'status', status: 500 });
-      const err = await rejectsWith(desktopFor().screenshot(), DesktopError);
+    it('retries a screenshot that comes back broken (another screenshot emptied the server\'s file)', async () => {
+      const png = await desktopFor().screenshot();
+      vmServer.fault('/screenshot', { kind: 'status', status: 200, contentType: 'image/png', body: png.subarray(0, 100) }, 2);
+      assert.deepEqual(await desktopFor().screenshot(), png);
+      assert.equal(vmServer.requests.filter((r) => r.path === '/screenshot').length, 1 + 3);
+    });
+
+    it('treats a VM whose screenshots keep failing as lost, naming the step and the last failure', async () => {
+      vmServer.fault('/screenshot', { kind: 'status', status: 500 }, 3);
+      const err = await rejectsWith(desktopFor().screenshot(), DesktopLostError);
       assert.equal(err.step, 'screenshot');
-      assert.match(err.message, /GET \/screenshot on .*: HTTP 500/);
+      assert.match(err.message, /: 3 screenshots in a row failed; last: GET \/screenshot on .*: HTTP 500 INTERNAL SERVER ERROR: RuntimeError: injected fault$/);
+    });
+
+    it('counts each unanswered screenshot once toward losing the VM (no retries within a try)', async () => {
+      vmServer.fault('/screenshot', { kind: 'hang' }, 3);
+      const err = await rejectsWith(desktopFor({ timeoutMs: 200 }).screenshot(), DesktopLostError);
+      assert.match(err.message, /3 screenshots in a row failed; last: GET \/screenshot on .*: no answer within 200 ms$/);
+      assert.equal(vmServer.requests.filter((r) => r.path === '/screenshot').length, 3);
+    });
+
+    it('treats a VM whose server ran out of X clients and stays down as lost', async () => {
+      await vmServer.close();
+      vmServer = await startOsworldServerDouble({ screenshotsBeforeXRefuses: 2 });
+      const desktop = desktopFor();
+      await desktop.screenshot();
+      await desktop.screenshot();
+      const err = await rejectsWith(desktop.screenshot(), DesktopLostError);
+      assert.match(err.message, /screenshots in a row failed; last: GET \/screenshot on .*: connection refused/);
+      assert.equal(vmServer.crashes(), 1);
+    });
+
+    it('rides out a crash of the server that systemd restarts', async () => {
+      await vmServer.close();
+      vmServer = await startOsworldServerDouble({ screenshotsBeforeXRefuses: 1, restartAfterCrashMs: 200 });
+      const desktop = desktopFor({ screenshotBackoffMs: 150 });
+      for (let i = 0; i < 4; i++) assert.equal(pngSize(await desktop.screenshot()).width, 1280);
+      assert.ok(vmServer.crashes() >= 1);
     });
 
     it('is healthy while the server answers, and not once it is gone', async () => {
@@ -366,6 +454,148 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       assert.equal(err.step, 'evaluate[0] var');
       assert.equal(err.taskId, 'A-01');
     });
+  });
+});
+
+describe('desktop activities on an OSWorld VM whose screenshots keep failing (in-VM server test double, real MinIO)', () => {
+  it('fail the step as a lost lease, not retried, and give the lease up: the rollout leases again and its reset reverts the VM', async () => {
+    const { store } = await testStack();
+    const vmServer = await startOsworldServerDouble({ execute: pyautoguiStandIn(), screenshotsBeforeXRefuses: 1 });
+    try {
+      const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8000 };
+      const pool = new DesktopPool({
+        hostId: 'rack-9',
+        hostQueue: 'rack-9-queue',
+        size: 1,
+        leaseTtlMs: 60_000,
+        serves: 'any',
+        deploymentServes: 'any',
+        createDesktop: (index) =>
+          new OsworldDesktop({
+            id: `rack-9/${index}`,
+            vm,
+            provider: new CommandVmProvider(5000),
+            client: createOsworldClient(vm.url, { retries: 0 }),
+            appState: createKalgebraState(appStateUrl(vm)),
+            readyTimeoutMs: 1000,
+            screenshotAttempts: 2,
+            screenshotBackoffMs: 10,
+          }),
+      });
+      const activities = createDesktopActivities({ pool, store, prefix: `test/osworld-lost/${Date.now()}`, tasks: s3TaskReader(store), settleMs: 0 });
+      const lease = pool.lease({ requestId: 'rollout-1#0', software: 'KAlgebra' });
+      const ref = { run: 'lost-vm', software: 'KAlgebra', task: 'A-01', attempt: 0 };
+      const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+
+      const click = (step: number): StepInput => ({ leaseId: lease.leaseId, ref, step, action: { type: 'click', x: step, y: step } });
+
+      const first = (await env.run(activities.performStep, click(1))) as StepOutcome;
+      assert.ok(first.performed && (await store.exists(first.screenshotKey)));
+
+      const err = await env.run(activities.performStep, click(2)).catch((e: unknown) => e);
+      assert.ok(err instanceof ApplicationFailure, String(err));
+      assert.deepEqual([err.type, err.nonRetryable], [FAILURES.leaseLost, true]);
+      assert.match(err.message, /^rack-9\/0 \(screenshot\): 2 screenshots in a row failed; last: /);
+      assert.equal(pool.leased(), 0);
+      assert.throws(() => pool.use(lease.leaseId), LeaseLostError);
+    } finally {
+      await vmServer.close();
+    }
+  });
+});
+
+describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', function () {
+  this.timeout(60_000);
+  let vmServer: OsworldServerDouble;
+  let dir: string;
+  const chimerax: string[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'coda-osworld-tex-'));
+    chimerax.length = 0;
+    // TEST DOUBLE of ChimeraX's REST answers: every command runs, but opening an unknown structure.
+    vmServer = await startOsworldServerDouble({
+      chimerax: (command) => {
+        chimerax.push(command);
+        return command === 'open 9zzz' ? { error: { type: 'UserError', message: 'Fetch failed for 9zzz' } } : { error: null };
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await vmServer.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** TeXstudio's B-01 with the VM's /home/user/atelier moved into this test's folder, and a stand-in launch. */
+  function taskIn(id: string, extra: Task['initialize'] = []): Task {
+    const task = parseTask(JSON.parse(readFileSync(path.join(REPO, 'data', 'scienceboard', 'TeXstudio', `${id}.json`), 'utf8')), id);
+    const moved = JSON.parse(JSON.stringify(task).replaceAll('/home/user/atelier', dir)) as Task;
+    return { ...moved, initialize: [...moved.initialize.filter((s) => s.func === 'touch'), { func: 'launch', command: 'true' }, ...extra] };
+  }
+
+  const desktop = (): OsworldDesktop => {
+    const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8123 };
+    return new OsworldDesktop({
+      id: 'rack-1/0',
+      vm,
+      provider: new CommandVmProvider(5000),
+      client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10 }),
+      appState: createKalgebraState(appStateUrl(vm), { retries: 0 }),
+      readyTimeoutMs: 3000,
+      pollIntervalMs: 50,
+      stepPauseMs: 0,
+    });
+  };
+
+  it('runs touch, execute and ChimeraX steps through the server (port given), and checks file and compile in the VM', async () => {
+    const task = taskIn('B-01', [
+      { func: 'execute', command: `rm -f ${dir}/stale-*`, shell: true },
+      { func: 'chimerax_clear_log' },
+      { func: 'chimerax_open', name: '2olx' },
+      { func: 'chimerax_turn', axis: 'y', angle: 1 },
+    ]);
+    await writeFile(path.join(dir, 'stale-1'), 'x');
+    const d = desktop();
+    await d.reset(task);
+    assert.deepEqual(chimerax, ['log clear', 'open 2olx', 'turn y 1']);
+    assert.equal(JSON.parse(vmServer.requests.find((r) => r.path === '/chimerax/run')?.body ?? '{}').port, 8123);
+    await assert.rejects(readFile(path.join(dir, 'stale-1')), { code: 'ENOENT' });
+
+    const untouched = await d.evaluate(task, { reason: 'DONE' });
+    assert.deepEqual(
+      untouched.checks.map((c) => c.passed),
+      [false, true],
+    );
+    assert.match(untouched.checks[0]?.detail ?? '', /^-….*\\cite\{de2015lean\}/m);
+    assert.equal(untouched.checks[1]?.detail, `pdflatex, bibtex, pdflatex, pdflatex of main.tex in ${dir} succeeded (the VM's /tex/check)`);
+
+    const main = path.join(dir, 'main.tex');
+    await writeFile(main, (await readFile(main, 'utf8')).replace('\\cite{}', '\\cite{de2015lean}'));
+    assert.equal((await d.evaluate(task, { reason: 'DONE' })).passed, true);
+  });
+
+  it('fails compile when the VM\'s pdflatex fails, and file when the VM cannot read the file', async () => {
+    const task = taskIn('C-06');
+    const d = desktop();
+    await d.reset(task);
+    const broken = await d.evaluate(task, { reason: 'DONE' });
+    assert.deepEqual(broken.checks[0], { index: 0, type: 'compile', passed: false, detail: `pdflatex of main.tex in ${dir} failed (the VM's /tex/check)` });
+    const missing: Task = { ...task, evaluate: [{ type: 'file', path: path.join(dir, 'gone.tex') }] };
+    assert.match((await d.evaluate(missing, { reason: 'DONE' })).checks[0]?.detail ?? '', /^the task writes no initial text for/);
+    const unread: Task = { ...task, initialize: [...task.initialize, { func: 'touch', path: path.join(dir, 'gone.tex'), text: 'x' }], evaluate: [{ type: 'include', path: path.join(dir, 'gone.tex'), pattern: 'x' }] };
+    await rm(path.join(dir, 'gone.tex'), { force: true });
+    assert.match((await d.evaluate(unread, { reason: 'DONE' })).checks[0]?.detail ?? '', /^cannot read .*gone\.tex: the VM's \/read failed/);
+  });
+
+  it('names the ChimeraX step that failed and ChimeraX\'s message; a VM without ChimeraX fails the step', async () => {
+    const err = await rejectsWith(desktop().reset(taskIn('D-01', [{ func: 'chimerax_open', name: '9zzz' }])), DesktopError);
+    assert.equal(err.step, 'initialize[2] chimerax_open');
+    assert.match(err.message, /ChimeraX refused "open 9zzz": Fetch failed for 9zzz/);
+    await vmServer.close();
+    vmServer = await startOsworldServerDouble();
+    const none = await rejectsWith(desktop().reset(taskIn('D-01', [{ func: 'chimerax_clear_log' }])), DesktopError);
+    assert.match(none.message, /POST \/chimerax\/run on .*500/);
   });
 });
 

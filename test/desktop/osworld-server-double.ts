@@ -1,16 +1,51 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { readBody } from '../../doubles/openai-server';
-import { listenLocally, send } from './helpers';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFile, open, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { homedir, constants as osConstants, tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
+import { readBody } from '../../doubles/openai-server';
+import { listenLocally } from './helpers';
 
 /**
- * TEST DOUBLE of the OSWorld in-VM server as ScienceBoard's VMs run it (vm_config/server.py):
- * same routes, request shapes, status codes and quirks (the 500 of /cursor_position, Flask's
- * HTML 500 for a missing /read file). Commands really run on this machine (execFile, no shell
- * unless `shell` is true, 120 s limit) unless a test answers them itself; /screenshot is a real
- * PNG drawn here. Faults can be injected per route. Listens on 127.0.0.1 only.
+ * TEST DOUBLE of the OSWorld in-VM server as ScienceBoard's VMs run it: vm_config/server.py of
+ * github.com/OS-Copilot/ScienceBoard at 9896c9bfb432f4c2a82f9bd7dcf506572294b54e, a Flask app
+ * started with `app.run(debug=True)`. Checked against that file run by hand (Flask 3.1.3,
+ * Werkzeug 3.1.9, on Xvfb) for each behaviour below; test/desktop/osworld-client.test.ts runs the
+ * same contract against a real server when OSWORLD_SERVER_URL names one.
+ *
+ * Like the real server it:
+ *  - answers an uncaught exception with a 500 Werkzeug debugger page: the exception line in the
+ *    title and `<p class="errormsg">`, the debugger's SECRET in a script (GET /read of a missing
+ *    file, /cursor_position, a JSON body that is not an object, an unclosed quote in a command);
+ *  - answers Werkzeug's small error pages: 404, 405 (with Allow) for a known route and another
+ *    method, 415 when a JSON route gets another Content-Type, 400 for malformed JSON;
+ *  - answers JSON as Flask's debug mode writes it (keys sorted, 2-space indent, ASCII-only);
+ *  - runs /execute and /setup/execute like subprocess.run(text=True, timeout=120): a string
+ *    without `shell` split like shlex, a list with `shell: true` runs only its first element (the
+ *    rest become $0, $1...), arguments starting with `~/` expanded, \r\n and \r in the output
+ *    turned into \n, output that is not UTF-8 a JSON 500, a program that cannot start a JSON 500,
+ *    a timeout a JSON 500 even while a background child still holds the output pipe;
+ *  - answers /setup/launch with a JSON 500 for a program that cannot start (not under a shell:
+ *    `sh -c missing-app` launches, so it answers 200);
+ *  - reads /read in text mode (strict UTF-8, \r\n and \r turned into \n);
+ *  - saves each screenshot to one shared file and sends that file, so overlapping /screenshot
+ *    calls can answer empty or truncated PNGs or break off mid-body; and, as its Xcursor opens an
+ *    X connection per screenshot and never closes it, can be made to run out of X clients: one
+ *    500, then the crash (the real one segfaults: every connection is refused until systemd
+ *    restarts it);
+ *  - closes the connection after each response (`Connection: close`).
+ *
+ * It also has ScienceBoard's app routes the TeXstudio and ChimeraX tasks use: /tex/check really runs
+ * pdflatex (and bibtex, then pdflatex twice) in the document's folder, as the server does;
+ * /chimerax/run answers what a test's stand-in ChimeraX says, and fails as the server does when no
+ * ChimeraX listens.
+ *
+ * Commands really run on this machine unless the test's `execute` answers them. Faults can be
+ * injected per route. Listens on 127.0.0.1 only.
  */
 
 export interface RecordedRequest {
@@ -27,7 +62,7 @@ export interface ExecuteAnswer {
 
 /** What a route does instead of its job, for the next `times` requests. */
 export type Fault =
-  | { readonly kind: 'status'; readonly status: number; readonly body?: string; readonly contentType?: string }
+  | { readonly kind: 'status'; readonly status: number; readonly body?: string | Buffer; readonly contentType?: string }
   /** Accepts the request and never answers. */
   | { readonly kind: 'hang' }
   /** Closes the connection without an answer. */
@@ -39,6 +74,17 @@ export interface OsworldServerDoubleOptions {
   readonly port?: number;
   /** Answers /execute itself for the commands it returns an answer for (e.g. pyautogui, absent here). */
   readonly execute?: (command: unknown, shell: boolean) => ExecuteAnswer | undefined;
+  /** subprocess.run's timeout (the server's is 120 s). */
+  readonly executeTimeoutSeconds?: number;
+  /** Screenshots that succeed before the X server refuses the leaked connections (about 250 on Xvfb). */
+  readonly screenshotsBeforeXRefuses?: number;
+  /** After the crash, listen again this much later on the same port, as systemd restarts it; never by default. */
+  readonly restartAfterCrashMs?: number;
+  /**
+   * TEST DOUBLE of ChimeraX's REST server (absent here): its JSON answer to a command, e.g.
+   * `{ error: null }`. Without it, /chimerax/run fails as the server does when nothing listens.
+   */
+  readonly chimerax?: (command: string, port: unknown) => Record<string, unknown>;
 }
 
 export interface OsworldServerDouble {
@@ -47,13 +93,61 @@ export interface OsworldServerDouble {
   readonly requests: RecordedRequest[];
   /** Bodies of /execute requests, parsed. */
   readonly executed: Array<{ command: unknown; shell: unknown }>;
+  /** The most /screenshot requests it was handling at once. */
+  readonly screenshotsAtOnce: () => number;
+  /** How often it crashed (ran out of X clients). */
+  readonly crashes: () => number;
   fault(path: string, fault: Fault, times?: number): void;
   close(): Promise<void>;
 }
 
-const FLASK_500 =
-  '<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n' +
-  '<p>The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.</p>\n';
+/** An exception of the Python server, shown as its debugger page. */
+class PythonError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get line(): string {
+    return `${this.type}: ${this.message}`;
+  }
+}
+
+/** An HTTP error Werkzeug raises (abort, bad JSON, wrong method), shown as its small page. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly description: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+  }
+}
+
+/** Routes and their methods (Flask adds HEAD and OPTIONS, which the 405's Allow lists). */
+const ROUTES: Readonly<Record<string, 'GET' | 'POST'>> = {
+  '/platform': 'GET',
+  '/screenshot': 'GET',
+  '/accessibility': 'GET',
+  '/cursor_position': 'GET',
+  '/read': 'GET',
+  '/screen_size': 'POST',
+  '/execute': 'POST',
+  '/setup/execute': 'POST',
+  '/setup/launch': 'POST',
+  '/write': 'POST',
+  '/append': 'POST',
+  '/chimerax/run': 'POST',
+  '/tex/check': 'POST',
+};
+
+const DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'The browser (or proxy) sent a request that this server could not understand.',
+  404: 'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.',
+  405: 'The method is not allowed for the requested URL.',
+};
 
 export async function startOsworldServerDouble(options: OsworldServerDoubleOptions = {}): Promise<OsworldServerDouble> {
   const screen = options.screen ?? { width: 1280, height: 800 };
@@ -61,11 +155,17 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
   const executed: Array<{ command: unknown; shell: unknown }> = [];
   const faults = new Map<string, { fault: Fault; left: number }>();
   const launched: ChildProcess[] = [];
-  const screenshot = await drawScreen(screen.width, screen.height);
-
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((err: unknown) => send(res, 500, 'text/plain', `double failed: ${String(err)}`));
-  });
+  const png = await drawScreen(screen.width, screen.height);
+  const dir = mkdtempSync(path.join(tmpdir(), 'coda-osworld-double-'));
+  const screenshotFile = path.join(dir, 'screenshot.png');
+  /** The debugger's secret, one per server process as Werkzeug makes it. */
+  let secret = debuggerSecret();
+  let xClients = 0;
+  let shooting = 0;
+  let mostShooting = 0;
+  let crashes = 0;
+  let closed = false;
+  let restart: NodeJS.Timeout | undefined;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
@@ -77,71 +177,159 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
       injected.left -= 1;
       const { fault } = injected;
       if (fault.kind === 'hang') return;
-      if (fault.kind === 'drop') {
-        req.socket.destroy();
-        return;
-      }
-      return send(res, fault.status, fault.contentType ?? 'text/html; charset=utf-8', fault.body ?? FLASK_500);
+      if (fault.kind === 'drop') return void req.socket.destroy();
+      const page = fault.body ?? debuggerPage(new PythonError('RuntimeError', 'injected fault'), secret);
+      return answer(res, fault.status, fault.contentType ?? 'text/html; charset=utf-8', page);
     }
 
-    const route = `${req.method} ${url.pathname}`;
-    switch (route) {
-      case 'GET /platform':
-        return send(res, 200, 'text/html; charset=utf-8', 'Linux');
-      case 'GET /screenshot':
-        return send(res, 200, 'image/png', screenshot);
-      case 'POST /screen_size':
-        return sendJson(res, 200, { width: screen.width, height: screen.height });
-      case 'GET /accessibility':
-        return sendJson(res, 200, {
-          AT: '<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state"><application name="double"/></desktop-frame>',
-        });
-      case 'GET /cursor_position':
-        // The released server returns a bare tuple, which Flask cannot serialise (OSWorld #117).
-        return send(res, 500, 'text/html; charset=utf-8', FLASK_500);
-      case 'POST /execute':
-      case 'POST /setup/execute': {
-        const { command, shell } = parseJson(body);
-        executed.push({ command, shell });
-        const answer = options.execute?.(command, shell === true) ?? (await run(command, shell === true));
-        if ('message' in answer) return sendJson(res, 500, { status: 'error', message: answer.message });
-        return sendJson(res, 200, { status: 'success', ...answer });
+    try {
+      const method = ROUTES[url.pathname];
+      if (method === undefined) throw new HttpError(404, DESCRIPTIONS[404] as string);
+      if (req.method !== method) {
+        throw new HttpError(405, DESCRIPTIONS[405] as string, { allow: method === 'GET' ? 'GET, HEAD, OPTIONS' : 'POST, OPTIONS' });
       }
-      case 'POST /setup/launch': {
-        const { command, shell } = parseJson(body);
-        const argv = toArgv(command, shell === true);
-        try {
-          const child = spawn(argv[0] ?? '', argv.slice(1), { stdio: 'ignore' });
-          child.on('error', () => undefined);
-          launched.push(child);
-        } catch (err) {
-          return sendJson(res, 500, { status: 'error', message: String(err) });
-        }
-        return send(res, 200, 'text/html; charset=utf-8', `${shell === true ? String(command) : argv.join(' ')} launched successfully`);
-      }
-      case 'GET /read': {
-        try {
-          return send(res, 200, 'text/html; charset=utf-8', await readFile(url.searchParams.get('path') ?? '/dev/null', 'utf8'));
-        } catch {
-          return send(res, 500, 'text/html; charset=utf-8', FLASK_500);
-        }
-      }
-      case 'POST /write':
-      case 'POST /append': {
-        const { path, content } = parseJson(body);
-        const write = route === 'POST /write' ? writeFile : appendFile;
-        try {
-          await write(typeof path === 'string' ? path : '/dev/null', typeof content === 'string' ? content : '', 'utf8');
-        } catch {
-          return send(res, 500, 'text/html; charset=utf-8', FLASK_500);
-        }
-        return send(res, 200, 'text/html; charset=utf-8', 'OK');
-      }
-      default:
-        return send(res, 404, 'text/html; charset=utf-8', '<!doctype html><title>404 Not Found</title><h1>Not Found</h1>');
+      await route(url, req, res, body);
+    } catch (err) {
+      if (err instanceof HttpError) return answer(res, err.status, 'text/html; charset=utf-8', errorPage(err), err.headers);
+      const exception = err instanceof PythonError ? err : new PythonError('Exception', String(err));
+      answer(res, 500, 'text/html; charset=utf-8', debuggerPage(exception, secret));
     }
   }
 
+  async function route(url: URL, req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
+    switch (url.pathname) {
+      case '/platform':
+        return answer(res, 200, 'text/html; charset=utf-8', 'Linux');
+      case '/screenshot':
+        return screenshot(res);
+      case '/screen_size':
+        if (xClients >= (options.screenshotsBeforeXRefuses ?? Infinity)) {
+          throw new PythonError('Xlib.error.DisplayConnectionError', `Can't connect to display ":0": b'Maximum number of clients reached'`);
+        }
+        return answerJson(res, 200, { width: screen.width, height: screen.height });
+      case '/accessibility':
+        return answerJson(res, 200, {
+          AT: '<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state"><application name="double"/></desktop-frame>',
+        });
+      case '/cursor_position':
+        // The view returns a bare (x, y) tuple, which Flask refuses (OSWorld issue #117).
+        throw new PythonError(
+          'TypeError',
+          'The view function did not return a valid response. The return type must be a string, dict, list, tuple with headers or status, Response instance, or WSGI callable, but it was a int.',
+        );
+      case '/execute':
+      case '/setup/execute': {
+        const data = requestJson(req, body);
+        const shell = truthy(data.shell ?? false);
+        executed.push({ command: data.command, shell: data.shell });
+        const argv = commandLine('command' in data ? data.command : shell ? '' : [], shell);
+        const stood = options.execute?.(data.command, shell);
+        if (stood) return answerJson(res, 200, { status: 'success', ...stood });
+        const outcome = await run(argv, options.executeTimeoutSeconds ?? 120);
+        if ('message' in outcome) return answerJson(res, 500, { status: 'error', message: outcome.message });
+        return answerJson(res, 200, { status: 'success', ...outcome });
+      }
+      case '/setup/launch': {
+        const data = requestJson(req, body);
+        const shell = truthy(data.shell ?? false);
+        const command = 'command' in data ? data.command : shell ? '' : [];
+        const argv = commandLine(command, shell);
+        const failure = await launch(argv);
+        if (failure !== undefined) return answerJson(res, 500, { status: 'error', message: failure });
+        const shown = shell ? (Array.isArray(command) ? pythonList(argv.slice(2)) : String(command)) : argv.join(' ');
+        return answer(res, 200, 'text/html; charset=utf-8', `${shown} launched successfully`);
+      }
+      case '/read': {
+        const file = url.searchParams.get('path') ?? '/dev/null';
+        const bytes = await readFile(file).catch((err: unknown) => {
+          throw osError(err, file);
+        });
+        return answer(res, 200, 'text/html; charset=utf-8', universalNewlines(decodeUtf8(bytes)));
+      }
+      case '/chimerax/run': {
+        const data = requestJson(req, body);
+        if (options.chimerax === undefined) throw new PythonError('requests.exceptions.ConnectionError', `HTTPConnectionPool(host='localhost', port=${String(data.port ?? 8000)}): Max retries exceeded`);
+        return answerJson(res, 200, options.chimerax(String(data.command ?? ''), data.port ?? 8000));
+      }
+      case '/tex/check': {
+        // pdflatex (and, with bibtex, bibtex then pdflatex twice) in the document's folder, as the server runs them.
+        const data = requestJson(req, body);
+        const file = String(data.file ?? 'main');
+        const latex = ['pdflatex', `${file}.tex`];
+        const runs = truthy(data.bibtex ?? false) ? [latex, ['bibtex', file], latex, latex] : [latex];
+        for (const argv of runs) {
+          const outcome = await run(argv, options.executeTimeoutSeconds ?? 120, String(data.path ?? '/home/user'));
+          if ('message' in outcome || outcome.returncode !== 0) return answerJson(res, 200, { pass: false });
+        }
+        return answerJson(res, 200, { pass: true });
+      }
+      case '/write':
+      case '/append': {
+        const data = requestJson(req, body);
+        const file = typeof data.path === 'string' ? data.path : '/dev/null';
+        const content = typeof data.content === 'string' ? data.content : '';
+        await (url.pathname === '/write' ? writeFile : appendFile)(file, content, 'utf8').catch((err: unknown) => {
+          throw osError(err, file);
+        });
+        return answer(res, 200, 'text/html; charset=utf-8', 'OK');
+      }
+    }
+  }
+
+  /** Saves the screen to the shared file in pieces (as PIL writes it), then sends whatever that file holds. */
+  async function screenshot(res: ServerResponse): Promise<void> {
+    const limit = options.screenshotsBeforeXRefuses ?? Infinity;
+    if (xClients > limit) return crash();
+    xClients += 1;
+    if (xClients > limit) {
+      throw new PythonError('subprocess.CalledProcessError', `Command '['gnome-screenshot', '-f', '/tmp/tmpq3v8x1ab.png']' returned non-zero exit status 1.`);
+    }
+    shooting += 1;
+    mostShooting = Math.max(mostShooting, shooting);
+    try {
+      const file = await open(screenshotFile, 'w');
+      try {
+        const piece = Math.ceil(png.length / 8);
+        for (let at = 0; at < png.length; at += piece) {
+          await file.write(png, at, Math.min(piece, png.length - at), at);
+          await sleep(5);
+        }
+      } finally {
+        await file.close();
+      }
+      const { size } = await stat(screenshotFile);
+      const bytes = (await readFile(screenshotFile)).subarray(0, size);
+      res.writeHead(200, 'OK', { 'content-type': 'image/png', 'content-length': size, connection: 'close' });
+      // Another request truncated the file after the stat: Werkzeug sends what is left and hangs up.
+      if (bytes.length < size) return void res.write(bytes, () => res.socket?.destroy());
+      res.end(bytes);
+    } finally {
+      shooting -= 1;
+    }
+  }
+
+  /** The server process dies: every open connection drops, and nothing listens until the restart. */
+  function crash(): void {
+    crashes += 1;
+    server.closeAllConnections();
+    server.close();
+    if (options.restartAfterCrashMs === undefined) return;
+    restart = setTimeout(() => {
+      if (closed) return;
+      xClients = 0;
+      secret = debuggerSecret();
+      server = serve();
+      void listenLocally(server, port);
+    }, options.restartAfterCrashMs);
+  }
+
+  function serve(): Server {
+    return createServer((req, res) => {
+      void handle(req, res).catch((err: unknown) => answer(res, 500, 'text/plain', `double failed: ${String(err)}`));
+    });
+  }
+
+  let server = serve();
   const port = await listenLocally(server, options.port);
 
   return {
@@ -149,34 +337,270 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
     port,
     requests,
     executed,
-    fault(path, fault, times = 1) {
-      faults.set(path, { fault, left: times });
+    screenshotsAtOnce: () => mostShooting,
+    crashes: () => crashes,
+    fault(route, fault, times = 1) {
+      faults.set(route, { fault, left: times });
     },
     async close() {
+      closed = true;
+      clearTimeout(restart);
       for (const child of launched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dir, { recursive: true, force: true });
     },
   };
+
+  /** Popen without waiting: a JSON 500 message when the program cannot start. */
+  function launch(argv: string[]): Promise<string | undefined> {
+    if (argv.length === 0) return Promise.resolve('list index out of range');
+    return new Promise((resolve) => {
+      const child = spawn(argv[0] as string, argv.slice(1), { stdio: 'ignore' });
+      launched.push(child);
+      child.once('spawn', () => resolve(undefined));
+      child.once('error', (err) => resolve(osError(err, argv[0] as string).message));
+    });
+  }
 }
 
-/** Like the server's subprocess.run: argv without a shell, or one string through /bin/sh; killed after 120 s. */
-function run(command: unknown, shell: boolean): Promise<ExecuteAnswer | { message: string }> {
-  const argv = toArgv(command, shell);
+/** subprocess.run(argv, stdout=PIPE, stderr=PIPE, text=True, timeout=...), as the server calls it. */
+function run(argv: string[], timeoutSeconds: number, cwd?: string): Promise<ExecuteAnswer | { message: string }> {
+  if (argv.length === 0) return Promise.resolve({ message: 'list index out of range' });
   return new Promise((resolve) => {
-    execFile(argv[0] ?? '', argv.slice(1), { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const failure = err as (Error & { code?: number | string }) | null;
-      if (failure && typeof failure.code !== 'number') return resolve({ message: failure.message });
-      resolve({ output: stdout, error: stderr, returncode: failure ? (failure.code as number) : 0 });
+    const child = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let streamsOpen = 2;
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => {
+      // Like communicate(): the process is killed, and a child of it that still holds the pipes
+      // does not keep the answer waiting.
+      child.kill('SIGKILL');
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ message: `Command '${pythonList(argv)}' timed out after ${timeoutSeconds} seconds` });
+    }, timeoutSeconds * 1000);
+    const finish = () => {
+      if (exit === undefined || streamsOpen > 0) return;
+      clearTimeout(timer);
+      try {
+        const output = universalNewlines(decodeUtf8(Buffer.concat(out)));
+        const error = universalNewlines(decodeUtf8(Buffer.concat(err)));
+        const returncode = exit.code ?? -(osConstants.signals[exit.signal as NodeJS.Signals] ?? 0);
+        resolve({ output, error, returncode });
+      } catch (e) {
+        resolve({ message: (e as Error).message });
+      }
+    };
+    child.stdout.on('close', () => {
+      streamsOpen -= 1;
+      finish();
+    });
+    child.stderr.on('close', () => {
+      streamsOpen -= 1;
+      finish();
+    });
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      finish();
+    });
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      resolve({ message: osError(e, argv[0] as string).message });
     });
   });
 }
 
-/** A string without a shell is split on whitespace (the server uses shlex; the tests need no quoting). */
-function toArgv(command: unknown, shell: boolean): string[] {
-  if (shell) return ['/bin/sh', '-c', Array.isArray(command) ? command.join(' ') : String(command)];
-  if (Array.isArray(command)) return command.map(String);
-  return String(command).split(/\s+/).filter((part) => part !== '');
+/** The argv the server runs: shlex for a string without a shell, `~/` expanded, `sh -c` for a shell. */
+function commandLine(command: unknown, shell: boolean): string[] {
+  const parts = typeof command === 'string' && !shell ? shlexSplit(command) : command;
+  if (typeof parts === 'string') return ['/bin/sh', '-c', parts];
+  if (!Array.isArray(parts)) throw new PythonError('TypeError', `'${pythonType(parts)}' object is not iterable`);
+  const expanded = parts.map((arg: unknown) => {
+    if (typeof arg !== 'string') throw new PythonError('AttributeError', `'${pythonType(arg)}' object has no attribute 'startswith'`);
+    return arg.startsWith('~/') ? path.join(process.env.HOME ?? homedir(), arg.slice(2)) : arg;
+  });
+  return shell ? ['/bin/sh', '-c', ...expanded] : expanded;
+}
+
+/** shlex.split (POSIX mode, no comments). */
+function shlexSplit(text: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      else word += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+      else if (c === '\\' && (text[i + 1] === '"' || text[i + 1] === '\\')) word += text[++i];
+      else word += c;
+    } else if (' \t\r\n'.includes(c)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      inWord = true;
+      if (c === "'" || c === '"') quote = c;
+      else if (c === '\\') {
+        if (i + 1 >= text.length) throw new PythonError('ValueError', 'No escaped character');
+        word += text[++i];
+      } else word += c;
+    }
+  }
+  if (quote !== undefined) throw new PythonError('ValueError', 'No closing quotation');
+  if (inWord) words.push(word);
+  return words;
+}
+
+/** request.json: 415 without a JSON Content-Type, 400 for malformed JSON; the view then calls data.get. */
+function requestJson(req: IncomingMessage, body: string): Record<string, unknown> {
+  const mimetype = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (mimetype !== 'application/json' && !mimetype.endsWith('+json')) {
+    throw new HttpError(415, "Did not attempt to load JSON data because the request Content-Type was not 'application/json'.");
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(body);
+  } catch (err) {
+    throw new HttpError(400, `Failed to decode JSON object: ${(err as Error).message}`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new PythonError('AttributeError', `'${pythonType(data)}' object has no attribute 'get'`);
+  }
+  return data as Record<string, unknown>;
+}
+
+/** Strict UTF-8, failing as Python's codec does. */
+function decodeUtf8(bytes: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    const at = firstBadByte(bytes);
+    const byte = bytes[at] ?? 0;
+    const reason = byte >= 0x80 && byte < 0xc2 ? 'invalid start byte' : byte > 0xf4 ? 'invalid start byte' : 'invalid continuation byte';
+    throw new PythonError('UnicodeDecodeError', `'utf-8' codec can't decode byte 0x${byte.toString(16).padStart(2, '0')} in position ${at}: ${reason}`);
+  }
+}
+
+function firstBadByte(bytes: Buffer): number {
+  for (let at = 0; at < bytes.length; ) {
+    const lead = bytes[at] as number;
+    const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead < 0xe0 ? 2 : lead >= 0xe0 && lead < 0xf0 ? 3 : lead >= 0xf0 && lead < 0xf5 ? 4 : 0;
+    if (length === 0) return at;
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(at, at + length));
+    } catch {
+      return at;
+    }
+    at += length;
+  }
+  return 0;
+}
+
+/** Python's text mode: \r\n and lone \r read as \n. */
+const universalNewlines = (text: string): string => text.replace(/\r\n?/g, '\n');
+
+/** OSError as Python words it, e.g. `[Errno 2] No such file or directory: '/x'`. */
+function osError(err: unknown, file: string): PythonError {
+  const code = (err as { code?: string }).code ?? '';
+  const known: Record<string, [string, number, string]> = {
+    ENOENT: ['FileNotFoundError', 2, 'No such file or directory'],
+    EACCES: ['PermissionError', 13, 'Permission denied'],
+    EISDIR: ['IsADirectoryError', 21, 'Is a directory'],
+    ENOTDIR: ['NotADirectoryError', 20, 'Not a directory'],
+  };
+  const [type, errno, text] = known[code] ?? ['OSError', 5, String((err as Error).message)];
+  return new PythonError(type, `[Errno ${errno}] ${text}: ${pythonString(file)}`);
+}
+
+const truthy = (value: unknown): boolean => !(value === false || value === null || value === 0 || value === '' || (Array.isArray(value) && value.length === 0));
+
+function pythonType(value: unknown): string {
+  if (value === null) return 'NoneType';
+  if (Array.isArray(value)) return 'list';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'string') return 'str';
+  return 'dict';
+}
+
+/** repr() of a str: single quotes unless the text has one and no double quote. */
+function pythonString(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  return quote + text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t').replaceAll(quote, `\\${quote}`) + quote;
+}
+
+const pythonList = (items: readonly string[]): string => `[${items.map(pythonString).join(', ')}]`;
+
+const escapeHtml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+/** 20 letters and digits, as Werkzeug's gen_salt makes the secret. */
+function debuggerSecret(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  return Array.from(randomBytes(20), (byte) => alphabet[byte % alphabet.length]).join('');
+}
+
+/** Werkzeug's page for an HTTP error: status, name, description. */
+function errorPage(err: HttpError): string {
+  const name = STATUS_CODES[err.status] ?? 'Error';
+  return `<!doctype html>\n<html lang=en>\n<title>${err.status} ${name}</title>\n<h1>${name}</h1>\n<p>${escapeHtml(err.description)}</p>\n`;
+}
+
+/** The interactive debugger's page for an uncaught exception: the exception line, the traceback, and the console's secret. */
+function debuggerPage(err: PythonError, secret: string): string {
+  const line = escapeHtml(err.line);
+  return [
+    '<!doctype html>',
+    '<html lang=en>',
+    '  <head>',
+    `    <title>${line}\n // Werkzeug Debugger</title>`,
+    '    <script>',
+    '      var CONSOLE_MODE = false,',
+    '          EVALEX = true,',
+    '          EVALEX_TRUSTED = false,',
+    `          SECRET = "${secret}";`,
+    '    </script>',
+    '  </head>',
+    '  <body style="background-color: #fff">',
+    '    <div class="debugger">',
+    `<h1>${escapeHtml(err.type)}</h1>`,
+    '<div class="detail">',
+    `  <p class="errormsg">${line}\n</p>`,
+    '</div>',
+    '<h2 class="traceback">Traceback <em>(most recent call last)</em></h2>',
+    `<div class="traceback"><pre>  File "/home/user/server/main.py", in view\n${line}</pre></div>`,
+    `<div class="plain"><textarea cols="50" rows="10" name="code" readonly>Traceback (most recent call last):\n  File "/home/user/server/main.py", in view\n${line}</textarea></div>`,
+    '    </div>',
+    '  </body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+/** Flask's jsonify in debug mode: sorted keys, indented, non-ASCII escaped, a final newline. */
+function answerJson(res: ServerResponse, status: number, value: Record<string, unknown>): void {
+  const sorted = Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const text = JSON.stringify(sorted, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  answer(res, status, 'application/json', `${text}\n`);
+}
+
+/** Werkzeug's dev server: upper-case reason phrase, and the connection closed after every response. */
+function answer(res: ServerResponse, status: number, contentType: string, body: string | Buffer, headers: Record<string, string> = {}): void {
+  res.writeHead(status, (STATUS_CODES[status] ?? '').toUpperCase(), {
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+    ...headers,
+  });
+  res.end(body);
 }
 
 /** A desktop-ish picture: a grey screen with a dark title bar, so the PNG has real content. */
@@ -184,13 +608,4 @@ async function drawScreen(width: number, height: number): Promise<Buffer> {
   const pixels = Buffer.alloc(width * height * 3, 0xd0);
   pixels.fill(0x30, 0, width * 3 * Math.min(height, 32));
   return sharp(pixels, { raw: { width, height, channels: 3 } }).png().toBuffer();
-}
-
-function parseJson(body: string): Record<string, unknown> {
-  const parsed: unknown = JSON.parse(body === '' ? '{}' : body);
-  return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  send(res, status, 'application/json', JSON.stringify(value));
 }

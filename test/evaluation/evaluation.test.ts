@@ -69,6 +69,25 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     assert.match(text, /- base: Average@2 KAlgebra -100\.00, overall -100\.00; started passing: none; stopped passing: KAlgebra\/A-01, KAlgebra\/C-03/);
   });
 
+  it('has one column per software and lists the tasks this deployment cannot run apart, never as failures', async () => {
+    const result = await h.execute<EvaluationResult>('evaluation', `evaluation-two-${stamp}`, {
+      run: `two-${stamp}`,
+      series: `two-${stamp}`,
+      software: ['KAlgebra', 'TeXstudio'],
+      attempts: 1,
+      taskIds: { KAlgebra: ['C-03'], TeXstudio: ['D-01', 'A-01'] },
+    });
+    assert.deepEqual(result.rows[0]?.passAtK, { KAlgebra: 100, TeXstudio: 100, overall: 100 });
+    const report = await h.stack.store.getJson<EvaluationReport>(result.key);
+    assert.deepEqual(report.softwares, ['KAlgebra', 'TeXstudio']);
+    assert.deepEqual(report.rows[0]?.metrics.tasks.map((t) => `${t.software}/${t.taskId}`), ['KAlgebra/C-03', 'TeXstudio/D-01']);
+    assert.deepEqual(report.unsupported.map((u) => `${u.software}/${u.taskId}`), ['TeXstudio/A-01']);
+    assert.match(report.unsupported[0]!.reason, /^needs ChimeraX \(initialize\[\d\] launches it/);
+    const markdown = (await h.stack.store.get(result.markdownKey)).toString('utf8');
+    assert.match(markdown, /\| Planner \| KAlgebra \| TeXstudio \| Overall \|/);
+    assert.match(markdown, /## Not run here \(unsupported, not counted\)\n\n- TeXstudio\/A-01: needs ChimeraX/);
+  });
+
   it('creates the nightly schedule idempotently, keeps an operator\'s pause, and a triggered run produces a report', async () => {
     const { client } = h.stack;
     assert.deepEqual(await syncSchedules(client, h.config), [`created ${scheduleId} (0 2 * * *, evaluation)`]);
@@ -96,7 +115,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
 
   it('refuses schedules of unknown workflows or with bad input, naming them', async () => {
     const bad = { ...h.config, schedules: [{ ...h.config.schedules[0]!, workflow: 'evaluate' }] };
-    await assert.rejects(syncSchedules(h.stack.client, bad), /schedules\[0\]\.workflow: unknown workflow "evaluate" \(expected one of stackCheck, rollout, rolloutBatch, judgeTrajectory, judgeRun, judgeEvaluation, taskGeneration, evaluation\)/);
+    await assert.rejects(syncSchedules(h.stack.client, bad), /schedules\[0\]\.workflow: unknown workflow "evaluate" \(expected one of stackCheck, rollout, rolloutBatch, judgeTrajectory, judgeRun, judgeEvaluation, taskGeneration, evaluation, specialization, generalization\)/);
     const badInput = { ...h.config, schedules: [{ ...h.config.schedules[0]!, input: { attempts: 0, software: ['Excel'] } }] };
     await assert.rejects(syncSchedules(h.stack.client, badInput), (err: unknown) => {
       assert.ok(err instanceof ValidationError);

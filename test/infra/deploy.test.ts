@@ -8,6 +8,7 @@ import { REPO_CONFIG } from '../stack';
 
 const ROOT = path.dirname(REPO_CONFIG);
 const COMPOSE = path.join(ROOT, 'infra', 'deploy', 'compose.yaml');
+const PROMETHEUS = path.join(ROOT, 'infra', 'deploy', 'prometheus.yml');
 
 /** Compose interpolation of `${VAR}`, `${VAR:-default}`, `${VAR:?message}` with the given values. */
 function interpolate(text: string, vars: Record<string, string>): string {
@@ -36,8 +37,8 @@ describe('infra/deploy: the cluster deployment description', () => {
   const services = compose.services;
   const workers = ['orchestrator', 'vm-host', 'gpu'];
 
-  it('declares Temporal on PostgreSQL, its UI, MinIO, the cluster setup and the three worker kinds', () => {
-    assert.deepEqual(Object.keys(services).sort(), ['gpu', 'minio', 'orchestrator', 'postgresql', 'setup', 'temporal', 'temporal-ui', 'vm-host']);
+  it('declares Temporal on PostgreSQL, its UI, MinIO, the cluster setup, the three worker kinds, the viewer and Prometheus', () => {
+    assert.deepEqual(Object.keys(services).sort(), ['gpu', 'minio', 'orchestrator', 'postgresql', 'prometheus', 'setup', 'temporal', 'temporal-ui', 'viewer', 'vm-host']);
     assert.equal(services.temporal?.environment?.DB, 'postgres12');
     assert.equal(services.temporal?.environment?.POSTGRES_SEEDS, 'postgresql');
     assert.deepEqual(services.temporal?.depends_on, ['postgresql']);
@@ -60,7 +61,7 @@ describe('infra/deploy: the cluster deployment description', () => {
   });
 
   it('gives every worker an environment in which temporal.yaml loads and points at the cluster', () => {
-    for (const name of [...workers, 'setup']) {
+    for (const name of [...workers, 'setup', 'viewer']) {
       const env = services[name]?.environment ?? {};
       const config = loadConfig(REPO_CONFIG, env);
       assert.equal(config.temporal.address, 'temporal:7233', name);
@@ -72,9 +73,25 @@ describe('infra/deploy: the cluster deployment description', () => {
   });
 
   it('runs compiled entry points of this repository', () => {
-    const missing = [...workers, 'setup']
+    const missing = [...workers, 'setup', 'viewer']
       .map((name) => services[name]?.command?.[1] ?? '')
       .filter((entry) => !existsSync(path.join(ROOT, entry.replace(/^build\//, '').replace(/\.js$/, '.ts'))));
     assert.deepEqual(missing, []);
+  });
+
+  it('has Prometheus scrape every worker kind and the reward service on the ports of temporal.yaml, reachable from its network', () => {
+    const scrape = z
+      .object({ scrape_configs: z.array(z.object({ job_name: z.string(), dns_sd_configs: z.array(z.object({ names: z.array(z.string()), type: z.literal('A'), port: z.number() })) })) })
+      .parse(parse(readFileSync(PROMETHEUS, 'utf8')));
+    const jobs = Object.fromEntries(scrape.scrape_configs.map((job) => [job.job_name, job.dns_sd_configs.map((sd) => ({ names: sd.names, port: sd.port }))]));
+    const ports = (name: string) => loadConfig(REPO_CONFIG, services[name]?.environment ?? {}).metrics;
+    assert.deepEqual(jobs, {
+      orchestrator: [{ names: ['orchestrator'], port: ports('orchestrator').ports.orchestrator }],
+      'vm-host': [{ names: ['vm-host'], port: ports('vm-host').ports.vmHost }],
+      gpu: [{ names: ['gpu'], port: ports('gpu').ports.gpu }],
+      'reward-service': [{ names: ['gpu'], port: ports('gpu').ports.rewardService }],
+    });
+    for (const name of workers) assert.equal(ports(name).host, '0.0.0.0', `${name} listens beyond its container`);
+    assert.ok(services.prometheus?.volumes?.some((v) => v.startsWith('./prometheus.yml:')), 'Prometheus reads this file');
   });
 });

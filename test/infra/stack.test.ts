@@ -40,7 +40,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
   it('reports a stack that never ran as stopped, and describing it creates nothing', () => {
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => [p.name, p.running]),
-      [['temporal', false], ['minio', false], ['scripted-models', false], ['orchestrator', false], ['vm-host-local-1', false], ['gpu', false]],
+      [['temporal', false], ['minio', false], ['scripted-models', false], ['orchestrator', false], ['vm-host-local-1', false], ['gpu', false], ['viewer', false]],
     );
     assert.deepEqual(readdirSync(dataDir), []);
   });
@@ -50,7 +50,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     assert.throws(() => startDaemon(dataDir, { name: 'minio', command: missing, args: [] }), new RegExp(`minio is not installed at ${missing}: run \`bash infra/install.sh\``));
   });
 
-  it('comes up healthy with Temporal, MinIO, the scripted models and the workers, and up twice changes nothing', async () => {
+  it('comes up healthy with Temporal, MinIO, the scripted models, the workers and the viewer, and up twice changes nothing', async () => {
     const first = await stackUp(config, { env, headless: true });
     assert.deepEqual(
       first.processes.map((p) => [p.name, p.running]),
@@ -61,8 +61,19 @@ describe('infra: the dev stack (up | down | status) on real processes', function
         ['orchestrator', true],
         ['vm-host-local-1', true],
         ['gpu', true],
+        ['viewer', true],
       ],
     );
+    assert.equal(first.viewer, `http://127.0.0.1:${env.CODA_VIEWER_PORT}`);
+    const runs = await fetch(`${first.viewer}/runs`);
+    assert.equal(runs.status, 200, 'the viewer reads the stack');
+    for (const kind of ['ORCHESTRATOR', 'VM_HOST', 'GPU']) {
+      const metrics = await fetch(`http://127.0.0.1:${env[`CODA_${kind}_METRICS_PORT`]}/metrics`);
+      assert.match(await metrics.text(), /^temporal_worker_start_total/m, `the ${kind.toLowerCase()} worker's metrics endpoint`);
+    }
+    const rewards = await fetch(`http://127.0.0.1:${env.CODA_REWARD_SERVICE_METRICS_PORT}/metrics`);
+    assert.match(await rewards.text(), /^# HELP coda_reward_requests_total/m, "the gpu worker's reward service metrics endpoint");
+    assert.equal((await fetch(`http://127.0.0.1:${env.CODA_REWARD_PORT}/health`)).status, 200, 'the reward service answers');
     const second = await stackUp(config, { env, headless: true });
     assert.deepEqual(
       second.processes.map((p) => p.pid),
@@ -70,7 +81,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     );
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => p.running),
-      [true, true, true, true, true, true],
+      [true, true, true, true, true, true, true],
     );
   });
 
@@ -84,7 +95,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     })) as { key: string };
     await client.connection.close();
 
-    assert.deepEqual((await stackDown(config, { env })).sort(), ['gpu', 'minio', 'orchestrator', 'scripted-models', 'temporal', 'vm-host-local-1']);
+    assert.deepEqual((await stackDown(config, { env })).sort(), ['gpu', 'minio', 'orchestrator', 'scripted-models', 'temporal', 'viewer', 'vm-host-local-1']);
     assert.deepEqual(processesMentioning(dataDir), [], 'no process of the stack survives down');
     await stackUp(config, { env, headless: true });
 
@@ -108,7 +119,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     writeFileSync(path.join(runDir, 'minio.pid'), JSON.stringify({ pid: process.pid, command: '/x/minio', startedAt: '' }));
     assert.deepEqual(
       stackStatus(config, { env }).processes.map((p) => p.running),
-      [false, false, false, false, false, false],
+      [false, false, false, false, false, false, false],
     );
     const info = await stackUp(config, { env, headless: true });
     assert.ok(info.processes.every((p) => p.running && p.pid !== process.pid));

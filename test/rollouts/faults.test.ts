@@ -80,7 +80,7 @@ describe('rollout faults: bad model output, unreachable and refusing endpoints, 
     assert.equal(h.models.served.get('no-such-model'), 1, 'one request, no retries');
   });
 
-  it('ends at once, naming task and step, when no desktop can run the task (no app for it)', async () => {
+  it('ends at once, naming the software, when no host of the deployment runs the task (no app for it)', async () => {
     h = await startHarness({ name: 'noapp', desktops: 1, displayFrom: 150 });
     await h.startVmHost();
     const celestia = parseTask(
@@ -104,7 +104,7 @@ describe('rollout faults: bad model output, unreachable and refusing endpoints, 
       args: [{ run, stage: 'test', task: entry!, attempt: 0, settings: h.settings }],
     })) as RolloutResult;
     assert.equal(result.stop.reason, 'ERROR');
-    assert.match(result.stop.detail ?? '', /task X-01 \(launch\): no localApps entry runs software "Celestia" \(configured: KAlgebra\)/);
+    assert.match(result.stop.detail ?? '', /no host of the deployment runs Celestia desktops \(host noapp-host serves KAlgebra, TeXstudio\)/);
     assert.equal(result.resumes, 0, 'a task no desktop can run is not retried on other desktops');
   });
 

@@ -8,7 +8,7 @@ import { CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attr
 import { startHarness, type Harness } from './harness';
 import { eventually } from './helpers';
 
-describe('rollout workflow on a real KAlgebra desktop with the scripted models', function () {
+describe('rollout workflow on a real desktop with the scripted models', function () {
   this.timeout(300_000);
   let h: Harness;
   const run = `r${Date.now()}`;
@@ -62,5 +62,25 @@ describe('rollout workflow on a real KAlgebra desktop with the scripted models',
     const largest = Math.max(...(history.events ?? []).map((e) => JSON.stringify(e).length));
     assert.ok(largest < 8_000, `largest history event is ${largest} bytes`);
     assert.ok(!JSON.stringify(history).includes('iVBORw0KGgo'), 'no PNG bytes in history');
+  });
+
+  it('solves TeXstudio C-06 on the same host: leased for TeXstudio, edited through the GUI, compiled', async () => {
+    const [entry] = await stageTasks(h.stack.store, h.config.storage.prefix, new TaskLibrary().load('TeXstudio', ['C-06']));
+    const input: RolloutInput = { run, stage: 'test', task: entry!, attempt: 0, settings: h.settings };
+    const handle = await h.stack.client.workflow.start('rollout', {
+      taskQueue: h.config.taskQueues.orchestrator,
+      workflowId: rolloutWorkflowId({ run, software: 'TeXstudio', task: 'C-06', attempt: 0 }),
+      args: [input],
+    });
+    const result = (await handle.result()) as RolloutResult;
+    assert.equal(result.passed, true, JSON.stringify(result.evaluation));
+    assert.equal(result.stop.reason, 'DONE');
+    const manifest = parseTrajectoryManifest(await h.stack.store.getJson(result.manifestKey), result.manifestKey);
+    assert.deepEqual(
+      manifest.steps.map((s) => s.action?.type),
+      ['hotkey', 'type', 'hotkey', 'hotkey', 'done'],
+    );
+    assert.deepEqual(manifest.steps[1]?.action, { type: 'type', text: '\\or\t\\vee', submit: true });
+    assert.match(result.evaluation?.checks[0]?.detail ?? '', /^pdflatex: main\.pdf/);
   });
 });

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { ModelGateway } from '../../activities/models/gateway';
 import { s3RewardScorer } from '../../activities/training/reward';
 import { startRewardService, type RewardService } from '../../activities/training/reward-service';
+import { rewardServiceMetrics, type RewardServiceMetrics } from '../../activities/metrics';
 import { formatPlannerOutput } from '../../core/planner-parser';
-import type { RewardResponse } from '../../core/remote-reward';
 import { grpoRows, plannerMessagesAt, type GrpoRow } from '../../core/training';
 import { fetchRewards } from '../../doubles/trainers/openrlhf-reward-client';
 import { applyChatTemplate, END_OF_TURN, expandImagePads } from '../../doubles/trainers/qwen2-vl';
@@ -19,6 +19,14 @@ function openrlhfRequest(row: GrpoRow, reply: string) {
   return { query: [`${expandImagePads(prompt, row.images.map(() => SCREEN))}${reply}${END_OF_TURN}`], prompts: [prompt], labels: [row.label] };
 }
 
+/** The value of a counter (or a histogram's `_count`, `_bucket`...) summed over the samples whose labels include `labels`. */
+async function value(metric: { get(): Promise<{ values: Array<{ value: number; labels: Record<string, unknown>; metricName?: string }> }> }, labels: Record<string, string | number> = {}, suffix?: string): Promise<number> {
+  const { values } = await metric.get();
+  return values
+    .filter((v) => (suffix === undefined || v.metricName?.endsWith(suffix)) && Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
 async function post(url: string, body: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   return { status: response.status, body: await response.json() };
@@ -29,14 +37,16 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
   let h: Harness;
   let trajectory: RecordedTrajectory;
   let rows: ReturnType<typeof grpoRows>;
-  let service: RewardService;
+  let service: Service;
   const started: RewardService[] = [];
 
-  const startService = async (models = h.config.models, settings: Partial<Harness['config']['training']['rewardService']> = {}): Promise<RewardService> => {
+  type Service = RewardService & { readonly metrics: RewardServiceMetrics };
+  const startService = async (models = h.config.models, settings: Partial<Harness['config']['training']['rewardService']> = {}): Promise<Service> => {
     const all = { ...h.config.training.rewardService, port: await freePort(), ...settings };
-    const s = await startRewardService({ scorer: s3RewardScorer(models, h.stack.store, all, h.env), host: '127.0.0.1', port: all.port, cacheSize: all.cacheSize, log: () => undefined });
+    const metrics = rewardServiceMetrics();
+    const s = await startRewardService({ scorer: s3RewardScorer(models, h.stack.store, all, h.env), host: '127.0.0.1', port: all.port, cacheSize: all.cacheSize, metrics, log: () => undefined });
     started.push(s);
-    return s;
+    return { ...s, metrics };
   };
   /** What the scripted planner answers at a row's step (the reference step: the executor grounds it to the label's action). */
   const plannerReply = async (step: number): Promise<string> => {
@@ -93,7 +103,10 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
     const request = openrlhfRequest(rows[1]!.row, await plannerReply(2));
     const answers = await fetchRewards([service.url, second.url], { queries: request.query, prompts: request.prompts, labels: request.labels });
     assert.deepEqual(answers.map((a) => a.rewards), [[2], []]);
-    assert.deepEqual({ requests: second.metrics.requests, empty: second.metrics.emptyRequests, samples: second.metrics.samples }, { requests: 1, empty: 1, samples: 0 });
+    assert.deepEqual(
+      { requests: await value(second.metrics.requests), empty: await value(second.metrics.requests, { outcome: 'empty' }), samples: await value(second.metrics.rewards, {}, '_count') },
+      { requests: 1, empty: 1, samples: 0 },
+    );
   });
 
   it('is idempotent: the same sample again is answered from the cache, without the executor', async () => {
@@ -105,12 +118,12 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
     assert.deepEqual(again.body, first.body);
     assert.deepEqual(first.body.rewards, [2]);
     assert.equal(executorCalls(), before + 1, 'the executor was asked once');
-    const metrics = (await (await fetch(fresh.url.replace('/get_reward', '/metrics'))).json()) as Record<string, any>;
-    assert.equal(metrics.samples, 2);
-    assert.equal(metrics.cacheHits, 1);
-    assert.equal(metrics.executorCalls, 1);
-    assert.deepEqual(metrics.rewards, { '<0.5': 0, '<1': 0, '<1.5': 0, '<2': 0, '2': 2 });
-    assert.equal(metrics.executorLatencyMs.calls, 1);
+    assert.equal(await value(fresh.metrics.requests, { outcome: 'ok' }), 2);
+    assert.equal(await value(fresh.metrics.cacheHits), 1);
+    assert.equal(await value(fresh.metrics.executorSeconds, {}, '_count'), 1, 'one executor call timed');
+    assert.equal(await value(fresh.metrics.rewards, { le: 1.5 }, '_bucket'), 0, 'no reward below 2');
+    assert.equal(await value(fresh.metrics.rewards, { le: 2 }, '_bucket'), 2);
+    assert.equal(await value(fresh.metrics.seconds, {}, '_count'), 2);
   });
 
   it('answers 0 with the error when the executor is down, and asks again next time (a failure is not kept)', async () => {
@@ -124,8 +137,9 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
       assert.deepEqual(body.extra_logs, { executor_failed: [1] });
       assert.match(body.errors[0], /^executor: executor \(ui-tars-1\.5-7b at http:\/\/127\.0\.0\.1:\d+\/v1\) is unreachable/);
     }
-    assert.equal(down.metrics.cacheHits, 0);
-    assert.deepEqual(down.metrics.failures, { executor_failed: 2 });
+    assert.equal(await value(down.metrics.cacheHits), 0);
+    assert.equal(await value(down.metrics.failures, { reason: 'executor_failed' }), 2);
+    assert.equal(await value(down.metrics.requests, { outcome: 'zero' }), 2);
   });
 
   it('answers 0 when no reward is ready by the deadline (an executor that never replies)', async () => {
@@ -166,7 +180,7 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
     assert.deepEqual(await post(service.url, { query: ['q'], prompts: ['p'] }), { status: 400, body: { error: 'labels: expected a list of strings' } });
     assert.deepEqual(await post(service.url, { query: ['q'], prompts: ['p'], labels: [1] }), { status: 400, body: { error: 'labels[0]: expected a string' } });
     assert.deepEqual(await post(service.url.replace('/get_reward', '/reward'), {}), { status: 404, body: { detail: 'Not Found' } });
-    const metrics = (await (await fetch(service.url.replace('/get_reward', '/metrics'))).json()) as RewardResponse & Record<string, number>;
-    assert.equal(metrics.badRequests, 3);
+    assert.equal((await fetch(service.url.replace('/get_reward', '/health'))).status, 200);
+    assert.equal(await value(service.metrics.requests, { outcome: 'refused' }), 3);
   });
 });

@@ -4,28 +4,48 @@ import type { InitializeStep, Task } from '../../../core/task';
 import type { Env } from './process';
 import type { Screen } from './x11-display';
 
-/** What a running desktop offers an app driver: its environment, its screen, the app's process, and real input. */
+/** What a running desktop offers an app driver: its environment and HOME, its screen, the app's process, and real input. */
 export interface AppSession {
   readonly env: Env;
+  /** The desktop's HOME, where the VM's /home/user paths live (local-apps.ts homePath). */
+  readonly home: string;
   readonly screen: Screen;
   readonly appPid: number;
   input(events: readonly InputEvent[]): Promise<void>;
+  /** The screen as PNG bytes. */
+  screenshot(): Promise<Buffer>;
 }
 
+export type LaunchStep = Extract<InitializeStep, { func: 'launch' }>;
+
+/** The `initialize` steps a driver performs: everything but launch, touch and execute, which the desktop does itself. */
+export type AppStep = Exclude<InitializeStep, { func: 'launch' | 'touch' | 'execute' }>;
+
 /**
- * What a local desktop needs to know about one app beyond starting it (config.localApps): when
- * it is ready, how to perform the task steps that ScienceBoard's VMs perform through the app's
- * own server, and how to read its state for the task's checks.
+ * What a local desktop needs to know about one app beyond starting it (config.localApps): what
+ * it is given at launch, when it is ready, how to perform the task steps that ScienceBoard's VMs
+ * perform through the app's own server, and how to read its state for the task's checks. One
+ * implementation per app, in a folder of its own (kalgebra/, texstudio/), listed in drivers.ts.
  */
 export interface AppDriver {
   /** Environment the app needs on top of the display's and the config's (e.g. accessibility on). */
   readonly env: Env;
-  /** Resolves once the app's window is up, maximized and readable; throws saying what is missing, or as soon as `running()` turns false. */
-  ready(session: AppSession, timeoutMs: number, running: () => boolean): Promise<void>;
-  /** Performs an `initialize` step other than launch and touch; throws when the app did not take it. */
-  initialize(step: Exclude<InitializeStep, { func: 'launch' | 'touch' }>, session: AppSession): Promise<void>;
+  /** The local app's arguments for a task's launch step (e.g. the documents to open, as paths in `home`); throws for what it cannot take. */
+  launchArgs(step: LaunchStep, home: string): string[];
+  /**
+   * Resolves once the app's window is up, maximized and readable (with the launched documents
+   * open); throws saying what is missing, or as soon as `running()` turns false.
+   */
+  ready(session: AppSession, args: readonly string[], timeoutMs: number, running: () => boolean): Promise<void>;
+  /** Performs one of the app's own `initialize` steps; throws when the app did not take it, or has no such step. */
+  initialize(step: AppStep, session: AppSession): Promise<void>;
   /** Runs the task's `evaluate` checks against the app's real state. */
   evaluate(task: Task, stop: StopInfo, session: AppSession): Promise<EvaluationResult>;
   /** True when the app answers a state query in time (a hung app does not). */
   responsive(session: AppSession): Promise<boolean>;
+  /**
+   * Performs an action's input events through `perform`, for a driver that must see what they
+   * did (KAlgebra: whether an entered 3D expression was plotted). Without it, the desktop performs them.
+   */
+  watchInput?(events: readonly InputEvent[], session: AppSession, perform: () => Promise<void>): Promise<void>;
 }

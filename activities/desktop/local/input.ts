@@ -10,6 +10,11 @@ export interface InputOptions {
 
 /** Between the clicks of a double click: well inside Qt's 400 ms double-click interval. */
 const CLICK_GAP_MS = 60;
+/**
+ * After a Tab typed within text, before the next characters: a busy TeXstudio was seen to take
+ * the first character after a Tab into the field the Tab left (its find field).
+ */
+const FOCUS_MOVE_MS = 150;
 const COMMAND_TIMEOUT_MS = 10_000;
 
 /**
@@ -17,7 +22,7 @@ const COMMAND_TIMEOUT_MS = 10_000;
  * text follows `--`, so text that looks like an option is still typed as text.
  */
 export async function performInputEvents(events: readonly InputEvent[], options: InputOptions): Promise<void> {
-  for (const event of withEnterForNewlines(events)) {
+  for (const event of withKeysForControls(events)) {
     if (event.kind === 'sleep') {
       await sleep(event.ms);
       continue;
@@ -31,15 +36,17 @@ export async function performInputEvents(events: readonly InputEvent[], options:
 
 /**
  * A newline in typed text is a press of Enter (each line of several typed into KAlgebra's
- * calculator runs on its own); `xdotool type` would send a Linefeed key that apps ignore.
+ * calculator runs on its own); `xdotool type` would send a Linefeed key that apps ignore. A tab
+ * is a press of Tab, which moves the focus, and a pause for the app to move it.
  */
-export function withEnterForNewlines(events: readonly InputEvent[]): InputEvent[] {
+export function withKeysForControls(events: readonly InputEvent[]): InputEvent[] {
   return events.flatMap((event): InputEvent[] => {
-    if (event.kind !== 'type' || !/\r?\n/.test(event.text)) return [event];
-    return event.text.split(/\r?\n/).flatMap((line, i): InputEvent[] => [
-      ...(i > 0 ? [{ kind: 'key', chord: 'Return' } as const] : []),
-      ...(line === '' ? [] : [{ kind: 'type', text: line } as const]),
-    ]);
+    if (event.kind !== 'type' || !/[\n\t]/.test(event.text)) return [event];
+    return event.text.split(/(\r?\n|\t)/).flatMap((part): InputEvent[] => {
+      if (part === '\t') return [{ kind: 'key', chord: 'Tab' }, { kind: 'sleep', ms: FOCUS_MOVE_MS }];
+      if (/^\r?\n$/.test(part)) return [{ kind: 'key', chord: 'Return' }];
+      return part === '' ? [] : [{ kind: 'type', text: part }];
+    });
   });
 }
 

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { LocalApp } from '../../../config/schema';
-import type { Task } from '../../../core/task';
+import { commandLine, type Task } from '../../../core/task';
 
 /** A task's app could not be mapped to a local binary; `step` names the initialize step at fault. */
 export class UnknownAppError extends Error {
@@ -26,10 +26,11 @@ export function localAppFor(task: Task, apps: readonly LocalApp[]): LocalApp {
   let chosen: LocalApp | undefined;
   for (const [i, step] of task.initialize.entries()) {
     if (step.func !== 'launch') continue;
-    const app = forSoftware.find((a) => step.command.includes(a.launchMatch));
+    const line = commandLine(step.command);
+    const app = forSoftware.find((a) => line.includes(a.launchMatch));
     if (app === undefined) {
       const expected = forSoftware.map((a) => JSON.stringify(a.launchMatch)).join(' or ');
-      throw new UnknownAppError(`launch command ${JSON.stringify(step.command)} matches no localApps entry (expected it to contain ${expected})`, `initialize[${i}] launch`);
+      throw new UnknownAppError(`launch command ${JSON.stringify(line)} matches no localApps entry (expected it to contain ${expected})`, `initialize[${i}] launch`);
     }
     chosen ??= app;
   }

@@ -3,18 +3,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GuiAction, InputEvent } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
-import type { EvaluationResult, StopInfo } from '../../../core/evaluation';
+import { combineChecks, evaluateStop, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { toInputEvents } from '../../../core/render/input-events';
 import { parseTask, type InitializeStep, type Task } from '../../../core/task';
 import type { LocalApp, LocalHostConfig } from '../../../config/schema';
 import { DesktopError, type Desktop } from '../desktop';
-import type { AppDriver, AppSession } from './app-driver';
+import type { AppDriver, AppSession, LaunchStep } from './app-driver';
+import { defaultDrivers } from './drivers';
 import { performInputEvents } from './input';
-import { createKAlgebraDriver } from './kalgebra/driver';
 import { homePath, localAppFor, UnknownAppError } from './local-apps';
 import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess, sleep } from './process';
 import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
+import { runVmCommand } from './vm-commands';
 import { X11Display, type Screen } from './x11-display';
 
 export interface LocalDesktopOptions {
@@ -123,10 +124,12 @@ export class LocalDesktop implements Desktop {
     const task = this.task;
     if (task === undefined) throw new DesktopError('act() before a successful reset()', this.id, undefined, step);
     if (isTerminal(action)) return;
-    const { display } = this.requireRunningApp(task.id, step);
+    // After the agent closed the app, its input goes to the empty screen, as in a VM.
+    const { display, app } = this.appClosed() ? { display: this.requireDisplay(task.id, step), app: undefined } : this.requireRunningApp(task.id, step);
     const events = toInputEvents(action); // a RenderError is the action's fault, not the desktop's: it goes up as it is
+    const perform = (): Promise<void> => this.perform(display, events);
     try {
-      await this.perform(display, events);
+      await (app?.driver.watchInput?.(events, this.session(display, app.process), perform) ?? perform());
     } catch (err) {
       throw new DesktopError(display.problem() ?? messageOf(err), this.id, task.id, step);
     }
@@ -136,6 +139,12 @@ export class LocalDesktop implements Desktop {
     const step = 'evaluate';
     if (this.task === undefined || this.task.id !== task.id) {
       throw new DesktopError(`the desktop was reset for ${this.task?.id ?? 'no task'}, not for this task`, this.id, task.id, step);
+    }
+    const closed = this.app;
+    if (closed !== undefined && this.appClosed()) {
+      // The checks that read files still hold; those that ask the app fail, as in a VM whose app is gone.
+      const session = this.session(this.requireDisplay(task.id, step), closed.process);
+      return closed.driver.evaluate(task, stop, session).catch((err: unknown) => appGoneChecks(task, stop, `${closed.config.software} was closed before the checks (${messageOf(err)})`));
     }
     const { display, app } = this.requireRunningApp(task.id, step);
     try {
@@ -167,26 +176,29 @@ export class LocalDesktop implements Desktop {
   private async initializeStep(step: InitializeStep, config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
     switch (step.func) {
       case 'launch':
-        return this.launch(config, driver, display);
+        return this.launch(step, config, driver, display);
       case 'touch': {
         const file = homePath(step.path, display.home);
         mkdirSync(path.dirname(file), { recursive: true });
         writeFileSync(file, step.text);
         return;
       }
+      case 'execute':
+        return runVmCommand(step, display.home);
       default:
         if (this.app === undefined) throw new Error(`${step.func} needs the app, and no launch step came before it`);
         return driver.initialize(step, this.session(display, this.app.process));
     }
   }
 
-  private async launch(config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
+  private async launch(step: LaunchStep, config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
     await this.stopApp();
-    const [command = '', ...args] = config.command;
+    const [command = '', ...configured] = config.command;
+    const taskArgs = driver.launchArgs(step, display.home);
     const started = ManagedProcess.start({
       name: config.software,
       command,
-      args,
+      args: [...configured, ...taskArgs],
       env: { ...display.env(), ...driver.env, ...config.env },
       cwd: display.home,
       log: path.join(display.logDir, 'app.log'),
@@ -194,7 +206,7 @@ export class LocalDesktop implements Desktop {
     this.app = { process: started, config, driver };
     const timeoutMs = config.startTimeoutSeconds * 1000;
     const exited = started.exited.then((exit) => new Error(`${config.software} ${describeExit(exit)} while starting (log: ${path.join(display.logDir, 'app.log')})`));
-    const failure = await Promise.race([driver.ready(this.session(display, started), timeoutMs, () => started.running).then(() => undefined), exited]);
+    const failure = await Promise.race([driver.ready(this.session(display, started), taskArgs, timeoutMs, () => started.running).then(() => undefined), exited]);
     if (failure !== undefined) throw failure;
   }
 
@@ -245,6 +257,12 @@ export class LocalDesktop implements Desktop {
     return { display, app: this.app };
   }
 
+  /** The app exited by itself with status 0 after a finished reset: the agent closed it, which is the episode's doing, not a fault. */
+  private appClosed(): boolean {
+    const exit = this.app?.process.exit;
+    return this.task !== undefined && exit !== undefined && exit.code === 0 && exit.signal === null;
+  }
+
   /** Undefined while the app runs; else what happened to it. */
   private appProblem(): string | undefined {
     const app = this.app;
@@ -254,7 +272,14 @@ export class LocalDesktop implements Desktop {
   }
 
   private session(display: X11Display, app: ManagedProcess): AppSession {
-    return { env: display.env(), screen: display.screen, appPid: app.pid, input: (events) => this.perform(display, events) };
+    return {
+      env: display.env(),
+      home: display.home,
+      screen: display.screen,
+      appPid: app.pid,
+      input: (events) => this.perform(display, events),
+      screenshot: () => captureScreen(this.options.tools.import, display.env()),
+    };
   }
 
   private perform(display: X11Display, events: readonly InputEvent[]): Promise<void> {
@@ -263,6 +288,11 @@ export class LocalDesktop implements Desktop {
 }
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** The checks of a task whose app is gone: `stop` as usual, every other one failed with `why`. */
+function appGoneChecks(task: Task, stop: StopInfo, why: string): EvaluationResult {
+  return combineChecks(task.evaluate.map((check, index) => (check.type === 'stop' ? evaluateStop(check, index, stop) : { index, type: check.type, passed: false, detail: why })));
+}
 
 export interface LocalDesktopsOptions {
   /** Each desktop gets `<dir>/<host id>-<index>`; default: the OS temp dir's coda-desktops/. */
@@ -284,7 +314,7 @@ export function createLocalDesktop(host: LocalHostConfig, apps: readonly LocalAp
     display: host.displayBase + index,
     screen: host.screen,
     apps,
-    drivers: options.drivers ?? { KAlgebra: createKAlgebraDriver() },
+    drivers: options.drivers ?? defaultDrivers(),
     dir: path.join(options.dir ?? path.join(os.tmpdir(), 'coda-desktops'), `${host.id}-${index}`),
     tools: options.tools ?? DEFAULT_TOOLS,
     typingDelayMs: options.typingDelayMs ?? 12,

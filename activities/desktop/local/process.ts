@@ -115,12 +115,14 @@ export interface CommandOptions {
   readonly cwd?: string;
 }
 
-/** A short command that failed: its argv, how it ended and what it printed on stderr. */
+/** A short command that failed: its argv, how it ended and what it printed. */
 export class CommandError extends Error {
   constructor(
     readonly argv: readonly string[],
     readonly detail: string,
     readonly stderr: string,
+    /** Some programs say why they failed on stdout (TeX does). */
+    readonly stdout = '',
   ) {
     super(`${argv[0]} ${detail}${stderr.trim() === '' ? '' : `: ${stderr.trim().slice(-500)}`}`);
     this.name = 'CommandError';
@@ -155,7 +157,7 @@ export function runCommandOutput(command: string, args: readonly string[], optio
               : typeof failed.code === 'number'
                 ? `exited with code ${failed.code}`
                 : `failed (${failed.signal ?? failed.message})`;
-        reject(new CommandError([command, ...args], detail, stderr.toString('utf8')));
+        reject(new CommandError([command, ...args], detail, stderr.toString('utf8'), stdout.toString('utf8')));
       },
     );
     // A program that exits without reading its input must not crash us with EPIPE.

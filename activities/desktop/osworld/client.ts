@@ -3,8 +3,9 @@ import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy, type
 
 /**
  * Typed client of the OSWorld in-VM server (port 5000) with ScienceBoard's additions
- * (/read, /write, /append). Request and answer shapes follow the server ScienceBoard's VMs run
- * (vm_config/server.py, extracted from OSWorld's desktop_env/server/main.py).
+ * (/read, /write, /append, /chimerax/run, /tex/check). Request and answer shapes follow the
+ * server ScienceBoard's VMs run (vm_config/server.py, extracted from OSWorld's
+ * desktop_env/server/main.py).
  */
 
 /** What /execute answers: the command ran (whatever its exit code). */
@@ -18,6 +19,8 @@ export interface ExecuteOptions {
   /** false (the default): `command` is an argv list run without a shell, so no text in it is interpreted. */
   readonly shell?: boolean;
   readonly timeoutMs?: number;
+  /** Through POST /setup/execute, the route set-up steps use (the same handler as /execute). */
+  readonly setup?: boolean;
 }
 
 /** For one call: a quick probe (no retries, short timeout) or a slow read. */
@@ -36,9 +39,9 @@ export interface OsworldClientOptions extends Partial<RetryPolicy> {
 export interface OsworldClient {
   /** Base URL of the in-VM server, e.g. http://10.0.3.11:5000. */
   readonly url: string;
-  /** GET /screenshot: the screen (with the pointer) as PNG bytes. */
-  screenshot(): Promise<Buffer>;
-  /** POST /execute: runs a command and waits for it (the server kills it after 120 s). */
+  /** GET /screenshot: the screen (with the pointer) as one complete PNG. */
+  screenshot(options?: CallOptions): Promise<Buffer>;
+  /** POST /execute (or /setup/execute): runs a command and waits for it (the server kills it after 120 s). */
   execute(command: readonly string[] | string, options?: ExecuteOptions): Promise<ExecuteResult>;
   /** POST /setup/launch: starts a command and returns at once, without its output. */
   launch(command: readonly string[] | string, options?: { readonly shell?: boolean }): Promise<void>;
@@ -56,6 +59,10 @@ export interface OsworldClient {
   writeFile(path: string, content: string): Promise<void>;
   /** POST /append: appends to a text file of the VM. */
   appendFile(path: string, content: string): Promise<void>;
+  /** POST /chimerax/run: a ChimeraX command through its REST server in the VM (on `port`); ChimeraX's error text, or null. */
+  chimeraxRun(command: string, port: number): Promise<string | null>;
+  /** POST /tex/check: pdflatex (+ bibtex, pdflatex twice) of `file`.tex in the VM folder `path` all exited with 0. */
+  texCheck(path: string, file: string, bibtex: boolean): Promise<boolean>;
 }
 
 const executeAnswer = z.object({
@@ -75,7 +82,35 @@ const cursorAnswer = z.union([
   z.object({ x: z.number(), y: z.number() }),
 ]);
 
+/** ChimeraX's REST answer with `json true`: the command's error, null when it ran. */
+const chimeraxAnswer = z.object({ error: z.unknown() }).transform(({ error }): string | null => {
+  if (error === null || error === undefined) return null;
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' ? message : JSON.stringify(error);
+});
+
+const texCheckAnswer = z.object({ pass: z.boolean() });
+
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * Why `bytes` is not one complete PNG, or undefined: the signature, IHDR first, every chunk within
+ * the bytes, IEND last. The server sends whatever its screenshot file holds, which another
+ * screenshot may have emptied or be halfway through writing.
+ */
+export function pngDefect(bytes: Buffer): string | undefined {
+  if (!bytes.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) return 'no PNG signature';
+  for (let at = PNG_SIGNATURE.length; at + 12 <= bytes.length; ) {
+    const length = bytes.readUInt32BE(at);
+    const type = bytes.toString('latin1', at + 4, at + 8);
+    const end = at + 12 + length;
+    if (at === PNG_SIGNATURE.length && (type !== 'IHDR' || length !== 13)) return `the first chunk is ${type}, not IHDR`;
+    if (end > bytes.length) return `chunk ${type} at byte ${at} runs past the end`;
+    if (type === 'IEND') return end === bytes.length ? undefined : `${bytes.length - end} bytes after IEND`;
+    at = end;
+  }
+  return 'no IEND chunk';
+}
 
 export function createOsworldClient(url: string, options: OsworldClientOptions = {}): OsworldClient {
   const http: VmHttp = createVmHttp(url, {
@@ -90,7 +125,7 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
     const answer = await http.json(
       {
         method: 'POST',
-        path: '/execute',
+        path: opts.setup ? '/setup/execute' : '/execute',
         json: { command, shell: opts.shell ?? false },
         idempotent: false,
         timeoutMs: opts.timeoutMs ?? executeTimeoutMs,
@@ -111,11 +146,13 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
     url: http.server,
     execute,
 
-    async screenshot() {
-      const request = { method: 'GET', path: '/screenshot', idempotent: true } as const;
+    async screenshot(opts = {}) {
+      const request = { method: 'GET', path: '/screenshot', idempotent: true, ...opts } as const;
       const { body, contentType } = await http.send(request);
-      if (!body.subarray(0, PNG_SIGNATURE.length).equals(PNG_SIGNATURE)) {
-        throw http.protocolError(request, `expected PNG bytes, got ${body.length} bytes of ${contentType || 'unknown type'}`);
+      const defect = pngDefect(body);
+      if (defect !== undefined) {
+        const type = contentType.split(';')[0] || 'unknown type';
+        throw http.protocolError(request, `expected a complete PNG, got ${body.length} bytes of ${type}: ${defect}`);
       }
       return body;
     },
@@ -163,6 +200,16 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
 
     async appendFile(path, content) {
       await expectOk('/append', { path, content }, false);
+    },
+
+    async chimeraxRun(command, port) {
+      return http.json({ method: 'POST', path: '/chimerax/run', json: { command, port }, idempotent: false }, chimeraxAnswer);
+    },
+
+    async texCheck(path, file, bibtex) {
+      // Compiling writes only the document's own outputs: running it twice is the same as once.
+      const request = { method: 'POST', path: '/tex/check', json: { path, file, bibtex }, idempotent: true, timeoutMs: executeTimeoutMs } as const;
+      return (await http.json(request, texCheckAnswer)).pass;
     },
   };
 }

@@ -3,7 +3,8 @@ import type { z } from 'zod';
 
 /**
  * HTTP to the servers inside a VM (the OSWorld server on port 5000, the app's state server on
- * 8000): per-request timeouts, and retries only where sending twice cannot change the VM.
+ * 8000): one request at a time, per-request timeouts, and retries only where sending twice cannot
+ * change the VM.
  */
 
 /** How a request failed: an HTTP status, no answer in time, no connection, or an answer of the wrong shape. */
@@ -127,11 +128,23 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
     }
   }
 
+  /**
+   * The request before this one, settled or not. The in-VM server is not safe to call in parallel:
+   * overlapping screenshots share one file (and answer empty or cut-off PNGs) and one X
+   * connection (measured: after a few rounds of four at once its screenshots hang for good).
+   */
+  let previous: Promise<unknown> = Promise.resolve();
+  function inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = previous.then(work, work);
+    previous = turn.catch(() => undefined);
+    return turn;
+  }
+
   async function send(request: VmRequest): Promise<VmResponse> {
     const retries = request.retries ?? policy.retries;
     for (let tried = 0; ; tried++) {
       try {
-        return await attempt(request);
+        return await inTurn(() => attempt(request));
       } catch (err) {
         if (!(err instanceof VmHttpError) || tried >= retries || !worthRetrying(err, request.idempotent)) throw err;
         await sleep(policy.backoffMs * 2 ** tried);
@@ -202,22 +215,50 @@ function describeCode(code: string): string {
   }
 }
 
-/** What an error answer said, short: Flask's JSON `message`/`error`, else the text without HTML tags. */
+/**
+ * What an error answer said, in one line: Flask's JSON `message`/`error`; of an HTML page only
+ * its error line. The in-VM server runs in debug mode, where a 500 is Werkzeug's debugger page:
+ * its script holds the debugger's SECRET and its body the traceback, neither of which may reach
+ * a log or a workflow's history.
+ */
 function excerpt(body: Buffer, contentType: string): string {
   const text = body.toString('utf8');
   if (contentType.includes('json')) {
     try {
       const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
       const said = parsed.message ?? parsed.error;
-      if (typeof said === 'string') return said.slice(0, 300);
+      if (typeof said === 'string') return oneLine(said);
     } catch {
       // not JSON after all: fall through to the plain text
     }
   }
-  return text
-    .replace(/<title>.*?<\/title>/is, '')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 300);
+  if (contentType.includes('html') || /^\s*<(!doctype|html)/i.test(text)) return pageError(text);
+  return oneLine(text);
 }
+
+/**
+ * The error line of an HTML page: a debugger page's title is the exception line plus
+ * ` // Werkzeug Debugger`; Werkzeug's other error pages describe the error in their one <p>.
+ * Anything else is named by its title alone.
+ */
+function pageError(page: string): string {
+  const title = /<title>([\s\S]*?)<\/title>/i.exec(page)?.[1] ?? '';
+  const exception = /^([\s\S]*?)\s*\/\/ Werkzeug Debugger\s*$/.exec(title)?.[1];
+  if (exception !== undefined) return oneLine(htmlText(exception));
+  const description = /<p>([\s\S]*?)<\/p>/i.exec(page)?.[1];
+  return oneLine(htmlText(description ?? title));
+}
+
+/** Text of an HTML fragment: tags dropped, the entities Werkzeug escapes with decoded. */
+function htmlText(html: string): string {
+  return html
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(#\d+|#x[\da-f]+|quot|amp|lt|gt|apos);/gi, (_, entity: string) => {
+      const lower = entity.toLowerCase();
+      if (lower.startsWith('#x')) return String.fromCodePoint(parseInt(lower.slice(2), 16));
+      if (lower.startsWith('#')) return String.fromCodePoint(Number(lower.slice(1)));
+      return { quot: '"', amp: '&', lt: '<', gt: '>', apos: "'" }[lower] as string;
+    });
+}
+
+const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim().slice(0, 300);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CallOptions } from './client';
 import { createVmHttp, DEFAULT_RETRY_POLICY, type RetryPolicy } from './http';
 
 /**
@@ -13,6 +14,8 @@ export type PlottedFunction = Readonly<Record<string, boolean | string | number>
 
 export interface KalgebraState {
   readonly url: string;
+  /** GET /version: the state server's version, which proves the modified app runs. */
+  version(options?: CallOptions): Promise<string>;
   /** GET /vars: every defined variable with its printed value. */
   variables(): Promise<Record<string, string>>;
   /** POST /tab: shows tab `index` (0 calculator, 1 2D graph, 2 3D graph, 3 dictionary). */
@@ -47,6 +50,10 @@ export function createKalgebraState(url: string, policy: Partial<RetryPolicy> = 
 
   return {
     url: http.server,
+
+    async version(opts = {}) {
+      return (await http.text({ method: 'GET', path: '/version', idempotent: true, ...opts })).trim();
+    },
 
     async variables() {
       return http.json({ method: 'GET', path: '/vars', idempotent: true }, variablesAnswer);

@@ -4,8 +4,9 @@ import type { GuiAction } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
+import { checkFile, checkInclude, usesBibtex } from '../../../core/texstudio/checks';
 import type { InitializeStep, Task } from '../../../core/task';
-import { DesktopError, type Desktop } from '../desktop';
+import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
 import { VmHttpError } from './http';
 import { checkPlot, checkValue, checkVariable, plotQuery } from './kalgebra-checks';
@@ -14,6 +15,9 @@ import { CommandVmProvider, type VmProvider } from './vm-provider';
 
 /** What ScienceBoard's launch commands hold where the app's state-server port goes. */
 export const PORT_PLACEHOLDER = '«PORTLIKE»';
+
+/** Where ScienceBoard's VM image keeps its reset script (vm_config/reset.sh: restarts the network after a revert). */
+export const SCIENCEBOARD_RESET_SCRIPT = '/home/user/server/reset.sh';
 
 export interface OsworldDesktopOptions {
   /** Stable within its host, e.g. `rack-3/0`. */
@@ -28,12 +32,20 @@ export interface OsworldDesktopOptions {
   readonly pollIntervalMs?: number;
   /** ScienceBoard pauses this long before each `initialize` step so the app can settle. */
   readonly stepPauseMs?: number;
+  /** The VM's own reset script, run after each revert when the VM has it. */
+  readonly resetScript?: string;
+  /** After the task's initialize steps, how long the app's state server may take to answer. */
+  readonly appReadyTimeoutMs?: number;
+  /** Screenshots failing in a row that make the VM lost (5 by default). */
+  readonly screenshotAttempts?: number;
+  /** Pause after a failed screenshot, doubled after each further one (1 s by default: 15 s over 5 attempts). */
+  readonly screenshotBackoffMs?: number;
 }
 
 /**
  * A ScienceBoard/OSWorld VM as a Desktop: reset reverts its snapshot and replays the task's
  * `initialize` steps, actions run as pyautogui code through /execute, and checks read the app's
- * own state server.
+ * own state server (KAlgebra) or the VM's files and its /tex/check compiler (TeXstudio).
  */
 export class OsworldDesktop implements Desktop {
   readonly id: string;
@@ -53,7 +65,8 @@ export class OsworldDesktop implements Desktop {
     } catch (err) {
       throw this.error(err, 'revert');
     }
-    await this.waitUntilReady();
+    await this.waitUntilReady('the revert');
+    await this.runResetScript();
     await this.checkScreen();
     for (const [i, step] of task.initialize.entries()) {
       await sleep(this.options.stepPauseMs ?? 1000);
@@ -64,14 +77,30 @@ export class OsworldDesktop implements Desktop {
       }
       if (step.wait) await sleep(step.wait * 1000);
     }
+    // Only ScienceBoard's modified KAlgebra has a state server to probe; TeXstudio is the stock app.
+    if (task.type === 'KAlgebra') await this.waitForApp();
   }
 
+  /**
+   * The screen as a complete PNG. The in-VM server may answer a broken image, a 500 (out of X
+   * clients: it leaks one per screenshot) or, having crashed, nothing until systemd restarts it
+   * some 5 s later; so a failed screenshot is tried again after a pause that doubles, and a VM
+   * whose screenshots fail `screenshotAttempts` times in a row is lost. The tries are these alone
+   * (none within the client), so a server that never answers is lost after that many timeouts.
+   */
   async screenshot(): Promise<Buffer> {
-    try {
-      return await this.options.client.screenshot();
-    } catch (err) {
-      throw this.error(err, 'screenshot');
+    const { client, screenshotAttempts = 5, screenshotBackoffMs = 1000 } = this.options;
+    let last: VmHttpError | undefined;
+    for (let attempt = 1; attempt <= screenshotAttempts; attempt++) {
+      if (last !== undefined) await sleep(screenshotBackoffMs * 2 ** (attempt - 2));
+      try {
+        return await client.screenshot({ retries: 0 });
+      } catch (err) {
+        if (!(err instanceof VmHttpError)) throw this.error(err, 'screenshot');
+        last = err;
+      }
     }
+    throw new DesktopLostError(`${screenshotAttempts} screenshots in a row failed; last: ${last?.message}`, this.id, this.taskId, 'screenshot');
   }
 
   async act(action: GuiAction): Promise<void> {
@@ -99,13 +128,33 @@ export class OsworldDesktop implements Desktop {
         continue;
       }
       try {
-        if (check.type === 'eqn') {
-          const { dimensions, points } = plotQuery(check);
-          checks.push(checkPlot(check, index, await appState.functions(dimensions, points)));
-        } else {
-          variables ??= appState.variables();
-          const vars = await variables;
-          checks.push(check.type === 'var' ? checkVariable(check, index, vars) : checkValue(check, index, vars));
+        switch (check.type) {
+          case 'eqn': {
+            const { dimensions, points } = plotQuery(check);
+            checks.push(checkPlot(check, index, await appState.functions(dimensions, points)));
+            break;
+          }
+          case 'var':
+          case 'val': {
+            variables ??= appState.variables();
+            const vars = await variables;
+            checks.push(check.type === 'var' ? checkVariable(check, index, vars) : checkValue(check, index, vars));
+            break;
+          }
+          case 'file':
+          case 'include': {
+            const text = await this.readVmFile(check.path);
+            const found = 'text' in text ? text.text : undefined;
+            const problem = 'problem' in text ? text.problem : undefined;
+            checks.push(check.type === 'file' ? checkFile(task, check, index, found, problem) : checkInclude(check, index, found, problem));
+            break;
+          }
+          case 'compile': {
+            const passed = await this.options.client.texCheck(check.path, check.file, usesBibtex(task));
+            const runs = usesBibtex(task) ? 'pdflatex, bibtex, pdflatex, pdflatex' : 'pdflatex';
+            checks.push({ index, type: 'compile', passed, detail: `${runs} of ${check.file}.tex in ${check.path} ${passed ? 'succeeded' : 'failed'} (the VM's /tex/check)` });
+            break;
+          }
         }
       } catch (err) {
         // A refused connection means the app is gone (the agent may have closed it): the task
@@ -133,11 +182,33 @@ export class OsworldDesktop implements Desktop {
   /** Nothing runs on this host for a VM: the VM itself is the hypervisor's to stop. */
   async close(): Promise<void> {}
 
+  /** A VM file's text; a file the server cannot read (Flask answers 500) is the task's failure, not the VM's. */
+  private async readVmFile(path: string): Promise<{ text: string } | { problem: string }> {
+    try {
+      return { text: await this.options.client.readFile(path) };
+    } catch (err) {
+      if (err instanceof VmHttpError && err.failure === 'status' && err.status === 500) return { problem: `the VM's /read failed (${err.message})` };
+      throw err;
+    }
+  }
+
   private async initialize(step: InitializeStep): Promise<void> {
     const { client, appState, vm } = this.options;
+    const withPort = (command: string | readonly string[]): string | string[] =>
+      typeof command === 'string' ? command.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)) : command.map((part) => part.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)));
     switch (step.func) {
       case 'launch':
-        return client.launch(step.command.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)), { shell: step.shell ?? false });
+        return client.launch(withPort(step.command), { shell: step.shell ?? false });
+      case 'execute':
+        // As ScienceBoard's /setup/execute: the command's own exit code is not checked (an `rm` of a missing file is fine).
+        await client.execute(withPort(step.command), { shell: step.shell ?? false });
+        return;
+      case 'chimerax_clear_log':
+        return this.chimerax('log clear');
+      case 'chimerax_open':
+        return this.chimerax(`open ${step.name}`);
+      case 'chimerax_turn':
+        return this.chimerax(`turn ${step.axis} ${step.angle}`);
       case 'tab':
         return appState.selectTab(step.index);
       case 'func_2d':
@@ -147,6 +218,29 @@ export class OsworldDesktop implements Desktop {
       case 'touch':
         return client.writeFile(step.path, step.text);
     }
+  }
+
+  /**
+   * Runs the VM's reset script through /setup/execute when the VM has one, as ScienceBoard does
+   * after each revert, then waits for the server again (the script restarts the network). Like
+   * ScienceBoard, only the call must succeed: the script exits 1 where no ethernet connection is
+   * named, which leaves the network as it was.
+   */
+  private async runResetScript(): Promise<void> {
+    const { client, resetScript = SCIENCEBOARD_RESET_SCRIPT } = this.options;
+    try {
+      if ((await client.execute(['test', '-f', resetScript])).returncode !== 0) return;
+      await client.execute(['/bin/bash', resetScript], { setup: true });
+    } catch (err) {
+      throw this.error(err, 'reset script');
+    }
+    await this.waitUntilReady('its reset script');
+  }
+
+  private async chimerax(command: string): Promise<void> {
+    // ChimeraX's REST server listens on the port its launch command got for «PORTLIKE».
+    const error = await this.options.client.chimeraxRun(command, this.options.vm.appStatePort);
+    if (error !== null) throw new Error(`ChimeraX refused ${JSON.stringify(command)}: ${error}`);
   }
 
   /** Actions carry absolute pixels of the configured screen: a VM of another size would get every click wrong. */
@@ -164,15 +258,36 @@ export class OsworldDesktop implements Desktop {
   }
 
   /** Polls the in-VM server until it answers: after a revert the guest boots or resumes first. */
-  private async waitUntilReady(): Promise<void> {
+  private async waitUntilReady(after: string): Promise<void> {
     const { client, readyTimeoutMs } = this.options;
-    const deadline = Date.now() + readyTimeoutMs;
+    await this.poll((timeoutMs) => client.platform({ timeoutMs, retries: 0 }), readyTimeoutMs, `the in-VM server at ${client.url}`, `after ${after}`, 'wait for VM');
+  }
+
+  /**
+   * Polls the app's state server (ScienceBoard checks its /version): a launch through a shell
+   * answers 200 even when the app is missing, so a VM image without ScienceBoard's modified app
+   * fails here, as the VM's fault, instead of scoring the agent's episode zero at evaluation.
+   */
+  private async waitForApp(): Promise<void> {
+    const { appState, appReadyTimeoutMs = 30_000 } = this.options;
+    await this.poll(
+      (timeoutMs) => appState.version({ timeoutMs, retries: 0 }),
+      appReadyTimeoutMs,
+      `the app's state server at ${appState.url}`,
+      "after the task's initialize steps (does the VM image have ScienceBoard's modified app?)",
+      'app state',
+    );
+  }
+
+  /** Runs `probe` every poll interval until it succeeds; throws naming `what` and the last failure after `timeoutMs`. */
+  private async poll(probe: (timeoutMs: number) => Promise<unknown>, timeoutMs: number, what: string, when: string, step: string): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     let last: unknown;
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       try {
-        await client.platform({ timeoutMs: Math.min(5000, left), retries: 0 });
+        await probe(Math.min(5000, left));
         return;
       } catch (err) {
         last = err;
@@ -180,7 +295,7 @@ export class OsworldDesktop implements Desktop {
       await sleep(Math.min(this.options.pollIntervalMs ?? 1000, Math.max(0, deadline - Date.now())));
     }
     const why = last instanceof Error ? `: last try: ${last.message}` : '';
-    throw this.error(new Error(`the in-VM server at ${client.url} did not answer within ${readyTimeoutMs / 1000} s after the revert${why}`), 'wait for VM');
+    throw this.error(new Error(`${what} did not answer within ${timeoutMs / 1000} s ${when}${why}`), step);
   }
 
   private error(err: unknown, step: string, taskId = this.taskId): DesktopError {

@@ -1,9 +1,10 @@
 import type { InputEvent } from '../../../../core/actions';
 import type { AppDriver, AppSession } from '../app-driver';
-import { sleep, waitFor } from '../process';
+import { waitFor } from '../process';
 import { calgebra } from './calgebra';
 import { evaluateKAlgebra } from './evaluators';
-import { readKAlgebraState, type RunningKAlgebraState } from './state';
+import { readKAlgebraState, readKAlgebraView, type KAlgebraView, type RunningKAlgebraState } from './state';
+import { viewChanged, viewPrint } from './surface';
 
 export interface KAlgebraDriverOptions {
   /** The system python, which has pyatspi. */
@@ -21,10 +22,19 @@ export const KALGEBRA_TABS = ['Calculator', '2D Graph', '3D Graph', 'Dictionary'
 const STEP_TIMEOUT_MS = 8_000;
 const CALGEBRA_TIMEOUT_MS = 30_000;
 
+/** Input that presses Enter, which is what plots the 3D field's expression. */
+const pressesEnter = (events: readonly InputEvent[]): boolean =>
+  events.some((e) => (e.kind === 'key' && /(^|\+)(Return|KP_Enter)$/i.test(e.chord)) || (e.kind === 'type' && /\r?\n/.test(e.text)));
+
 /**
  * Debian's stock KAlgebra on a local desktop. The VMs' modified KAlgebra switches tabs and plots
  * through its HTTP server; here the same steps go through the GUI with real input events, at
  * the positions the accessibility tree reports, and each is checked in the tree afterwards.
+ *
+ * The 3D surface KAlgebra plots is known to no part of its accessibility tree: the field shows
+ * what was typed, plotted or not. So the driver watches every input that presses Enter on the
+ * 3D Graph tab and records the field's expression as plotted when the 3D view drew a new
+ * picture (surface.ts). A surface plotted from the calculator's result menu is not seen.
  */
 export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KALGEBRA_OPTIONS): AppDriver {
   const read = async (session: AppSession, timeoutMs = options.stateTimeoutMs): Promise<RunningKAlgebraState> => {
@@ -84,15 +94,33 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
     return until(session, (s) => s.functions.length === before + 1, () => `KAlgebra did not add ${JSON.stringify(expression)} to the function list`);
   };
 
+  /** The expression of the surface this KAlgebra (by pid) plotted last, as its 3D field read then. */
+  let surface: { readonly pid: number; readonly expression: string } | undefined;
+  const plotted3d = (session: AppSession): string | undefined => (surface?.pid === session.appPid ? surface.expression : undefined);
+
+  /** Performs input on the 3D Graph tab; when the 3D view draws a new picture, the field's expression is what it plots. */
+  const watch3d = async (session: AppSession, before: KAlgebraView, perform: () => Promise<void>): Promise<boolean> => {
+    const view = before.app ? before.view3d : null;
+    if (!before.app || before.mainTabs?.current !== '3D Graph' || view === null || view.width <= 0 || view.height <= 0) {
+      await perform();
+      return false;
+    }
+    const grab = async (): Promise<string> => viewPrint(await session.screenshot(), view);
+    const was = await grab();
+    await perform();
+    if (!(await viewChanged(grab, was))) return false;
+    surface = { pid: session.appPid, expression: ((await read(session)).input3d?.text ?? '').trim() };
+    return true;
+  };
+
   const plot3d = async (session: AppSession, start: RunningKAlgebraState, expression: string): Promise<RunningKAlgebraState> => {
     const field = (await openTab(session, start, '3D Graph')).input3d;
     if (field === null || !field.showing) throw new Error('the 3D expression field is not shown');
     await clickAt(session, field);
-    await session.input(enter(expression));
-    // A refused expression leaves "Errors: ..." in the status bar; an accepted one is plotted at once.
-    await sleep(300);
-    const state = await until(session, (s) => s.input3d?.text === expression, () => `the 3D field does not read ${JSON.stringify(expression)}`);
-    if (/error/i.test(state.statusBar)) throw new Error(`KAlgebra refused the 3D function ${JSON.stringify(expression)}: ${state.statusBar}`);
+    const drawn = await watch3d(session, await read(session), () => session.input(enter(expression)));
+    const state = await read(session);
+    // A refused expression leaves the view as it was and "Errors: ..." in the status bar.
+    if (!drawn && plotted3d(session) !== expression) throw new Error(`KAlgebra did not plot the 3D function ${JSON.stringify(expression)} (status bar: ${JSON.stringify(state.statusBar)})`);
     return state;
   };
 
@@ -112,7 +140,10 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
       QTWEBENGINE_CHROMIUM_FLAGS: '--force-renderer-accessibility',
     },
 
-    async ready(session, timeoutMs, running) {
+    // The VM's launch passes the port of the modified app's state server; the stock app takes nothing.
+    launchArgs: () => [],
+
+    async ready(session, _args, timeoutMs, running) {
       let seen = 'nothing on the accessibility bus';
       await waitFor(
         async () => {
@@ -142,14 +173,23 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
           return keepingTab(session, (start) => plot2d(session, start, step.expr));
         case 'func_3d':
           return keepingTab(session, (start) => plot3d(session, start, step.expr));
+        default:
+          throw new Error(`KAlgebra has no initialize step "${step.func}"`);
       }
     },
 
     async evaluate(task, stop, session) {
       const state = await read(session);
-      return evaluateKAlgebra(task, stop, state, (lines) =>
+      return evaluateKAlgebra(task, stop, { ...state, plotted3d: plotted3d(session) }, (lines) =>
         calgebra(lines, { binary: options.calgebra, env: session.env, timeoutMs: CALGEBRA_TIMEOUT_MS }),
       );
+    },
+
+    async watchInput(events, session, perform) {
+      if (!pressesEnter(events)) return perform();
+      const before = await readKAlgebraView({ python: options.python, env: session.env, pid: session.appPid, timeoutMs: options.stateTimeoutMs }).catch(() => undefined);
+      if (before === undefined) return perform();
+      await watch3d(session, before, perform);
     },
 
     async responsive(session) {

@@ -22,19 +22,34 @@ import type { ConsoleEntry, RunningKAlgebraState } from './state';
  *   calgebra prints it.
  * - val: the Variables dock, which carries real numbers at full precision.
  * - eqn: `#SIZE` counts the 2D Graph's function list; points are checked against the shown 2D
- *   functions or the 3D Graph's expression with calgebra (plot-points.ts). As in ScienceBoard's
- *   own checker, one plotted function must agree with every listed point. The look of a plot
- *   (`color`, `style`) is not exposed by the stock app and fails as unsupported.
+ *   functions or the surface the 3D Graph plots (the driver saw it drawn; the 3D field's text
+ *   alone proves nothing) with calgebra (plot-points.ts). As in ScienceBoard's
+ *   own checker, one plotted function must agree with every listed point. `res` (the 2D plot
+ *   resolution, in samples) is the checked item of the 2D Graph menu, which the stock app sets
+ *   for every 2D function at once. The rest of a plot's look (`color`, `style`) is not exposed by
+ *   the stock app and fails as unsupported.
  * - stop: how the agent ended (core/evaluation.ts).
  */
 
 /** Evaluates expressions in one calgebra session, one result per line. */
 export type Calgebra = (lines: readonly string[]) => Promise<CalgebraResult[]>;
 
+/** The 2D Graph menu's resolutions and the samples KAlgebra plots with (kalgebra.cpp, set_res_*). */
+const RESOLUTION_SAMPLES: Readonly<Record<string, number>> = { Poor: 416, Normal: 832, Fine: 1664, 'Very Fine': 3328 };
+
+/** Whether one non-point entry of an eqn check holds, in words. */
+interface Attribute {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
 /** Analitza's own constants: always defined, never worth redefining for calgebra. */
 const BUILTIN_VARIABLES = new Set(['pi', 'e', 'euler', 'true', 'false', 'i']);
 
-export async function evaluateKAlgebra(task: Task, stop: StopInfo, state: RunningKAlgebraState, calgebra: Calgebra): Promise<EvaluationResult> {
+/** The app's state, and the expression of the 3D surface it plots (undefined: none was seen drawn). */
+export type CheckedState = RunningKAlgebraState & { readonly plotted3d: string | undefined };
+
+export async function evaluateKAlgebra(task: Task, stop: StopInfo, state: CheckedState, calgebra: Calgebra): Promise<EvaluationResult> {
   const checker = new KAlgebraChecker(state, calgebra);
   const checks: CheckResult[] = [];
   for (const [index, check] of task.evaluate.entries()) {
@@ -57,7 +72,7 @@ class KAlgebraChecker {
   private readonly definitions: string[];
 
   constructor(
-    private readonly state: RunningKAlgebraState,
+    private readonly state: CheckedState,
     private readonly calgebra: Calgebra,
   ) {
     this.definitions = state.variables
@@ -75,6 +90,10 @@ class KAlgebraChecker {
         return this.value(check, index);
       case 'eqn':
         return this.equation(check, index);
+      case 'file':
+      case 'include':
+      case 'compile':
+        return { index, type: check.type, passed: false, detail: `"${check.type}" checks a TeXstudio document, not KAlgebra's state` };
     }
   }
 
@@ -124,18 +143,21 @@ class KAlgebraChecker {
     }
 
     const expectations: { point: number[]; on: boolean }[] = [];
-    const unsupported: string[] = [];
+    const attributes: Attribute[] = [];
     for (const [key, expected] of Object.entries(check.value)) {
       const point = parsePointKey(key);
       if (point !== undefined && typeof expected === 'boolean') expectations.push({ point, on: expected });
-      else unsupported.push(this.unsupportedAttribute(key, expected));
+      else attributes.push(this.attribute(key, expected, dimension));
     }
     const missing = check.key.filter((p) => !expectations.some((e) => samePoint(e.point, p)));
-    if (missing.length > 0) unsupported.push(`no expected value for ${missing.map(formatPoint).join(', ')}`);
+    if (missing.length > 0) attributes.push({ ok: false, detail: `no expected value for ${missing.map(formatPoint).join(', ')}` });
+    const notes = attributes.map((a) => a.detail);
 
+    const field = this.state.input3d?.text?.trim() ?? '';
+    if (dimension === 3 && field !== '' && field !== this.state.plotted3d) notes.push(`the 3D field reads ${JSON.stringify(field)}, which is not plotted`);
     const candidates = this.candidates(dimension);
     if (candidates.length === 0) {
-      return result(false, [`no ${dimension}D function is plotted`, ...unsupported].join('; '));
+      return result(false, [`no ${dimension}D function is plotted`, ...notes].join('; '));
     }
     const outcomes = [];
     for (const candidate of candidates) outcomes.push({ candidate, wrong: await this.wrongPoints(candidate, expectations, dimension) });
@@ -145,24 +167,33 @@ class KAlgebraChecker {
       best.wrong.length === 0
         ? `${best.candidate.label} agrees with all ${points}`
         : `no plotted function agrees with all ${points}; closest ${best.candidate.label}: ${best.wrong.join('; ')}`;
-    return result(best.wrong.length === 0 && unsupported.length === 0, [verdict, ...unsupported].join('; '));
+    return result(best.wrong.length === 0 && attributes.every((a) => a.ok), [verdict, ...notes].join('; '));
   }
 
   private candidates(dimension: Dimension): Candidate[] {
     if (dimension === 2) {
       return this.state.functions.filter((f) => f.shown).map((f) => ({ label: `${f.name} ${f.expression}`, expression: f.expression }));
     }
-    const surface = this.state.input3d?.text?.trim() ?? '';
-    return surface === '' ? [] : [{ label: `3D graph ${surface}`, expression: surface }];
+    const surface = this.state.plotted3d;
+    return surface === undefined || surface === '' ? [] : [{ label: `3D graph ${surface}`, expression: surface }];
   }
 
-  private unsupportedAttribute(key: string, expected: unknown): string {
+  /** A non-point entry of an eqn check: the look of the plot. */
+  private attribute(key: string, expected: unknown, dimension: Dimension): Attribute {
     const wanted = `${key} ${JSON.stringify(expected)}`;
-    if (key === 'style') {
-      return `${wanted} unsupported: ScienceBoard's style code has no counterpart in the stock app (its 3D style menu reads ${this.state.plotStyle3d ?? 'nothing'})`;
+    if (key === 'res' && dimension === 2) {
+      const menu = this.state.resolution2d;
+      const samples = menu === null ? undefined : RESOLUTION_SAMPLES[menu];
+      if (menu === null || samples === undefined) return { ok: false, detail: `${wanted} cannot be read: the 2D Graph menu has ${menu ?? 'no'} resolution checked` };
+      if (samples === expected) return { ok: true, detail: `res ${samples} (${menu})` };
+      const named = Object.entries(RESOLUTION_SAMPLES).find(([, n]) => n === expected)?.[0] ?? 'no menu item';
+      return { ok: false, detail: `res expected ${JSON.stringify(expected)} (${named}), found ${samples} (${menu})` };
     }
-    if (key === 'color') return `${wanted} unsupported: the stock app does not expose a plot's colour`;
-    return `${wanted} unsupported`;
+    if (key === 'style') {
+      return { ok: false, detail: `${wanted} unsupported: ScienceBoard's style code has no counterpart in the stock app (its 3D style menu reads ${this.state.plotStyle3d ?? 'nothing'})` };
+    }
+    if (key === 'color') return { ok: false, detail: `${wanted} unsupported: the stock app does not expose a plot's colour` };
+    return { ok: false, detail: `${wanted} unsupported` };
   }
 
   /** The points where `candidate` disagrees with the expectation, in words. */

@@ -1,7 +1,8 @@
 """Prints KAlgebra's state, read from its accessibility (AT-SPI) tree, as one JSON object.
 
 Run with the system python (/usr/bin/python3, which has python3-pyatspi) and AT_SPI_BUS_ADDRESS
-set to the desktop's accessibility bus. Usage: kalgebra_state.py PID
+set to the desktop's accessibility bus. Usage: kalgebra_state.py PID [--view]
+(--view: only the main tabs and the 3D plot's box, a few times faster than the whole state)
 
 Prints {"app": false} while the KAlgebra with process id PID is not on the bus, else the fields
 read below. The pid matters: the registry may still list a KAlgebra that was just killed.
@@ -11,30 +12,17 @@ tree (the Operations dock alone has ~400 items) takes seconds, these lookups a f
 """
 
 import json
+import os
 import sys
 
 import pyatspi
-from gi.repository import GLib
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from atspi_tree import application, by_role, children, extents, first, has_state, role  # noqa: E402
 
 MAIN_TABS = ("Calculator", "2D Graph", "3D Graph", "Dictionary")
 PLOT_STYLES = ("Dots", "Lines", "Solid")
-
-
-def children(node):
-    return [child for child in node if child is not None] if node is not None else []
-
-
-def role(node):
-    return node.getRoleName()
-
-
-def has_state(node, state):
-    return node.getState().contains(state)
-
-
-def extents(node):
-    e = node.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
-    return {"x": e.x, "y": e.y, "width": e.width, "height": e.height}
+RESOLUTIONS = ("Poor", "Normal", "Fine", "Very Fine")
 
 
 def text_of(node):
@@ -42,22 +30,6 @@ def text_of(node):
         return node.queryText().getText(0, -1)
     except NotImplementedError:
         return None
-
-
-def first(node, predicate, depth=8):
-    """The first descendant (depth-first, pre-order) that satisfies predicate."""
-    for child in children(node):
-        if predicate(child):
-            return child
-        if depth > 0:
-            found = first(child, predicate, depth - 1)
-            if found is not None:
-                return found
-    return None
-
-
-def by_role(name):
-    return lambda node: role(node) == name
 
 
 def widget(node):
@@ -68,22 +40,11 @@ def widget(node):
     return {"text": text_of(node), "showing": has_state(node, pyatspi.STATE_SHOWING), **box}
 
 
-def kalgebra(pid):
-    desktop = pyatspi.Registry.getDesktop(0)
-    for app in children(desktop):
-        try:
-            if app.name == "kalgebra" and app.get_process_id() == pid:
-                return app
-        except GLib.GError:
-            continue  # an application that left the bus while we looked
-    return None
-
-
 def main_parts(app):
-    """The main window's tab widget: its tab bar and the stacked pages, one per tab."""
+    """The main window, its tab bar and its pages, one per tab (Calculator, 2D, 3D, Dictionary)."""
     window = first(app, lambda n: role(n) == "frame" and n.name == "", depth=0)
     tab_list = first(window, lambda n: role(n) == "page tab list" and n.name in MAIN_TABS + ("",), depth=3)
-    pages = first(window, by_role("layered pane"), depth=3)
+    pages = [n for n in children(first(window, by_role("layered pane"), depth=3)) if role(n) == "filler"]
     return window, tab_list, pages
 
 
@@ -149,12 +110,22 @@ def functions_dock(window):
     }
 
 
-def plot_style_3d(window):
+def checked_item(window, menu_name, choices):
+    """The checked one of a menu's exclusive choices (the menu need not be open)."""
     menu_bar = first(window, by_role("menu bar"), depth=1)
-    menu = first(menu_bar, lambda n: role(n) == "menu item" and n.name == "3D Graph", depth=0)
-    items = [n for n in children(first(menu, by_role("popup menu"), depth=0)) if n.name in PLOT_STYLES]
+    menu = first(menu_bar, lambda n: role(n) == "menu item" and n.name == menu_name, depth=0)
+    items = [n for n in children(first(menu, by_role("popup menu"), depth=0)) if n.name in choices]
     checked = [n.name for n in items if has_state(n, pyatspi.STATE_CHECKED)]
     return checked[0] if checked else None
+
+
+def view_3d(page, field):
+    """The 3D plot's box: the page above its expression field. The OpenGL view itself is not in the tree."""
+    if page is None or field is None or not has_state(page, pyatspi.STATE_SHOWING):
+        return None
+    box = extents(page)
+    top = extents(field)["y"]
+    return {**box, "height": max(0, top - box["y"])}
 
 
 def status_bar(window):
@@ -162,14 +133,17 @@ def status_bar(window):
     return " ".join(n.name for n in children(bar) if role(n) == "label" and n.name)
 
 
+def page(pages, index):
+    return pages[index] if len(pages) > index else None
+
+
 def state(pid):
-    app = kalgebra(pid)
+    app = application("kalgebra", pid)
     if app is None:
         return {"app": False}
     window, tab_list, pages = main_parts(app)
-    page_nodes = [n for n in children(pages) if role(n) == "filler"]
-    calculator_page = page_nodes[0] if len(page_nodes) > 0 else None
-    graph3d_page = page_nodes[2] if len(page_nodes) > 2 else None
+    calculator_page = page(pages, 0)
+    graph3d_page = page(pages, 2)
     return {
         "app": True,
         "window": extents(window),
@@ -177,17 +151,34 @@ def state(pid):
         "calculatorInput": widget(first(calculator_page, by_role("text"), depth=0)),
         "console": console_log(calculator_page),
         "input3d": widget(first(graph3d_page, by_role("text"), depth=0)),
-        "plotStyle3d": plot_style_3d(window),
+        "view3d": view_3d(graph3d_page, first(graph3d_page, by_role("text"), depth=0)),
+        "plotStyle3d": checked_item(window, "3D Graph", PLOT_STYLES),
+        "resolution2d": checked_item(window, "2D Graph", RESOLUTIONS),
         "variables": variables(window),
         **functions_dock(window),
         "statusBar": status_bar(window),
     }
 
 
+def view(pid):
+    """Which tab shows, and where the 3D plot is: what the driver needs before an input."""
+    app = application("kalgebra", pid)
+    if app is None:
+        return {"app": False}
+    _window, tab_list, pages = main_parts(app)
+    graph3d_page = page(pages, 2)
+    return {
+        "app": True,
+        "mainTabs": tabs_of(tab_list) if tab_list is not None else None,
+        "view3d": view_3d(graph3d_page, first(graph3d_page, by_role("text"), depth=0)),
+    }
+
+
 def main():
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
-        sys.exit("usage: kalgebra_state.py PID")
-    print(json.dumps(state(int(sys.argv[1]))))
+    if len(sys.argv) not in (2, 3) or not sys.argv[1].isdigit() or sys.argv[2:] not in ([], ["--view"]):
+        sys.exit("usage: kalgebra_state.py PID [--view]")
+    pid = int(sys.argv[1])
+    print(json.dumps(view(pid) if sys.argv[2:] == ["--view"] else state(pid)))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,5 @@
-import * as path from 'node:path';
 import { z } from 'zod';
-import { runCommand, type Env } from '../process';
+import { readAtspiState, readerScript, type StateReaderOptions } from '../atspi';
 
 /** KAlgebra's state as its accessibility tree shows it (kalgebra_state.py). */
 
@@ -19,7 +18,12 @@ export const kalgebraStateSchema = z.discriminatedUnion('app', [
     console: z.array(z.union([z.object({ input: z.string(), result: z.string() }), z.object({ message: z.string() })])),
     /** The 3D Graph tab's expression field. */
     input3d: widget.nullable(),
+    /** Where the 3D plot is drawn, while the 3D Graph tab shows. */
+    view3d: z.object(box).nullable(),
+    /** The checked style of the 3D Graph menu (Dots, Lines, Solid). */
     plotStyle3d: z.string().nullable(),
+    /** The checked resolution of the 2D Graph menu (Poor, Normal, Fine, Very Fine). */
+    resolution2d: z.string().nullable(),
     /** The Variables dock: real numbers at full precision (a complex shows its real part only). */
     variables: z.array(z.object({ name: z.string(), value: z.string() })),
     /** The 2D Graph's function list; `shown` is the row's check box. */
@@ -35,20 +39,16 @@ export type KAlgebraState = z.output<typeof kalgebraStateSchema>;
 export type RunningKAlgebraState = Extract<KAlgebraState, { app: true }>;
 export type ConsoleEntry = RunningKAlgebraState['console'][number];
 
-/** The reader script sits next to this module's source (build/ holds only compiled TypeScript). */
-export const STATE_SCRIPT = path.resolve(__dirname, '..', '..', '..', '..', '..', 'activities', 'desktop', 'local', 'kalgebra', 'kalgebra_state.py');
-
-export interface StateReaderOptions {
-  readonly python: string;
-  /** The display's environment: AT_SPI_BUS_ADDRESS says which accessibility bus to read. */
-  readonly env: Env;
-  /** The KAlgebra process to read. */
-  readonly pid: number;
-  readonly timeoutMs: number;
-}
+const STATE_SCRIPT = readerScript('kalgebra', 'kalgebra_state.py');
 
 /** Reads KAlgebra's state from the accessibility tree; throws when the bus or the app does not answer in time. */
-export async function readKAlgebraState(options: StateReaderOptions): Promise<KAlgebraState> {
-  const out = await runCommand(options.python, [STATE_SCRIPT, String(options.pid)], { env: options.env, timeoutMs: options.timeoutMs });
-  return kalgebraStateSchema.parse(JSON.parse(out.toString('utf8')));
-}
+export const readKAlgebraState = (options: StateReaderOptions): Promise<KAlgebraState> => readAtspiState(STATE_SCRIPT, kalgebraStateSchema, options);
+
+const viewSchema = z.discriminatedUnion('app', [
+  z.object({ app: z.literal(false) }),
+  z.object({ app: z.literal(true), mainTabs: tabBar.nullable(), view3d: z.object(box).nullable() }),
+]);
+export type KAlgebraView = z.output<typeof viewSchema>;
+
+/** Only which tab shows and where the 3D plot is (a few times faster than readKAlgebraState). */
+export const readKAlgebraView = (options: StateReaderOptions): Promise<KAlgebraView> => readAtspiState(STATE_SCRIPT, viewSchema, options, ['--view']);

@@ -1,16 +1,17 @@
 import { describeAction, guiActionSchema, type GuiAction } from '../../core/actions';
 import { formatExecutorOutput } from '../../core/executor-parser';
 import { formatPlannerOutput, type PlannerAction } from '../../core/planner-parser';
-import { perturbedPlan, referencePlan } from '../../core/policies/kalgebra-reference';
+import { perturbedPlanFor, referencePlanFor } from '../../core/policies';
 import { smartResize, type Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 import type { ChatRequest, Policy, Reply } from '../openai-server';
 import { prng } from './seeded';
 
 /**
- * TEST DOUBLE. The scripted planner and executor for KAlgebra tasks, replying exactly as a CODA
- * planner and UI-TARS-1.5 write. The planner finds the task by its instruction, reads the step
- * number from its prompt and replays the task's reference plan (core/policies); with probability
+ * TEST DOUBLE. The scripted planner and executor, replying exactly as a CODA planner and
+ * UI-TARS-1.5 write, for the tasks of every software with a reference policy in core/policies
+ * (KAlgebra, TeXstudio). The planner finds the task by its instruction (and software, when the
+ * prompt names it), reads the step number from its prompt and replays the task's reference plan; with probability
  * `errorRate` a step comes from the perturbed plan instead, so some rollouts fail their checks.
  * Its thought ends with the intended action as a tag, `[action: {...}]`, which the scripted
  * executor grounds into a UI-TARS call in the coordinates of the image it was sent.
@@ -66,24 +67,25 @@ function plannerAction(action: GuiAction): PlannerAction {
   }
 }
 
-export function kalgebraPolicy(opts: ScriptedPolicyOptions): Policy {
+export function scriptedAgentPolicy(opts: ScriptedPolicyOptions): Policy {
   const random = prng(opts.seed ?? 1);
-  const byInstruction = new Map(opts.tasks.map((t) => [t.instruction, t]));
+  const taskOf = (instruction: string, software: string | undefined): Task | undefined =>
+    opts.tasks.find((t) => t.instruction === instruction && (software === undefined || t.type === software)) ?? opts.resolve?.(instruction);
   const malformed = (): boolean => random() < (opts.malformedRate ?? 0);
 
   const planner = (request: ChatRequest): Reply => {
     const texts = textParts(request);
-    const instruction = texts.map((t) => /^Task(?: \(in [^)]*\))?: ([\s\S]*)$/.exec(t)?.[1]).find((t) => t !== undefined);
+    const named = texts.map((t) => /^Task(?: \(in ([^)]*)\))?: ([\s\S]*)$/.exec(t)).find((m) => m !== null);
     // The next action of the plan follows the earlier turns that named one (a malformed turn named none).
     const step = texts.join('\n').split('[action: {').length;
-    const task = instruction === undefined ? undefined : (byInstruction.get(instruction.trim()) ?? opts.resolve?.(instruction.trim()));
+    const task = named === undefined ? undefined : taskOf((named[2] ?? '').trim(), named[1]);
     const samples = Array.from({ length: request.n }, (): string => {
       if (task === undefined) {
         return formatPlannerOutput('This is not a task I have a script for.', { kind: 'fail' });
       }
       if (malformed()) return 'I think the next step is to look around the window.';
       const wrong = random() < (opts.errorRate ?? 0);
-      const plan = (wrong ? perturbedPlan : referencePlan)(task, opts.screen);
+      const plan = (wrong ? perturbedPlanFor : referencePlanFor)(task, opts.screen);
       if (!plan.replayable) return formatPlannerOutput(`The reference has no replayable answer: ${plan.reason}.`, { kind: 'fail' });
       const action: GuiAction = plan.actions[step - 1] ?? { type: 'done' };
       const thought = `Step ${step} of the solution: ${describeAction(action)}. [action: ${JSON.stringify(action)}]`;

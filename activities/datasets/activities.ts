@@ -1,0 +1,125 @@
+import { Context } from '@temporalio/activity';
+import { verdictFileSchema } from '../../core/judge/verdict-file';
+import { attemptOfManifest, checkpointManifestKey, datasetManifestKey, datasetPrefix, DEFAULT_VERDICT, verdictKey } from '../../core/keys';
+import { checkpointManifestSchema, DATASET_SCHEMA, datasetManifestSchema, grpoRows, sftRows, type DatasetImage, type DatasetManifest } from '../../core/training';
+import { ValidationError } from '../../core/validation';
+import type { TrajectoryManifest } from '../../core/trajectory';
+import { finalOnBadInput } from '../bad-input';
+import { readRunManifests } from '../storage/trajectory';
+import type { ObjectStore } from '../storage/object-store';
+
+export interface DatasetRequest {
+  /** The dataset's id (a key segment): building the same id again returns it as it is. */
+  readonly id: string;
+  readonly kind: 'grpo' | 'sft';
+  /** The runs whose judged trajectories feed it, with the verdict label to read (default: verdict.json). */
+  readonly sources: ReadonlyArray<{ readonly run: string; readonly software: string; readonly label?: string }>;
+  /** SFT: at most this many successful trajectories per software, so one application cannot dominate. */
+  readonly perSoftwareCap?: number;
+}
+
+export interface DatasetSummary {
+  readonly key: string;
+  readonly rows: number;
+  readonly trajectories: number;
+  readonly bySoftware: Readonly<Record<string, { readonly trajectories: number; readonly rows: number }>>;
+  readonly bytes: DatasetManifest['bytes'];
+  readonly existed: boolean;
+}
+
+const summaryOf = (key: string, manifest: DatasetManifest, existed: boolean): DatasetSummary => {
+  const bySoftware: Record<string, { trajectories: number; rows: number }> = {};
+  for (const source of manifest.sources) {
+    const entry = (bySoftware[source.software] ??= { trajectories: 0, rows: 0 });
+    entry.trajectories += 1;
+    entry.rows += source.steps.length;
+  }
+  return { key, rows: manifest.rows, trajectories: manifest.sources.length, bySoftware, bytes: manifest.bytes, existed };
+};
+
+/**
+ * Dataset activities (orchestrator queue): training data from judged trajectories, in S3 for the
+ * GPU worker (core/training.ts). GRPO takes every positive step of every judged trajectory (the
+ * steps before a first error count too); SFT takes the trajectories the judge passed, at most
+ * `perSoftwareCap` per software, spread over tasks (first attempts of every task first).
+ * Trajectories without a verdict are left out. The rows are written first and the manifest last.
+ */
+export function createDatasetActivities(deps: { store: ObjectStore; prefix: string; defaultScreen: { width: number; height: number } }) {
+  const { store, prefix } = deps;
+  return {
+    /** The manifest key of a checkpoint, checked to exist (a ValidationError names a missing one). */
+    async checkpointKey(name: string): Promise<string> {
+      return finalOnBadInput(async () => {
+        const key = checkpointManifestKey(prefix, name);
+        if (!(await store.exists(key))) throw new ValidationError('checkpoint', [`no checkpoint "${name}" (${store.uri(key)} does not exist)`]);
+        checkpointManifestSchema.parse(await store.getJson(key));
+        return key;
+      });
+    },
+
+    async buildDataset(request: DatasetRequest): Promise<DatasetSummary> {
+      const key = datasetManifestKey(prefix, request.id);
+      const existing = await store.tryGet(key);
+      if (existing !== undefined) return summaryOf(key, datasetManifestSchema.parse(JSON.parse(existing.toString('utf8'))), true);
+
+      const judged: Array<{ manifest: TrajectoryManifest; manifestKey: string; verdictKey: string; positiveSteps: number[]; success: boolean }> = [];
+      for (const source of request.sources) {
+        Context.current().heartbeat({ source: `${source.run}/${source.software}` });
+        for (const { key: mKey, manifest } of await readRunManifests(store, prefix, source.run, source.software)) {
+          const vKey = verdictKey(prefix, attemptOfManifest(prefix, mKey), source.label ?? DEFAULT_VERDICT);
+          const raw = await store.tryGet(vKey);
+          if (raw === undefined) continue;
+          const verdict = verdictFileSchema.parse(JSON.parse(raw.toString('utf8')));
+          judged.push({ manifest, manifestKey: mKey, verdictKey: vKey, positiveSteps: verdict.positiveSteps, success: verdict.success });
+        }
+      }
+      let chosen = judged.filter((j) => j.positiveSteps.length > 0);
+      if (request.kind === 'sft') {
+        const cap = request.perSoftwareCap ?? Number.POSITIVE_INFINITY;
+        const ordered = chosen
+          .filter((j) => j.success)
+          .sort((a, b) => a.manifest.attempt - b.manifest.attempt || a.manifestKey.localeCompare(b.manifestKey));
+        const taken = new Map<string, number>();
+        chosen = ordered.filter((j) => {
+          const n = taken.get(j.manifest.software) ?? 0;
+          taken.set(j.manifest.software, n + 1);
+          return n < cap;
+        });
+      }
+
+      const images = new Map<string, DatasetImage>();
+      const sources: DatasetManifest['sources'] = [];
+      const lines: string[] = [];
+      for (const item of chosen) {
+        const screen = item.manifest.desktop.screen ?? deps.defaultScreen;
+        const made = request.kind === 'grpo' ? grpoRows(item.manifest, item.manifestKey, item.positiveSteps, screen) : sftRows(item.manifest, item.positiveSteps);
+        if (made.length === 0) continue;
+        for (const { row, images: used } of made) {
+          lines.push(JSON.stringify(row));
+          for (const image of used) images.set(image.key, image);
+        }
+        sources.push({ manifestKey: item.manifestKey, verdictKey: item.verdictKey, software: item.manifest.software, steps: made.map((m) => m.step) });
+      }
+      const dataKey = `${datasetPrefix(prefix, request.id)}/${request.kind === 'grpo' ? 'prompts.jsonl' : 'data.json'}`;
+      const data = request.kind === 'grpo' ? lines.join('\n') + (lines.length > 0 ? '\n' : '') : `[\n${lines.join(',\n')}\n]\n`;
+      await store.put(dataKey, data, request.kind === 'grpo' ? 'application/jsonl' : 'application/json');
+      const sizes = await Promise.all([...images.keys()].map((k) => store.size(k)));
+      const manifest: DatasetManifest = datasetManifestSchema.parse({
+        schema: DATASET_SCHEMA,
+        id: request.id,
+        kind: request.kind,
+        createdAt: new Date().toISOString(),
+        software: [...new Set(request.sources.map((s) => s.software))],
+        dataKey,
+        rows: lines.length,
+        images: [...images.values()],
+        sources,
+        bytes: { data: Buffer.byteLength(data), images: sizes.reduce((a, b) => a + b, 0) },
+      });
+      await store.putJson(key, manifest);
+      return summaryOf(key, manifest, false);
+    },
+  };
+}
+
+export type DatasetActivities = ReturnType<typeof createDatasetActivities>;

@@ -1,0 +1,28 @@
+import * as path from 'node:path';
+import type { z } from 'zod';
+import { runCommand, type Env } from './process';
+
+/**
+ * Runs an app's accessibility-tree reader (a python script beside its driver, using the system
+ * python's pyatspi) and validates the JSON it prints. Each app has its own script and schema;
+ * how they are run is the same.
+ */
+
+export interface StateReaderOptions {
+  readonly python: string;
+  /** The display's environment: AT_SPI_BUS_ADDRESS says which accessibility bus to read. */
+  readonly env: Env;
+  /** The app process to read. */
+  readonly pid: number;
+  readonly timeoutMs: number;
+}
+
+/** A reader script in the source tree (build/ holds only compiled TypeScript): `activities/desktop/local/<app>/<script>`. */
+export const readerScript = (app: string, script: string): string =>
+  path.resolve(__dirname, '..', '..', '..', '..', 'activities', 'desktop', 'local', app, script);
+
+/** Runs `script PID [args]` and parses its output; throws when the bus or the app does not answer in time. */
+export async function readAtspiState<S extends z.ZodType>(script: string, schema: S, options: StateReaderOptions, args: readonly string[] = []): Promise<z.output<S>> {
+  const out = await runCommand(options.python, [script, String(options.pid), ...args], { env: options.env, timeoutMs: options.timeoutMs });
+  return schema.parse(JSON.parse(out.toString('utf8')));
+}

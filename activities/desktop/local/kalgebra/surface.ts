@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import { sleep } from '../process';
+
+/**
+ * Whether KAlgebra drew a new 3D surface, seen on the screen. Its 3D view is OpenGL, outside the
+ * accessibility tree, and the stock app says nothing when a plot succeeds (a refused one leaves
+ * "Errors: ..." in the status bar, which a later success does not clear): a new surface is a
+ * new set of surface-coloured pixels in the view's box. KAlgebra shades its surface in yellow
+ * (kalgebra.cpp, Qt::yellow); the axes are red, green and blue, the grid grey, and the pale
+ * tooltip the expression field shows over the view is not yellow enough to count.
+ */
+
+export interface Box {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** A fingerprint of where the surface is drawn in `box` of a screenshot: equal fingerprints, same surface. */
+export async function viewPrint(png: Buffer, box: Box): Promise<string> {
+  const { data, info } = await sharp(png).extract({ left: box.x, top: box.y, width: box.width, height: box.height }).raw().toBuffer({ resolveWithObject: true });
+  const mask = Buffer.alloc(Math.ceil(info.width * info.height / 8));
+  for (let p = 0, i = 0; i < data.length; p++, i += info.channels) {
+    if (surfaceColoured(data[i]!, data[i + 1]!, data[i + 2]!)) mask[p >> 3]! |= 1 << (p & 7);
+  }
+  return createHash('sha1').update(mask).digest('hex');
+}
+
+/** Shaded yellow: red and green alike and well above blue. */
+const surfaceColoured = (r: number, g: number, b: number): boolean => r > 80 && g > 80 && Math.abs(r - g) < 40 && b < 0.6 * Math.min(r, g);
+
+/**
+ * After an input, whether the picture changed from `before`: it must change within `startMs`
+ * (KAlgebra plots as it handles the key), and is then given until `settleMs` to stop changing.
+ */
+export async function viewChanged(grab: () => Promise<string>, before: string, startMs = 2_000, settleMs = 5_000): Promise<boolean> {
+  const started = Date.now();
+  let last = await grab();
+  while (last === before) {
+    if (Date.now() - started > startMs) return false;
+    await sleep(150);
+    last = await grab();
+  }
+  for (;;) {
+    await sleep(150);
+    const next = await grab();
+    if (next === last || Date.now() - started > settleMs) return true;
+    last = next;
+  }
+}

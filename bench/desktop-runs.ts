@@ -1,0 +1,53 @@
+import * as path from 'node:path';
+import { stopReasonOf } from '../core/episode';
+import { referencePlanFor } from '../core/policies';
+import type { Task } from '../core/task';
+import { TaskLibrary } from '../activities/tasks/library';
+import type { LocalDesktop } from '../activities/desktop/local/local-desktop';
+import { processesOf } from '../activities/desktop/local/process';
+import { procKib } from './stats';
+
+/** What the desktop benchmarks share: timing a call, their tasks, replaying a reference plan, memory. */
+
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** `times` timings of `fn`, one after the other, in ms. */
+export async function series(times: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < times; i += 1) out.push(await timed(fn));
+  return out;
+}
+
+/** The tasks of a software, validated once before anything is timed, by id. */
+export function taskLookup(software: string): (id: string) => Task {
+  const tasks = new Map(new TaskLibrary().load(software).map((t) => [t.id, t]));
+  return (id) => {
+    const found = tasks.get(id);
+    if (found === undefined) throw new Error(`the bench did not load ${software} task ${id}`);
+    return found;
+  };
+}
+
+/** Plays the task's reference plan as a rollout does, `settleMs` after each action. */
+export async function playReference(desktop: LocalDesktop, task: Task, settleMs: number): Promise<void> {
+  const plan = referencePlanFor(task, desktop.screen);
+  if (!plan.replayable) throw new Error(plan.reason);
+  for (const action of plan.actions) {
+    await desktop.act(action);
+    if (stopReasonOf(action) !== undefined) return;
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+  }
+}
+
+/** Resident and proportional set size of each process the desktop runs, in MiB. */
+export function memory(desktopId: string): { program: string; rssMiB: number; pssMiB: number }[] {
+  return processesOf(desktopId).map((p) => ({
+    program: path.basename(p.command.split(' ')[0] ?? '?'),
+    rssMiB: procKib(p.pid, 'VmRSS') / 1024,
+    pssMiB: procKib(p.pid, 'Pss', 'smaps_rollup') / 1024,
+  }));
+}

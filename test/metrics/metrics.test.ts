@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
+import { createServer } from 'node:net';
+import { loadConfig } from '../../config/load';
+import { isTerminal } from '../../core/episode';
+import { verdictFileSchema } from '../../core/judge/verdict-file';
+import { rewardServiceMetrics, trainerMetrics } from '../../activities/metrics';
+import { startDaemon, stopDaemon } from '../../infra/daemon';
+import { workerSpec } from '../../infra/worker-process';
+import { startProcessMetrics } from '../../workers/metrics';
+import type { RolloutResult } from '../../workflows/rollout-types';
+import { startHarness, type Harness } from '../rollouts/harness';
+import { manifestOf, startRollout, waitForPoller } from '../rollouts/helpers';
+import { freePort, REPO_CONFIG } from '../stack';
+
+/** One scrape: every sample by name, with its labels. */
+type Scrape = Array<{ name: string; labels: Record<string, string>; value: number }>;
+
+async function scrape(url: string): Promise<Scrape> {
+  const response = await fetch(url);
+  assert.equal(response.status, 200, url);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  return (await response.text())
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const [, name, labels, value] = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line) ?? [];
+      return { name: name!, labels: Object.fromEntries([...(labels ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!])), value: Number(value) };
+    });
+}
+
+/** The sum of the samples of `name` whose labels include `labels`. */
+const total = (samples: Scrape, name: string, labels: Record<string, string> = {}): number =>
+  samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+
+describe('metrics: the Prometheus endpoints of the workers', function () {
+  this.timeout(300_000);
+  let h: Harness;
+  const urls = { orchestrator: '', vmHost: '' };
+
+  before(async () => {
+    const ports = { orchestrator: await freePort(), vmHost: await freePort() };
+    // The host's own port (hosts[].metricsPort, for machines with several vm-hosts), the orchestrator's from the environment.
+    h = await startHarness({ name: 'metrics', desktops: 1, displayFrom: 590, edit: (doc) => void (doc.hosts[0].metricsPort = ports.vmHost) });
+    // The workers run as the real processes here: the endpoint is theirs, the SDK's runtime too.
+    await h.stopOrchestrator();
+    const env = { ...h.env, CODA_ORCHESTRATOR_METRICS_PORT: String(ports.orchestrator) };
+    const orchestrator = startDaemon(h.config.dataDir, workerSpec(h.config, 'orchestrator', [], env, 'metrics-orchestrator'));
+    const vmHost = startDaemon(h.config.dataDir, workerSpec(h.config, 'vm-host', ['--host', h.hostId], env, 'metrics-vm-host'));
+    await waitForPoller(h, h.config.taskQueues.orchestrator, `${orchestrator.pid}@${hostname()}`, 180_000);
+    await waitForPoller(h, h.config.hosts[0]!.taskQueue, `${vmHost.pid}@${hostname()}`);
+    urls.orchestrator = `http://127.0.0.1:${ports.orchestrator}/metrics`;
+    urls.vmHost = `http://127.0.0.1:${ports.vmHost}/metrics`;
+  });
+
+  after(async () => {
+    for (const name of ['metrics-orchestrator', 'metrics-vm-host']) if (h) await stopDaemon(h.config.dataDir, name, 10_000);
+    await h?.stop();
+  });
+
+  it("counts during a real rollout and its judging, on the orchestrator's and the vm-host's endpoints, beside the Temporal SDK's own metrics", async () => {
+    const before = { orchestrator: await scrape(urls.orchestrator), vmHost: await scrape(urls.vmHost) };
+    for (const samples of Object.values(before)) {
+      assert.ok(samples.some((s) => s.name.startsWith('temporal_')), "the SDK's metrics");
+      assert.ok(samples.some((s) => s.name === 'process_cpu_user_seconds_total'), "the process's metrics");
+    }
+    const steps = (s: Scrape) => total(s, 'coda_steps_total', { outcome: 'performed' });
+    const handle = await startRollout(h, `metrics${Date.now().toString(36)}`, 'B-07');
+    // Scraped over and over while the rollout runs: a counter never goes back.
+    const seen: number[] = [];
+    const result = handle.result() as Promise<RolloutResult>;
+    let done = false;
+    void result.finally(() => (done = true));
+    while (!done) {
+      seen.push(steps(await scrape(urls.vmHost)));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.deepEqual(seen, [...seen].sort((a, b) => a - b), 'coda_steps_total only grows');
+    const rollout = await result;
+    const manifest = await manifestOf(h, rollout);
+
+    const vmHost = await scrape(urls.vmHost);
+    const performed = manifest.steps.filter((s) => s.action !== null && !isTerminal(s.action)).length;
+    assert.equal(steps(vmHost) - steps(before.vmHost), performed, 'every action performed, counted once');
+    assert.equal(total(vmHost, 'coda_desktop_resets_total', { host: h.hostId, kind: 'fresh', outcome: 'ok' }) - total(before.vmHost, 'coda_desktop_resets_total', { kind: 'fresh', outcome: 'ok' }), 1);
+    assert.equal(total(vmHost, 'coda_desktop_reset_seconds_count', { kind: 'fresh' }) - total(before.vmHost, 'coda_desktop_reset_seconds_count', { kind: 'fresh' }), 1);
+    assert.ok(total(vmHost, 'coda_desktop_reset_seconds_sum') > total(before.vmHost, 'coda_desktop_reset_seconds_sum'));
+    assert.ok(total(vmHost, 'temporal_activity_execution_latency_seconds_count') > total(before.vmHost, 'temporal_activity_execution_latency_seconds_count'), "the SDK's count of the host's activities moved");
+
+    let orchestrator = await scrape(urls.orchestrator);
+    const calls = (s: Scrape, role: string) => total(s, 'coda_model_latency_seconds_count', { role, outcome: 'ok' });
+    assert.equal(calls(orchestrator, 'planner') - calls(before.orchestrator, 'planner'), manifest.steps.length, 'one planner call per step');
+    assert.equal(calls(orchestrator, 'executor') - calls(before.orchestrator, 'executor'), manifest.steps.filter((s) => s.executor !== undefined).length);
+    assert.equal(total(orchestrator, 'coda_rollouts_total', { stop: manifest.stop.reason }) - total(before.orchestrator, 'coda_rollouts_total', { stop: manifest.stop.reason }), 1);
+    assert.equal(total(orchestrator, 'coda_rollout_resumes_total'), total(before.orchestrator, 'coda_rollout_resumes_total'), 'nothing was resumed');
+    assert.ok(total(orchestrator, 'temporal_workflow_completed_total') > total(before.orchestrator, 'temporal_workflow_completed_total'), "the SDK's count of completed workflows moved");
+
+    const outcome = await h.execute<{ verdictKey: string }>('judgeTrajectory', `judge-metrics-${Date.now().toString(36)}`, { manifestKey: rollout.manifestKey });
+    const verdict = verdictFileSchema.parse(await h.stack.store.getJson(outcome.verdictKey));
+    orchestrator = await scrape(urls.orchestrator);
+    assert.equal(total(orchestrator, 'coda_judge_calls_total') - total(before.orchestrator, 'coda_judge_calls_total'), verdict.votes.length, 'one call per vote');
+    assert.equal(total(orchestrator, 'coda_judge_pixels_total') - total(before.orchestrator, 'coda_judge_pixels_total'), verdict.cost.pixels, 'the pixels the verdict says were sent');
+    for (const resolution of ['low', 'high'] as const) {
+      assert.equal(total(orchestrator, 'coda_judge_calls_total', { resolution }), verdict.votes.filter((v) => v.resolution === resolution).length + total(before.orchestrator, 'coda_judge_calls_total', { resolution }));
+    }
+    assert.equal(calls(orchestrator, 'judge') - calls(before.orchestrator, 'judge'), verdict.votes.length);
+  });
+
+  it("serves a process's own registry without the SDK (the reward service's endpoint), off at port 0, and names the field of a taken port", async () => {
+    const port = await freePort();
+    const config = loadConfig(REPO_CONFIG, { CODA_REWARD_SERVICE_METRICS_PORT: String(port), CODA_GPU_METRICS_PORT: '0' });
+    const endpoint = await startProcessMetrics(config, 'rewardService', { temporal: false });
+    try {
+      assert.equal(endpoint.url, `http://127.0.0.1:${port}/metrics`);
+      const reward = rewardServiceMetrics(endpoint.registry);
+      reward.requests.inc({ outcome: 'ok' }, 3);
+      reward.cacheHits.inc();
+      trainerMetrics(endpoint.registry).step.set({ job: 'spec-r1', kind: 'grpo' }, 17);
+      const samples = await scrape(endpoint.url!);
+      assert.equal(total(samples, 'coda_reward_requests_total', { outcome: 'ok' }), 3);
+      assert.equal(total(samples, 'coda_reward_cache_hits_total'), 1);
+      assert.equal(total(samples, 'coda_trainer_step', { job: 'spec-r1' }), 17);
+      assert.ok(!samples.some((s) => s.name.startsWith('temporal_')));
+      assert.equal((await fetch(`http://127.0.0.1:${port}/elsewhere`)).status, 404);
+    } finally {
+      await endpoint.close();
+    }
+
+    const off = await startProcessMetrics(config, 'gpu', { temporal: false });
+    assert.equal(off.url, undefined);
+
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      await assert.rejects(startProcessMetrics(config, 'rewardService', { temporal: false }), new RegExp(`metrics port ${port} of the rewardService \\(metrics\\.ports\\.rewardService\\) on 127\\.0\\.0\\.1 is in use`));
+    } finally {
+      taken.close();
+    }
+  });
+});

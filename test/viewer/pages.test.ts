@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { runsQuery } from '../../cli/runs-query';
+import type { RoundRecord } from '../../config/workflow-inputs';
+import type { GuiAction } from '../../core/actions';
+import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
+import { ViewerError } from '../../viewer/errors';
+import { escapeHtml, html } from '../../viewer/html';
+import { actionOverlay } from '../../viewer/overlay';
+import { filtersOf } from '../../viewer/pages/runs';
+import { renderTraining, type TrainingView } from '../../viewer/pages/training';
+import { runPageUrl } from '../../viewer/urls';
+
+/** Chart.js configurations a page hands to viewer.js, by canvas id. */
+function chartsOf(page: string): Map<string, { type: string; data: { labels: string[]; datasets: Array<{ label: string; data: Array<number | null> }> } }> {
+  const charts = new Map();
+  for (const match of page.matchAll(/<canvas id="([^"]+)" data-chart="([^"]*)"/g)) {
+    const text = match[2]!.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    charts.set(match[1], JSON.parse(text));
+  }
+  return charts;
+}
+
+describe('viewer: pages without servers', () => {
+  it('escapes every interpolated text and keeps nested HTML', () => {
+    const reply = `Thought: click "OK" <b>now</b> & go`;
+    const out = html`<p class="${'a"b'}">${reply}</p>${html`<i>${'<x>'}</i>`}${['<', '>']}${undefined}${false}${null}`.text;
+    assert.equal(out, '<p class="a&quot;b">Thought: click &quot;OK&quot; &lt;b&gt;now&lt;/b&gt; &amp; go</p><i>&lt;x&gt;</i>&lt;&gt;');
+    assert.equal(escapeHtml(`'`), '&#39;');
+  });
+
+  describe('action overlays, in the screen\u2019s pixel space', () => {
+    const screen = { width: 1920, height: 1080 };
+    const svg = (action: GuiAction | null, s: typeof screen | undefined = screen) => actionOverlay(action, s).text;
+
+    it('rings a click, a double click, a right click and a hover at their point', () => {
+      for (const type of ['click', 'double_click', 'right_click', 'hover'] as const) {
+        const out = svg({ type, x: 640, y: 400 });
+        assert.match(out, new RegExp(`data-action="${type}"`));
+        assert.match(out, /viewBox="0 0 1920 1080"/);
+        assert.match(out, /<circle cx="640" cy="400"/, type);
+      }
+      assert.equal((svg({ type: 'double_click', x: 1, y: 2 }).match(/fill="none"/g) ?? []).length, 2, 'two rings for a double click');
+      assert.match(svg({ type: 'hover', x: 1, y: 2 }), /stroke-dasharray/);
+    });
+
+    it('draws a drag from its start to its end and a scroll as an arrow in its direction', () => {
+      assert.match(svg({ type: 'drag', from: { x: 100, y: 200 }, to: { x: 900, y: 700 } }), /<line x1="100" y1="200" x2="900" y2="700"/);
+      const down = svg({ type: 'scroll', x: 500, y: 500, direction: 'down', amount: 3 });
+      const [, x2, y2] = /<line x1="500" y1="500" x2="([\d.]+)" y2="([\d.]+)"/.exec(down) ?? [];
+      assert.equal(Number(x2), 500);
+      assert.ok(Number(y2) > 500, 'down points down');
+      assert.match(down, /scroll down ×3/);
+      const left = svg({ type: 'scroll', x: 500, y: 500, direction: 'left', amount: 1 });
+      assert.ok(Number(/x2="([\d.]+)"/.exec(left)?.[1]) < 500, 'left points left');
+    });
+
+    it('writes typed text, hotkeys and stops in a banner, as text', () => {
+      assert.match(svg({ type: 'type', text: 'p := <2>', submit: true }), /type &quot;p := &lt;2&gt;&quot; then Enter<\/text>/);
+      assert.match(svg({ type: 'hotkey', keys: ['ctrl', 'c'] }), /press ctrl\+c<\/text>/);
+      assert.match(svg({ type: 'answer', text: '42' }), /answer &quot;42&quot;<\/text>/);
+      assert.match(svg({ type: 'done' }), /data-action="done".*>done<\/text>/);
+    });
+
+    it('draws nothing for a malformed step, and takes the image\u2019s size when the manifest has no screen size', () => {
+      assert.doesNotMatch(svg(null), /<(circle|line|text|rect)/);
+      assert.match(svg(null), /data-action="none"/);
+      assert.match(actionOverlay({ type: 'click', x: 1, y: 1 }, undefined).text, /data-viewbox="auto"/);
+    });
+  });
+
+  it('filters runs by type (or any of the run types), software, stage, run, round and status; bad filters are named', () => {
+    assert.equal(runsQuery({ types: ['evaluation', 'rolloutBatch'], run: 'r1', round: '2' }), 'WorkflowType IN ("evaluation", "rolloutBatch") AND CodaRun = "r1" AND CodaRound = 2');
+    assert.equal(runsQuery({ type: 'rollout', types: ['evaluation'], status: 'running' }), 'WorkflowType = "rollout" AND ExecutionStatus = "Running"');
+    assert.deepEqual(filtersOf({ run: ' r1 ', software: '', status: 'failed' }), { run: 'r1', status: 'failed' });
+    assert.throws(() => filtersOf({ status: 'exploded' }), (err: ViewerError) => err.status === 400 && /status "exploded"/.test(err.title) && /running, completed/.test(err.message));
+    assert.throws(() => filtersOf({ round: 'two' }), (err: ViewerError) => err.status === 400 && /round "two"/.test(err.title));
+  });
+
+  it('gives the URL of a run\u2019s page (what the demo prints last)', () => {
+    assert.equal(runPageUrl({ viewer: { host: '127.0.0.1', port: 8300 } }, 'batch-demo-1-KAlgebra'), 'http://127.0.0.1:8300/runs/batch-demo-1-KAlgebra');
+    assert.equal(runPageUrl({ viewer: { host: '0.0.0.0', port: 8300 } }, 'a b'), 'http://127.0.0.1:8300/runs/a%20b');
+  });
+
+  describe('the training page of a specialization', () => {
+    const checkpoint = (name: string, parent: string | undefined, metrics: Record<string, number>): CheckpointManifest =>
+      checkpointManifestSchema.parse({
+        schema: CHECKPOINT_SCHEMA,
+        name,
+        kind: 'grpo',
+        createdAt: '2026-11-20T10:00:00.000Z',
+        ...(parent === undefined ? {} : { parent: `coda/checkpoints/${parent}/manifest.json` }),
+        base: { model: 'coda-planner', path: 'Qwen/Qwen2.5-VL-32B-Instruct' },
+        dataset: `coda/datasets/${name}/manifest.json`,
+        sources: [{ manifestKey: 'coda/runs/s1-r1-gen/KAlgebra/g-1/0/manifest.json', verdictKey: 'coda/runs/s1-r1-gen/KAlgebra/g-1/0/verdict.json', software: 'KAlgebra', steps: [1, 2] }],
+        job: name,
+        steps: 40,
+        metrics,
+        lora: true,
+        filesPrefix: `coda/checkpoints/${name}/files`,
+        double: true,
+      });
+    const round = (n: number, averageAtK: number): RoundRecord => ({ round: n, checkpoint: `s1-r${n}`, tasks: 12, rollouts: 24, judged: 24, positiveSteps: 10 + n, samples: 10 + n, averageAtK, passAtK: averageAtK + 10, reportKey: `coda/reports/specialization-s1/2026112${n}T100000Z-s1-r${n}-eval.json` });
+    const r1 = checkpoint('s1-r1', undefined, { policy_loss: 0.5, reward: 0.25 });
+    const r2 = checkpoint('s1-r2', 's1-r1', { policy_loss: 0.25, reward: 0.75 });
+    const payload = (value: unknown) => defaultPayloadConverter.toPayload(value);
+    const description = {
+      type: 'specialization',
+      status: { name: 'RUNNING' },
+      startTime: new Date('2026-11-20T09:00:00Z'),
+      raw: { pendingActivities: [{ activityType: { name: 'train' }, state: 2, attempt: 2, lastFailure: { message: 'gpu node lost' }, heartbeatDetails: { payloads: [payload({ step: 17, totalSteps: 40, metrics: { policy_loss: 0.31 } })] } }] },
+    } as unknown as WorkflowExecutionDescription;
+    const view: TrainingView = {
+      state: { workflowId: 'specialization-KAlgebra-s1', description, summary: { lines: [], failures: [], children: [], counts: { events: 0, activities: 0, activitiesRetried: 0, activitiesFailed: 0, localActivities: 0, children: 0, childrenFailed: 0, timers: 0, signals: 0, continuedAsNew: true }, status: 'RUNNING' }, input: { software: 'KAlgebra', run: 's1' } },
+      progress: { run: 's1', software: 'KAlgebra', round: 3, rounds: 3, stage: 'training', counts: { tasks: 12, rollouts: 24, judged: 24, positiveSteps: 9, samples: 9 }, history: [round(1, 20), round(2, 30)], checkpoint: { name: 's1-r2', model: 's1-r2' } },
+      rounds: [round(1, 20), round(2, 30)],
+      checkpoints: new Map([
+        ['s1-r1', { name: 's1-r1', key: 'coda/checkpoints/s1-r1/manifest.json', manifest: r1 }],
+        ['s1-r2', { name: 's1-r2', key: 'coda/checkpoints/s1-r2/manifest.json', manifest: r2 }],
+      ]),
+      lineage: [
+        { name: 's1-r2', key: 'coda/checkpoints/s1-r2/manifest.json', manifest: r2 },
+        { name: 's1-r1', key: 'coda/checkpoints/s1-r1/manifest.json', manifest: r1 },
+      ],
+      trainer: { step: 17, totalSteps: 40, metrics: { policy_loss: 0.31 } },
+    };
+    const page = renderTraining(view).text;
+
+    it('shows each round: rollouts, judged, positives, evaluation, report and the trainer figures of its checkpoint', () => {
+      const rows = [...(/<table id="rounds"[^>]*>.*?<\/table>/s.exec(page)?.[0] ?? '').matchAll(/<tr><td>(\d+)<\/td>(.*?)<\/tr>/gs)].map((m) => m[0].replace(/<[^>]+>/g, '|').replace(/\|+/g, '|'));
+      assert.equal(rows.length, 2);
+      assert.match(rows[0]!, /\|1\|s1-r1\|12\|24\|24\|11\|11\|20\.00\|30\.00\|20261121T100000Z-s1-r1-eval\|policy_loss 0\.5000, reward 0\.2500\|/);
+      assert.match(rows[1]!, /\|2\|s1-r2\|12\|24\|24\|12\|12\|30\.00\|40\.00\|/);
+    });
+
+    it('plots the evaluation, the data and the trainer figures per round', () => {
+      const charts = chartsOf(page);
+      assert.deepEqual([...charts.keys()], ['rounds-evaluation-chart', 'rounds-data-chart', 'rounds-trainer-chart']);
+      assert.deepEqual(charts.get('rounds-evaluation-chart')!.data.datasets.map((d) => d.data), [[20, 30], [30, 40]]);
+      assert.deepEqual(charts.get('rounds-data-chart')!.data.datasets.find((d) => d.label === 'positive steps')!.data, [11, 12]);
+      assert.deepEqual(
+        charts.get('rounds-trainer-chart')!.data.datasets.map((d) => [d.label, d.data]),
+        [['policy_loss', [0.5, 0.25]], ['reward', [0.25, 0.75]]],
+      );
+    });
+
+    it('shows the live stage, the trainer\u2019s last heartbeat, the retried train activity and the lineage newest first', () => {
+      assert.match(page, /<dt>round<\/dt><dd>3 of 3<\/dd>/);
+      assert.match(page, /badge-running">training</);
+      assert.match(page, /<section id="trainer">.*<dt>step<\/dt><dd>17<\/dd>.*policy_loss/s);
+      assert.match(page, /<table id="pending-activities"[^>]*>.*<td>train<\/td><td>started<\/td><td>2<\/td><td>gpu node lost<\/td>/s);
+      const lineage = /<table id="lineage"[^>]*>.*?<\/table>/s.exec(page)?.[0] ?? '';
+      assert.deepEqual([...lineage.matchAll(/href="\/checkpoints\/([^"]+)"/g)].map((m) => m[1]), ['s1-r2', 's1-r1']);
+      assert.match(lineage, /base coda-planner/);
+      assert.match(lineage, /LoRA adapter \(trainer double: unchanged planner\)/);
+    });
+  });
+});

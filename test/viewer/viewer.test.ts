@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import type { Page } from 'playwright-core';
+import { workflowUrl } from '../../cli/client';
+import { describeAction } from '../../core/actions';
+import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
+import { percent } from '../../core/metrics';
+import { checkpointManifestKey, manifestKey, reportSeriesPrefix, verdictKey, type AttemptRef } from '../../core/keys';
+import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training';
+import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { SPECIALIZATION_STAGES } from '../../workflows/training';
+import { judgeRunWorkflowId } from '../../workflows/judge';
+import { startViewer, type Viewer } from '../../viewer/server';
+import { startHarness, type Harness } from '../rollouts/harness';
+import { eventually } from '../rollouts/helpers';
+import { ARTIFACTS, launchBrowser, type Browser } from './browser';
+
+/**
+ * The viewer in Debian's headless Chromium, on what a real test run produced: two evaluations of
+ * KAlgebra tasks (real rollouts on real desktops with the scripted models), the judge's verdicts
+ * on the first, a judge-strategy comparison, and a specialization in flight. Screenshots of the
+ * pages go to test-artifacts/viewer/.
+ */
+describe('viewer in a real browser, on real rollouts', function () {
+  this.timeout(600_000);
+  const stamp = Date.now().toString(36);
+  const series = `viewer-${stamp}`;
+  const runs = [`view${stamp}a`, `view${stamp}b`] as const;
+  // A click, a hotkey, typing and DONE; an ANS answer; a task the planner gives up (FAIL).
+  const TASKS = ['B-07', 'C-03', 'B-03'];
+  const judgeEval = `je-${stamp}`;
+  let h: Harness;
+  let viewer: Viewer;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    h = await startHarness({ name: 'viewer', desktops: 2, displayFrom: 580 });
+    await h.startVmHost();
+    for (const run of runs) {
+      await h.execute('evaluation', `evaluation-${run}`, { run, series, software: ['KAlgebra'], attempts: 1, taskIds: { KAlgebra: TASKS } });
+    }
+    await h.execute('judgeRun', judgeRunWorkflowId(runs[0], 'KAlgebra'), { run: runs[0], software: 'KAlgebra' });
+    await h.execute('judgeEvaluation', `judge-eval-${judgeEval}`, { run: runs[0], software: 'KAlgebra', strategies: ['single', 'voting4-multires'], id: judgeEval });
+    viewer = await startViewer(h.config, h.env, { port: 0 });
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('console', (message) => void (message.type() === 'error' && pageErrors.push(message.text())));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await viewer?.close();
+    await h?.stop();
+  });
+
+  afterEach(() => assert.deepEqual(pageErrors.splice(0), [], 'no script error and no failed request in the page'));
+
+  const open = async (url: string): Promise<void> => {
+    const response = await page.goto(`${viewer.url}${url}`);
+    assert.equal(response?.status(), 200, url);
+  };
+  const shot = (name: string, fullPage = false) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage });
+  /** Chart.js (from node_modules) has made a chart of the canvas's configuration. */
+  const chartDrawn = (id: string) => page.waitForFunction(`typeof Chart !== 'undefined' && Chart.getChart('${id}') !== undefined`);
+  const cells = (selector: string) => page.$$eval(`${selector} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')));
+
+  it('lists the runs with status, software, stage and run from the search attributes, filters them, and links each to its page and its Web UI page', async () => {
+    await open(`/runs?run=${runs[0]}`);
+    const rows = await cells('#runs');
+    const ids = rows.map((r) => r[0]);
+    for (const id of [`evaluation-${runs[0]}`, `batch-${runs[0]}-KAlgebra`, judgeRunWorkflowId(runs[0], 'KAlgebra')]) assert.ok(ids.includes(id), `${id} is listed`);
+    const batch = rows.find((r) => r[0] === `batch-${runs[0]}-KAlgebra`)!;
+    assert.deepEqual(batch.slice(1, 6), ['rolloutBatch', 'COMPLETED', 'KAlgebra', 'evaluation', runs[0]]);
+    assert.equal(await page.getAttribute(`#runs a[href="/runs/batch-${runs[0]}-KAlgebra"]`, 'href'), `/runs/batch-${runs[0]}-KAlgebra`);
+    assert.ok(await page.$(`#runs a[href="${workflowUrl(h.config, `batch-${runs[0]}-KAlgebra`)}"]`), 'the Web UI link of the batch');
+    assert.ok(!ids.some((id) => id?.startsWith('rollout-')), 'rollouts are not runs');
+    await shot('runs');
+
+    await page.selectOption('select[name=type]', 'rolloutBatch');
+    await Promise.all([page.waitForURL(/type=rolloutBatch/), page.click('form.filters button')]);
+    assert.deepEqual((await cells('#runs')).map((r) => r[0]), [`batch-${runs[0]}-KAlgebra`]);
+  });
+
+  it('shows a run: its result, its children, failures and retries, and leads from the batch to a rollout to its trajectory', async () => {
+    await open(`/runs/batch-${runs[0]}-KAlgebra`);
+    const children = await cells('#children');
+    assert.deepEqual(children.map((c) => c[0]).sort(), TASKS.map((t) => `rollout-${runs[0]}-KAlgebra-${t}-0`).sort());
+    assert.ok(children.every((c) => c[1] === 'rollout' && c[2] === 'completed'));
+    assert.match((await page.textContent('#result')) ?? '', /completed\s*3/);
+    assert.match((await page.textContent('main')) ?? '', /No failure\./);
+    await page.click(`#children a[href="/runs/rollout-${runs[0]}-KAlgebra-B-07-0"]`);
+    await page.waitForURL(/rollout-/);
+    await Promise.all([page.waitForURL(/\/trajectories\//), page.click('text=the trajectory')]);
+    assert.equal(new URL(page.url()).pathname, `/trajectories/${runs[0]}/KAlgebra/B-07/0`);
+  });
+
+  it("shows every step of a real trajectory — screenshot, action drawn on it, thought, executor reply, parsed action, judge labels — and moves between steps with the keyboard", async () => {
+    const ref: AttemptRef = { run: runs[0], software: 'KAlgebra', task: 'B-07', attempt: 0 };
+    const key = manifestKey(h.config.storage.prefix, ref);
+    const manifest: TrajectoryManifest = parseTrajectoryManifest(await h.stack.store.getJson(key), key);
+    const verdict: VerdictFile = verdictFileSchema.parse(await h.stack.store.getJson(verdictKey(h.config.storage.prefix, ref)));
+    assert.deepEqual(manifest.steps.map((s) => s.action?.type), ['click', 'hotkey', 'type', 'done'], 'the reference plan of B-07');
+    await open(`/trajectories/${ref.run}/KAlgebra/B-07/0`);
+
+    assert.equal(await page.textContent('.instruction'), manifest.task.instruction);
+    assert.equal((await cells('#checks')).length, manifest.evaluation!.checks.length);
+    const votes = await cells('#votes');
+    assert.equal(votes.length, verdict.votes.length);
+    assert.deepEqual(votes.map((v) => v[2]), verdict.votes.map((v) => v.resolution));
+    assert.match((await page.textContent('#verdict')) ?? '', new RegExp(verdict.stoppedBecause.replace(/[()]/g, '.')));
+
+    const position = () => page.textContent('#step-position b');
+    assert.equal(await position(), '0');
+    for (const step of manifest.steps) {
+      await page.keyboard.press('j');
+      assert.equal(await position(), String(step.index));
+      assert.equal(new URL(page.url()).hash, `#step-${step.index}`);
+      const section = `#step-${step.index}`;
+      // The screenshot, fetched lazily as the step comes into view, streamed from S3.
+      await page.waitForFunction(`(() => { const img = document.querySelector('${section} img'); return img !== null && img.complete && img.naturalWidth > 0; })()`);
+      assert.equal(await page.evaluate(`document.querySelector('${section} img').naturalWidth`), manifest.desktop.screen!.width);
+      assert.equal(await page.getAttribute(`${section} img`, 'loading'), 'lazy');
+      assert.ok(await page.$eval(section, (el) => el.classList.contains('current')));
+      // The action drawn over exactly the screenshot.
+      assert.equal(await page.getAttribute(`${section} svg.overlay`, 'data-action'), step.action!.type);
+      const [img, svg] = await Promise.all([page.locator(`${section} img`).boundingBox(), page.locator(`${section} svg.overlay`).boundingBox()]);
+      assert.deepEqual(svg, img);
+      if (step.action!.type === 'click') {
+        assert.equal(Number(await page.getAttribute(`${section} svg.overlay circle`, 'cx')), step.action!.x);
+        await shot('trajectory');
+      } else {
+        assert.equal(await page.textContent(`${section} svg.overlay text`), describeAction(step.action!));
+      }
+      assert.equal(await page.textContent(`${section} .thought`), step.planner.thought);
+      assert.equal(await page.textContent(`${section} .planner-action`), step.planner.actionText);
+      assert.equal(await page.textContent(`${section} .action`), describeAction(step.action!));
+      if (step.executor !== undefined) assert.equal(await page.textContent(`${section} .executor-raw`), step.executor.raw);
+      const positive = verdict.positiveSteps.includes(step.index);
+      assert.deepEqual(await page.$$eval(`${section} .labels .badge`, (badges) => badges.map((b) => b.textContent)), [positive ? 'positive' : 'not positive']);
+    }
+    await page.keyboard.press('j');
+    assert.equal(await position(), 'final');
+    await page.keyboard.press('k');
+    assert.equal(await position(), String(manifest.steps.length));
+    await page.keyboard.press('Home');
+    assert.equal(await position(), '0');
+    await page.keyboard.press('End');
+    assert.equal(await position(), 'final');
+    await shot('trajectory-full', true);
+  });
+
+  it('plots Average@k and Pass@k across the reports of the series, shows the latest as a table and its per-task diff to the previous one', async () => {
+    const keys = (await h.stack.store.list(`${reportSeriesPrefix(h.config.storage.prefix, series)}/`)).filter((k) => k.endsWith('.json')).sort();
+    assert.equal(keys.length, 2);
+    const reports = await Promise.all(keys.map((k) => h.stack.store.getJson<{ run: string; rows: Array<{ metrics: { bySoftware: Record<string, { averageAtK: number; passAtK: number }> } }> }>(k)));
+    await open(`/evaluation/${series}`);
+    await chartDrawn('average-chart');
+    const plotted = (await page.evaluate(
+      `(() => { const c = Chart.getChart('average-chart'); return { labels: c.data.labels, datasets: c.data.datasets.map((d) => ({ label: d.label, data: d.data })) }; })()`,
+    )) as { labels: string[]; datasets: Array<{ label: string; data: number[] }> };
+    assert.deepEqual(plotted.labels, reports.map((r) => r.run));
+    assert.deepEqual(plotted.datasets.find((d) => d.label.endsWith('KAlgebra'))?.data, reports.map((r) => percent(r.rows[0]!.metrics.bySoftware.KAlgebra!.averageAtK)));
+    // Chart.js drew on the canvas: it is not blank.
+    await chartDrawn('pass-chart');
+    const painted = (await page.evaluate(
+      `(() => { const c = document.getElementById('pass-chart'); const p = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 3; i < p.length; i += 4) if (p[i] > 0) n++; return n; })()`,
+    )) as number;
+    assert.ok(painted > 1000, `the Pass@k plot has ${painted} painted pixels`);
+    const latest = reports[1]!.rows[0]!.metrics.bySoftware.KAlgebra!;
+    assert.deepEqual((await cells('#average-table'))[0]?.slice(1), [(latest.averageAtK * 100).toFixed(2), (latest.averageAtK * 100).toFixed(2)]);
+    assert.deepEqual((await cells('#pass-table'))[0]?.slice(1), [(latest.passAtK * 100).toFixed(2), (latest.passAtK * 100).toFixed(2)]);
+    const diff = await cells('#task-diff');
+    assert.deepEqual(diff.map((r) => r[1]).sort(), TASKS.map((t) => `KAlgebra/${t}`).sort());
+    assert.ok(diff.every((r) => /^\d\/1$/.test(r[2]!) && /^\d\/1$/.test(r[3]!)), 'before and now of every task');
+    await shot('evaluation', true);
+  });
+
+  it("shows the judge evaluation's precision and recall per strategy and what the low-resolution early exit saved", async () => {
+    const report = await h.stack.store.getJson<{ rows: Array<{ title: string; confusion: { precision: number; recall: number } }> }>(`${h.config.storage.prefix}/judge-evals/${judgeEval}.json`);
+    await open('/judge');
+    assert.ok((await cells('#judge-evals')).some((r) => r[0] === judgeEval));
+    await open(`/judge/${judgeEval}`);
+    assert.deepEqual(
+      (await cells('#strategies')).map((r) => r.slice(0, 3)),
+      report.rows.map((r) => [r.title, (r.confusion.precision * 100).toFixed(1), (r.confusion.recall * 100).toFixed(1)]),
+    );
+    const savings = await cells('#savings');
+    assert.deepEqual(savings.map((r) => r.slice(0, 2)), [['Voting@4 + multi-res', 'Voting@4']]);
+    assert.match(savings[0]![6]!, /saved/);
+    await chartDrawn('precision-chart');
+    await shot('judge', true);
+  });
+
+  it('shows a running specialization live — round, stage, counts — and its end', async () => {
+    const workflowId = `specialization-KAlgebra-viewer${stamp}`;
+    const handle = await h.stack.client.workflow.start('specialization', {
+      taskQueue: h.config.taskQueues.orchestrator,
+      workflowId,
+      args: [{ software: 'KAlgebra', run: `spec${stamp}`, rounds: 1, tasksPerRound: 1, attempts: 1, includeSeeds: false, evaluationAttempts: 1 }],
+    });
+    try {
+      await open(`/training/${workflowId}`);
+      assert.match((await page.textContent('main')) ?? '', /round\s*1 of 1/);
+      const stageOf = async () =>
+        (await page.evaluate(`(() => { const dt = [...document.querySelectorAll('#progress dt')].find((d) => d.textContent === 'stage'); return dt?.nextElementSibling.textContent; })()`)) as string | undefined;
+      const first = await stageOf();
+      assert.ok(first !== undefined && ['starting', ...SPECIALIZATION_STAGES].includes(first), `a stage: ${first}`);
+      // viewer.js refreshes the progress from the workflow's query; wait for the run to move on.
+      await eventually('the live progress to show a later stage', async () => ((await stageOf()) !== first ? true : undefined), 120_000);
+      await shot('training');
+    } finally {
+      await handle.terminate('the viewer test saw it live');
+    }
+    // The page notices the end and reloads.
+    await page.waitForSelector('.badge-terminated', { timeout: 30_000 });
+    assert.equal(await page.$('#progress'), null);
+  });
+
+  it('shows a checkpoint with its lineage and the trajectories it was trained on', async () => {
+    // No GPU side on this branch: the checkpoint manifests are written here, as core/training.ts describes them.
+    const prefix = h.config.storage.prefix;
+    const source = { manifestKey: manifestKey(prefix, { run: runs[0], software: 'KAlgebra', task: 'B-07', attempt: 0 }), verdictKey: verdictKey(prefix, { run: runs[0], software: 'KAlgebra', task: 'B-07', attempt: 0 }), software: 'KAlgebra', steps: [1, 2, 3] };
+    const write = async (name: string, parent: string | undefined, metrics: Record<string, number>) =>
+      h.stack.store.putJson(
+        checkpointManifestKey(prefix, name),
+        checkpointManifestSchema.parse({ schema: CHECKPOINT_SCHEMA, name, kind: 'grpo', createdAt: new Date().toISOString(), ...(parent === undefined ? {} : { parent: checkpointManifestKey(prefix, parent) }), base: { model: 'coda-planner', path: 'Qwen/Qwen2.5-VL-32B-Instruct' }, dataset: `${prefix}/datasets/${name}/manifest.json`, sources: [source], job: name, steps: 12, metrics, lora: true, filesPrefix: `${prefix}/checkpoints/${name}/files`, double: true }),
+      );
+    await write(`ck${stamp}-r1`, undefined, { policy_loss: 0.42, reward: 0.31 });
+    await write(`ck${stamp}-r2`, `ck${stamp}-r1`, { policy_loss: 0.18, reward: 0.64 });
+    await open(`/checkpoints/ck${stamp}-r2`);
+    assert.deepEqual((await cells('#lineage')).map((r) => [r[0], r[3]]), [[`ck${stamp}-r2`, `ck${stamp}-r1`], [`ck${stamp}-r1`, 'base coda-planner']]);
+    assert.deepEqual(await cells('#figures'), [['policy_loss', '0.1800'], ['reward', '0.6400']]);
+    await page.click(`#sources a[href="/trajectories/${runs[0]}/KAlgebra/B-07/0"]`);
+    await page.waitForURL(/B-07\/0$/);
+  });
+});

@@ -1,0 +1,156 @@
+import { z } from 'zod';
+import { KEY_SEGMENT, reportSeriesPrefix } from '../../core/keys';
+import { REPORT_SCHEMA } from '../../core/report';
+import { notFound, ViewerError } from '../errors';
+import { html, type Html } from '../html';
+import { check, type ViewerSources } from '../sources';
+import { paths } from '../urls';
+import { chart, keyValues, lineChart, link, table, utc } from './parts';
+
+/**
+ * Evaluation reports (reports/{series}/{stamp}-{run}.json, core/report.ts): the series there are;
+ * for one series, Average@k and Pass@k per software and overall across its reports as plots, one
+ * report as the paper's table 1, and its per-task difference to the report before it.
+ */
+
+const summary = z.object({ taskCount: z.number(), runs: z.number(), successes: z.number(), averageAtK: z.number(), passAtK: z.number() });
+const task = z.object({ software: z.string(), taskId: z.string(), runs: z.number(), successes: z.number() });
+/** What the page reads of a report: enough to say which field is damaged. */
+const reportSchema = z.object({
+  schema: z.literal(REPORT_SCHEMA),
+  series: z.string(),
+  run: z.string(),
+  k: z.number().int().min(1),
+  createdAt: z.string(),
+  softwares: z.array(z.string()),
+  rows: z.array(z.object({ planner: z.string(), model: z.string(), runs: z.record(z.string(), z.string()), metrics: z.object({ tasks: z.array(task), bySoftware: z.record(z.string(), summary), overall: summary }) })),
+  unsupported: z.array(z.object({ software: z.string(), taskId: z.string(), reason: z.string() })),
+  previous: z.object({ key: z.string(), run: z.string(), createdAt: z.string() }).optional(),
+  diff: z.array(z.object({ planner: z.string(), started: z.array(z.string()), stopped: z.array(z.string()), averageDelta: z.record(z.string(), z.number()) })).optional(),
+});
+type Report = z.output<typeof reportSchema>;
+type Row = Report['rows'][number];
+
+/** Reports plotted per series: the latest ones. */
+const PLOTTED = 60;
+
+const reportsRoot = (prefix: string): string => `${prefix === '' ? '' : `${prefix}/`}reports/`;
+
+export async function seriesListPage(src: ViewerSources): Promise<Html> {
+  const keys = (await src.list(reportsRoot(src.prefix))).filter((k) => k.endsWith('.json'));
+  const bySeries = new Map<string, string[]>();
+  for (const key of keys) {
+    const [series] = key.slice(reportsRoot(src.prefix).length).split('/');
+    if (series !== undefined) bySeries.set(series, [...(bySeries.get(series) ?? []), key]);
+  }
+  return html`<h1>Evaluation</h1>
+${
+  bySeries.size === 0
+    ? html`<p class="empty">No evaluation report yet (<code>coda start evaluation</code>; the nightly schedule writes the series <code>nightly</code>).</p>`
+    : table(
+        ['series', 'reports', 'latest'],
+        [...bySeries].sort().map(([series, list]) => {
+          const latest = list.sort().at(-1)!;
+          return [link(paths.evaluation(series), series), list.length, link(paths.evaluation(series, idOf(latest)), idOf(latest))];
+        }),
+        { id: 'series' },
+      )
+}`;
+}
+
+const idOf = (key: string): string => key.slice(key.lastIndexOf('/') + 1).replace(/\.json$/, '');
+const pct = (fraction: number | undefined): string => (fraction === undefined ? '–' : (fraction * 100).toFixed(2));
+
+/** One series: plots across its reports, then `reportId` (default: the latest) in full. */
+export async function seriesPage(src: ViewerSources, series: string, reportId?: string): Promise<Html> {
+  if (!KEY_SEGMENT.test(series)) throw notFound(`report series ${series}`, 'a series name is letters, digits, . _ -');
+  const keys = (await src.list(`${reportSeriesPrefix(src.prefix, series)}/`)).filter((k) => k.endsWith('.json')).sort();
+  if (keys.length === 0) throw notFound(`report series ${series}`, `there is no report under ${src.uri(`${reportSeriesPrefix(src.prefix, series)}/`)}`);
+  const selectedKey = reportId === undefined ? keys.at(-1)! : keys.find((k) => idOf(k) === reportId);
+  if (selectedKey === undefined) throw notFound(`report ${reportId} of series ${series}`, `the series has ${keys.length} reports, ${keys.slice(-3).map(idOf).join(', ')} the latest; there is no ${src.uri(`${reportSeriesPrefix(src.prefix, series)}/${reportId}.json`)}`);
+  const report = await readReport(src, selectedKey);
+  const plotted = await Promise.all(
+    keys.slice(-PLOTTED).map(async (key) => {
+      try {
+        return { key, report: await readReport(src, key) };
+      } catch (err) {
+        if (err instanceof ViewerError && err.status === 422) return { key, damage: err };
+        throw err;
+      }
+    }),
+  );
+  const readable = plotted.filter((p): p is { key: string; report: Report } => p.report !== undefined);
+  const previous = report.previous === undefined ? undefined : await readReport(src, report.previous.key).catch(() => undefined);
+  return html`<h1>Evaluation series ${series}</h1>
+${plots(readable.map((p) => p.report))}
+${plotted.filter((p) => p.report === undefined).map((p) => html`<p class="error">Damaged report ${link(paths.object(p.key), idOf(p.key))} left out of the plots: ${(p as { damage: ViewerError }).damage.details.join('; ')}</p>`)}
+<section id="report"><h2>Report ${idOf(selectedKey)}</h2>
+${keyValues([
+  ['run', report.run],
+  ['created (UTC)', utc(report.createdAt)],
+  ['k', `${report.k} attempts per task`],
+  ['compared with', report.previous === undefined ? 'nothing (the first report of its series)' : link(paths.evaluation(series, idOf(report.previous.key)), idOf(report.previous.key))],
+  ['files', html`${link(paths.object(selectedKey), 'json')} · ${link(paths.object(selectedKey.replace(/\.json$/, '.md')), 'markdown')}`],
+])}
+${metricTable(report, 'Average', (s) => s.averageAtK, 'average-table')}
+${metricTable(report, 'Pass', (s) => s.passAtK, 'pass-table')}
+${diffSection(report, previous)}
+${report.unsupported.length === 0 ? '' : html`<h3>Not run here (not counted)</h3><ul>${report.unsupported.map((u) => html`<li>${u.software}/${u.taskId}: ${u.reason}</li>`)}</ul>`}
+</section>
+<section><h2>Every report of the series</h2><ul class="reports">${[...keys].reverse().map((k) => html`<li>${link(paths.evaluation(series, idOf(k)), idOf(k))}</li>`)}</ul></section>`;
+}
+
+async function readReport(src: ViewerSources, key: string): Promise<Report> {
+  return check(reportSchema, await src.json(key, `report ${idOf(key)}`), `report ${idOf(key)}`, src.uri(key));
+}
+
+function metricTable(report: Report, title: string, pick: (s: z.output<typeof summary>) => number, id: string): Html {
+  return html`<h3>${title}@${report.k} (%)</h3>${table(
+    ['planner', ...report.softwares, 'Overall'],
+    report.rows.map((row) => [`${row.planner} (${row.model})`, ...report.softwares.map((s) => pct(row.metrics.bySoftware[s] === undefined ? undefined : pick(row.metrics.bySoftware[s]!))), pct(pick(row.metrics.overall))]),
+    { id },
+  )}`;
+}
+
+/** Average@k and Pass@k per planner and column, one point per report, oldest first. */
+function plots(reports: readonly Report[]): Html {
+  const labels = reports.map((r) => r.run);
+  const columns = [...new Set(reports.flatMap((r) => r.softwares))].sort();
+  const planners = [...new Set(reports.flatMap((r) => r.rows.map((row) => row.planner)))];
+  const series = (pick: (s: z.output<typeof summary>) => number) =>
+    planners.flatMap((planner) =>
+      [...columns, 'Overall'].map((column) => ({
+        label: `${planner} ${column}`,
+        data: reports.map((r) => {
+          const row = r.rows.find((x) => x.planner === planner);
+          const s = column === 'Overall' ? row?.metrics.overall : row?.metrics.bySoftware[column];
+          return s === undefined ? null : Math.round(pick(s) * 10_000) / 100;
+        }),
+      })),
+    );
+  return html`<div class="charts">${chart('average-chart', lineChart(labels, series((s) => s.averageAtK), 'Average@k (%)'), `Average@k per software and overall, ${reports.length} reports`)}${chart(
+    'pass-chart',
+    lineChart(labels, series((s) => s.passAtK), 'Pass@k (%)'),
+    `Pass@k per software and overall, ${reports.length} reports`,
+  )}</div>`;
+}
+
+/** Each task of each planner now and in the previous report: successes of runs, and what changed. */
+function diffSection(report: Report, previous: Report | undefined): Html {
+  if (report.previous === undefined) return html`<h3>Since the previous report</h3><p class="muted">This is the first report of its series.</p>`;
+  const rows = report.rows.flatMap((row: Row) => {
+    const before = previous?.rows.find((r) => r.planner === row.planner);
+    return row.metrics.tasks.map((t) => {
+      const old = before?.metrics.tasks.find((o) => o.software === t.software && o.taskId === t.taskId);
+      const change = old === undefined ? 'new' : old.successes === 0 && t.successes > 0 ? 'started passing' : old.successes > 0 && t.successes === 0 ? 'stopped passing' : '';
+      return [row.planner, `${t.software}/${t.taskId}`, old === undefined ? '–' : `${old.successes}/${old.runs}`, `${t.successes}/${t.runs}`, change];
+    });
+  });
+  return html`<h3>Since ${report.previous.run} <span class="muted">${utc(report.previous.createdAt)}</span></h3>
+${(report.diff ?? []).map(
+  (d) =>
+    html`<p>${d.planner}: Average@${report.k} ${Object.entries(d.averageDelta).map(([s, v]) => `${s} ${v > 0 ? '+' : ''}${v.toFixed(2)}`).join(', ') || 'not in the previous report'}; started passing: ${d.started.join(', ') || 'none'}; stopped passing: ${d.stopped.join(', ') || 'none'}</p>`,
+)}
+${previous === undefined ? html`<p class="error">The previous report ${report.previous.key} cannot be read; tasks are compared with nothing.</p>` : ''}
+${table(['planner', 'task', 'before', 'now', 'change'], rows, { id: 'task-diff' })}`;
+}

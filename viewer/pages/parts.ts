@@ -1,0 +1,85 @@
+import { html, type Html } from '../html';
+
+/** Pieces every page uses: tables, key/value lists, times, status badges, charts, JSON. */
+
+export const table = (headers: readonly (string | Html)[], rows: ReadonlyArray<ReadonlyArray<unknown>>, attrs: { id?: string; cls?: string } = {}): Html =>
+  html`<table${attrs.id === undefined ? '' : html` id="${attrs.id}"`} class="${attrs.cls ?? ''}"><thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${rows.map(
+    (row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`,
+  )}</tbody></table>`;
+
+export const keyValues = (pairs: ReadonlyArray<readonly [string, unknown]>): Html =>
+  html`<dl class="kv">${pairs.filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
+
+/** An ISO time as UTC, to the second. */
+export const utc = (time: string | Date | undefined | null): string => (time ? new Date(time).toISOString().replace('T', ' ').slice(0, 19) : '');
+
+export const duration = (ms: number | undefined): string =>
+  ms === undefined ? '' : ms < 1000 ? `${Math.round(ms)} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 60_000).toFixed(1)} min`;
+
+export const percent = (value: number | undefined, digits = 2): string => (value === undefined ? '–' : `${value.toFixed(digits)}`);
+
+export const badge = (text: string, kind: string = text.toLowerCase()): Html => html`<span class="badge badge-${kind.replace(/[^a-z0-9-]/g, '-')}">${text}</span>`;
+
+export const link = (href: string, text: unknown, external = false): Html =>
+  external ? html`<a href="${href}" target="_blank" rel="noopener">${text}</a>` : html`<a href="${href}">${text}</a>`;
+
+export const pre = (text: string, cls = ''): Html => html`<pre class="${cls}">${text}</pre>`;
+
+export const json = (value: unknown): Html => pre(JSON.stringify(value, null, 2), 'json');
+
+/**
+ * A Chart.js chart: the configuration travels in a data attribute and viewer.js hands it to
+ * Chart.js unchanged (no drawing code here or there).
+ */
+export const chart = (id: string, config: unknown, caption: string): Html =>
+  html`<figure class="chart"><canvas id="${id}" data-chart="${JSON.stringify(config)}" role="img" aria-label="${caption}"></canvas><figcaption>${caption}</figcaption></figure>`;
+
+type Series = ReadonlyArray<{ label: string; data: ReadonlyArray<number | null> }>;
+
+const chartOptions = (yTitle: string) => ({
+  animation: false,
+  responsive: true,
+  maintainAspectRatio: false,
+  // A y title in % is a percentage: the whole 0-100 range, so rounds and reports compare at a glance.
+  scales: { y: { title: { display: true, text: yTitle }, beginAtZero: true, ...(yTitle.endsWith('(%)') ? { max: 100 } : {}) } },
+});
+
+/** Chart.js line chart of named series over labels (a gap where a value is null). */
+export const lineChart = (labels: readonly string[], series: Series, yTitle: string): unknown => ({
+  type: 'line',
+  data: { labels, datasets: series.map((s) => ({ label: s.label, data: s.data, spanGaps: true, tension: 0.2 })) },
+  options: chartOptions(yTitle),
+});
+
+export const barChart = (labels: readonly string[], series: Series, yTitle: string): unknown => ({
+  type: 'bar',
+  data: { labels, datasets: series.map((s) => ({ label: s.label, data: s.data })) },
+  options: chartOptions(yTitle),
+});
+
+/**
+ * Any JSON value as people read it: scalars in a key/value list, arrays of records as tables,
+ * the rest as indented JSON. For workflow progress and results, whose shapes differ by type.
+ */
+export function anyValue(value: unknown): Html {
+  if (value === null || value === undefined) return html`<span class="muted">none</span>`;
+  if (typeof value !== 'object') return html`${String(value)}`;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return html`<span class="muted">none</span>`;
+    const records = value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v));
+    if (!records) return html`${value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ')}`;
+    const columns = [...new Set(value.flatMap((v) => Object.keys(v as object)))];
+    return table(columns, (value as Array<Record<string, unknown>>).map((row) => columns.map((c) => cell(row[c]))));
+  }
+  return keyValues(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'object' && v !== null ? anyValue(v) : cell(v)]));
+}
+
+const cell = (v: unknown): unknown => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v === undefined ? '' : String(v));
+
+/** completed of total as a bar, when the progress has both. */
+export function progressBar(progress: unknown): Html | undefined {
+  const p = progress as { completed?: unknown; total?: unknown };
+  if (typeof p?.completed !== 'number' || typeof p.total !== 'number' || p.total <= 0) return undefined;
+  const share = Math.min(1, p.completed / p.total);
+  return html`<div class="progress" role="progressbar" aria-valuenow="${p.completed}" aria-valuemax="${p.total}"><div style="width:${(share * 100).toFixed(1)}%"></div><span>${p.completed} / ${p.total}</span></div>`;
+}

@@ -1,0 +1,242 @@
+import type { RoundRecord } from '../../config/workflow-inputs';
+import { attemptOfManifest, checkpointManifestKey, KEY_SEGMENT } from '../../core/keys';
+import { checkpointManifestSchema, datasetManifestSchema, type CheckpointManifest } from '../../core/training';
+import { badRequest, notFound, ViewerError } from '../errors';
+import { html, type Html } from '../html';
+import { check, decodePayload, type ViewerSources } from '../sources';
+import { paths } from '../urls';
+import { anyValue, badge, barChart, chart, keyValues, lineChart, link, table, utc } from './parts';
+import { listRuns, RUN_HEADERS, runRow } from './runs';
+import { pendingActivities, progressSection, readProgress, readRun, type RunState } from './run';
+
+/**
+ * Training runs (workflows/training.ts): per specialization round the rollouts, judged
+ * trajectories, positive steps and the evaluation of its checkpoint, from the workflow's progress
+ * query (running) or its result and input (closed); the trainer's figures from its checkpoint
+ * manifests' `metrics` (what the GPU side reports: loss, reward, GRPO reward statistics) and,
+ * while it trains, from the `train` activity's heartbeat; and the checkpoints' lineage.
+ */
+
+export async function trainingListPage(src: ViewerSources): Promise<Html> {
+  const { rows } = await listRuns(src, { types: ['specialization', 'generalization'] });
+  return html`<h1>Training</h1>${
+    rows.length === 0
+      ? html`<p class="empty">No specialization or generalization yet (<code>coda start specialization --software KAlgebra</code>).</p>`
+      : table(RUN_HEADERS, rows.map((e) => runRow(src, e).map((cell, i) => (i === 0 ? link(paths.training(e.workflowId), e.workflowId) : cell))), { id: 'training-runs' })
+  }`;
+}
+
+/** A checkpoint manifest, or what is wrong with it; undefined when there is none (the base planner). */
+type Checkpoint = { name: string; key: string; manifest?: CheckpointManifest; damage?: string };
+
+async function readCheckpoint(src: ViewerSources, key: string, name: string): Promise<Checkpoint> {
+  try {
+    const raw = await src.optionalJson(key, `checkpoint ${name}`);
+    return raw === undefined ? { name, key } : { name, key, manifest: check(checkpointManifestSchema, raw, `checkpoint ${name}`, src.uri(key)) };
+  } catch (err) {
+    if (err instanceof ViewerError && err.status === 422) return { name, key, damage: [err.message, ...err.details].join(' ') };
+    throw err;
+  }
+}
+
+/** The checkpoint and its ancestors, newest first (parents are manifest keys). */
+async function lineage(src: ViewerSources, first: Checkpoint): Promise<Checkpoint[]> {
+  const chain = [first];
+  for (let current = first; current.manifest?.parent !== undefined && chain.length < 50; ) {
+    const key = current.manifest.parent;
+    current = await readCheckpoint(src, key, key.split('/').at(-2) ?? key);
+    chain.push(current);
+  }
+  return chain;
+}
+
+const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {});
+
+export interface TrainingView {
+  readonly state: RunState;
+  readonly progress?: Record<string, unknown>;
+  readonly progressError?: string;
+  readonly rounds: readonly RoundRecord[];
+  /** By checkpoint name. */
+  readonly checkpoints: ReadonlyMap<string, Checkpoint>;
+  /** The latest checkpoint and its ancestors. */
+  readonly lineage: readonly Checkpoint[];
+  /** The last heartbeat of a `train` activity in flight (the trainer's step and figures). */
+  readonly trainer?: unknown;
+}
+
+export async function readTraining(src: ViewerSources, workflowId: string): Promise<TrainingView> {
+  const state = await readRun(src, workflowId);
+  const type = state.description.type;
+  if (type !== 'specialization' && type !== 'generalization') throw badRequest(`workflow ${workflowId}`, `it is a ${type}, not a training run: see ${paths.run(workflowId)}`);
+  const running = state.description.status.name === 'RUNNING';
+  const answer = running ? await readProgress(src, workflowId) : {};
+  const progress = answer.progress === undefined ? undefined : record(answer.progress);
+  const result = record(state.result);
+  const rounds = ((progress?.history ?? result.history ?? record(record(state.input).carried).history ?? []) as RoundRecord[]).filter((r) => typeof r?.round === 'number');
+  const names = [...new Set(rounds.map((r) => r.checkpoint))];
+  const checkpoints = new Map<string, Checkpoint>();
+  for (const name of names) {
+    if (KEY_SEGMENT.test(name)) checkpoints.set(name, await readCheckpoint(src, checkpointManifestKey(src.prefix, name), name));
+  }
+  const latestKey = (record(result.specialist).checkpointKey ?? record(result.generalist).checkpointKey ?? record(progress?.checkpoint).checkpointKey) as string | undefined;
+  const latest = typeof latestKey === 'string' ? await readCheckpoint(src, latestKey, latestKey.split('/').at(-2) ?? latestKey) : [...checkpoints.values()].filter((c) => c.manifest !== undefined).at(-1);
+  const train = (state.description.raw.pendingActivities ?? []).find((a) => a.activityType?.name === 'train');
+  return {
+    state,
+    ...(progress === undefined ? {} : { progress }),
+    ...(answer.error === undefined ? {} : { progressError: answer.error }),
+    rounds,
+    checkpoints,
+    lineage: latest === undefined ? [] : await lineage(src, latest),
+    ...(train?.heartbeatDetails?.payloads?.length ? { trainer: decodePayload(train.heartbeatDetails.payloads.at(-1)) } : {}),
+  };
+}
+
+export async function trainingPage(src: ViewerSources, workflowId: string): Promise<Html> {
+  return renderTraining(await readTraining(src, workflowId));
+}
+
+/** The training page from what was read (pure: the unit tests render it from fixtures). */
+export function renderTraining(view: TrainingView): Html {
+  const { state, progress, rounds } = view;
+  const d = state.description;
+  const input = record(state.input);
+  const result = record(state.result);
+  const live = progress ?? {};
+  const checkpointOf = (name: string) => view.checkpoints.get(name)?.manifest;
+  const figureNames = [...new Set(rounds.flatMap((r) => Object.keys(checkpointOf(r.checkpoint)?.metrics ?? {})))].sort();
+  const labels = rounds.map((r) => `round ${r.round}`);
+  return html`<h1>${d.type} ${state.workflowId}</h1>
+${keyValues([
+  ['status', badge(d.status.name)],
+  ['run', (live.run ?? result.run ?? input.run) as string | undefined],
+  ['software', (live.software ?? result.software ?? input.software) as string | undefined],
+  ['round', typeof live.round === 'number' ? `${live.round} of ${String(live.rounds)}` : rounds.length > 0 ? `${rounds.length} done` : undefined],
+  ['stage', typeof live.stage === 'string' ? badge(live.stage, 'running') : undefined],
+  ['planner now', typeof record(live.checkpoint).name === 'string' ? `${String(record(live.checkpoint).name)} (model ${String(record(live.checkpoint).model)})` : undefined],
+  ['started (UTC)', utc(d.startTime)],
+])}
+<p class="links">${link(paths.run(state.workflowId), 'the run page (children, failures, history)')}</p>
+${
+  d.status.name !== 'RUNNING'
+    ? ''
+    : html`<section><h2>Progress <span class="muted live">live</span></h2><div id="progress" data-refresh="${paths.runProgress(state.workflowId)}">${progressSection(progress === undefined ? { error: view.progressError ?? 'none' } : { progress })}</div></section>`
+}
+${view.trainer === undefined ? '' : html`<section id="trainer"><h2>The trainer now <span class="muted">(last heartbeat)</span></h2>${anyValue(view.trainer)}</section>`}
+${d.type === 'generalization' ? generalization(live, result) : ''}
+<section><h2>Rounds</h2>${
+    rounds.length === 0
+      ? html`<p class="muted">No round finished yet.</p>`
+      : html`${table(
+          ['round', 'checkpoint', 'tasks', 'rollouts', 'judged', 'positive steps', 'samples', 'Average@k (%)', 'Pass@k (%)', 'report', 'trainer figures'],
+          rounds.map((r) => [
+            r.round,
+            r.skipped === undefined ? link(paths.checkpoint(r.checkpoint), r.checkpoint) : html`${r.checkpoint} <span class="muted">(${r.skipped})</span>`,
+            r.tasks,
+            r.rollouts,
+            r.judged,
+            r.positiveSteps,
+            r.samples,
+            r.averageAtK.toFixed(2),
+            r.passAtK.toFixed(2),
+            reportLink(r.reportKey),
+            Object.entries(checkpointOf(r.checkpoint)?.metrics ?? {}).map(([k, v]) => `${k} ${formatNumber(v)}`).join(', '),
+          ]),
+          { id: 'rounds' },
+        )}
+<div class="charts">${chart('rounds-evaluation-chart', lineChart(labels, [{ label: 'Average@k (%)', data: rounds.map((r) => r.averageAtK) }, { label: 'Pass@k (%)', data: rounds.map((r) => r.passAtK) }], 'success rate (%)'), 'Evaluation of each round\u2019s checkpoint on the real tasks')}${chart(
+          'rounds-data-chart',
+          barChart(labels, [
+            { label: 'rollouts', data: rounds.map((r) => r.rollouts) },
+            { label: 'judged', data: rounds.map((r) => r.judged) },
+            { label: 'positive steps', data: rounds.map((r) => r.positiveSteps) },
+          ], 'count'),
+          'Rollouts, judged trajectories and positive steps per round',
+        )}${
+          figureNames.length === 0
+            ? ''
+            : chart('rounds-trainer-chart', lineChart(labels, figureNames.map((name) => ({ label: name, data: rounds.map((r) => checkpointOf(r.checkpoint)?.metrics[name] ?? null) })), 'value'), 'The trainer\u2019s last figures per round (checkpoint manifests)')
+        }</div>`
+  }</section>
+<section><h2>Checkpoint lineage</h2>${lineageTable(view.lineage)}</section>
+<section><h2>Pending activities</h2>${pendingActivities(d)}</section>`;
+}
+
+const formatNumber = (v: number): string => (Number.isInteger(v) ? String(v) : v.toPrecision(4));
+
+function reportLink(key: string): Html | string {
+  const match = /reports\/([^/]+)\/([^/]+)\.json$/.exec(key);
+  return match === null ? key : link(paths.evaluation(match[1], match[2]), match[2]);
+}
+
+function generalization(live: Record<string, unknown>, result: Record<string, unknown>): Html {
+  const dataset = record(result.dataset);
+  const generalist = record(result.generalist);
+  const report = record(result.report);
+  return html`<section><h2>Generalist</h2>${keyValues([
+    ['stage', typeof live.stage === 'string' ? live.stage : undefined],
+    ['this stage', live.counts === undefined ? undefined : anyValue(live.counts)],
+    ['SFT data', dataset.key === undefined ? undefined : `${String(dataset.rows)} rows from ${String(dataset.trajectories)} trajectories`],
+    ['by software', dataset.bySoftware === undefined ? undefined : anyValue(dataset.bySoftware)],
+    ['generalist', typeof generalist.name === 'string' ? link(paths.checkpoint(generalist.name), generalist.name) : undefined],
+    ['report', typeof report.key === 'string' ? reportLink(report.key) : undefined],
+  ])}</section>`;
+}
+
+function lineageTable(chain: readonly Checkpoint[]): Html {
+  if (chain.length === 0) return html`<p class="muted">No trained checkpoint yet: the planner is the base planner.</p>`;
+  return table(
+    ['checkpoint', 'kind', 'created (UTC)', 'from', 'dataset', 'steps', 'figures', 'weights'],
+    chain.map((c) =>
+      c.manifest === undefined
+        ? [link(paths.checkpoint(c.name), c.name), c.damage === undefined ? 'no manifest' : badge('damaged', 'failed'), '', '', c.damage ?? '', '', '', '']
+        : [
+            link(paths.checkpoint(c.manifest.name), c.manifest.name),
+            c.manifest.kind,
+            utc(c.manifest.createdAt),
+            c.manifest.parent === undefined ? `base ${c.manifest.base.model}` : c.manifest.parent.split('/').at(-2),
+            link(paths.object(c.manifest.dataset), `${c.manifest.sources.length} trajectories`),
+            c.manifest.steps,
+            Object.entries(c.manifest.metrics).map(([k, v]) => `${k} ${formatNumber(v)}`).join(', '),
+            `${c.manifest.lora ? 'LoRA adapter' : 'full'}${c.manifest.double ? ' (trainer double: unchanged planner)' : ''}`,
+          ],
+    ),
+    { id: 'lineage' },
+  );
+}
+
+/** One checkpoint: its manifest, its ancestors, and the data it was trained on. */
+export async function checkpointPage(src: ViewerSources, name: string): Promise<Html> {
+  if (!KEY_SEGMENT.test(name)) throw notFound(`checkpoint ${name}`, 'a checkpoint name is letters, digits, . _ -');
+  const key = checkpointManifestKey(src.prefix, name);
+  const manifest = await src.parsed(checkpointManifestSchema, key, `checkpoint ${name}`);
+  const chain = await lineage(src, { name, key, manifest });
+  const dataset = await src.optionalJson(manifest.dataset, `dataset of ${name}`).then((raw) => (raw === undefined ? undefined : check(datasetManifestSchema, raw, `dataset of ${name}`, src.uri(manifest.dataset))));
+  const bySoftware = new Map<string, number>();
+  for (const s of manifest.sources) bySoftware.set(s.software, (bySoftware.get(s.software) ?? 0) + 1);
+  const trajectoryLink = (key: string): Html | string => {
+    try {
+      const ref = attemptOfManifest(src.prefix, key);
+      return link(paths.trajectory(ref), `${ref.run}/${ref.software}/${ref.task}/${ref.attempt}`);
+    } catch {
+      return key;
+    }
+  };
+  return html`<h1>Checkpoint ${manifest.name}</h1>
+${keyValues([
+  ['kind', manifest.kind === 'grpo' ? 'GRPO (specialization)' : 'SFT (generalization)'],
+  ['created (UTC)', utc(manifest.createdAt)],
+  ['from', manifest.parent === undefined ? `the base planner ${manifest.base.model} (${manifest.base.path})` : link(paths.checkpoint(manifest.parent.split('/').at(-2) ?? manifest.parent), manifest.parent.split('/').at(-2))],
+  ['training job', manifest.job],
+  ['steps', manifest.steps],
+  ['weights', `${manifest.lora ? 'LoRA adapter' : 'full weights'} under ${src.uri(`${manifest.filesPrefix}/`)}`],
+  ['trainer', manifest.double ? 'the trainer double (the planner did not change)' : 'real'],
+  ['dataset', dataset === undefined ? link(paths.object(manifest.dataset), manifest.dataset) : html`${link(paths.object(manifest.dataset), dataset.id)}: ${dataset.rows} ${dataset.kind.toUpperCase()} rows, ${dataset.images.length} images`],
+  ['trajectories', [...bySoftware].map(([s, n]) => `${s} ${n}`).join(', ')],
+])}
+<h2>Figures</h2>${Object.keys(manifest.metrics).length === 0 ? html`<p class="muted">None reported.</p>` : table(['figure', 'value'], Object.entries(manifest.metrics).map(([k, v]) => [k, formatNumber(v)]), { id: 'figures' })}
+<h2>Lineage</h2>${lineageTable(chain)}
+<h2>Trained on</h2>${table(['trajectory', 'positive steps', 'verdict'], manifest.sources.slice(0, 200).map((s) => [trajectoryLink(s.manifestKey), s.steps.join(', '), link(paths.object(s.verdictKey), 'verdict')]), { id: 'sources' })}
+${manifest.sources.length > 200 ? html`<p class="muted">The first 200 of ${manifest.sources.length}.</p>` : ''}`;
+}

@@ -1,0 +1,163 @@
+import { createReadStream } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Env, LoadedConfig } from '../config/load';
+import { createObjectStore } from '../activities/storage/object-store';
+import { devEnv } from '../infra/stack';
+import { notFound, ViewerError } from './errors';
+import type { Html } from './html';
+import { seriesListPage, seriesPage } from './pages/evaluation';
+import { judgeListPage, judgePage } from './pages/judge';
+import { errorPage, page, type Section } from './pages/layout';
+import { progressSection, readProgress, runPage } from './pages/run';
+import { filtersOf, runsPage } from './pages/runs';
+import { checkpointPage, trainingListPage, trainingPage } from './pages/training';
+import { trajectoriesPage, trajectoryPage } from './pages/trajectory';
+import { viewerClient, ViewerSources } from './sources';
+import { viewerUrl } from './urls';
+
+/**
+ * The viewer (`coda view`): a Fastify app whose pages read S3 and Temporal on each request and
+ * keep nothing (no database, no cache of objects). Screenshots are streamed from S3 to the
+ * browser. A page that fails shows why (viewer/errors.ts); the server itself keeps running.
+ */
+
+const STATIC_DIR = path.resolve(__dirname, '..', '..', 'viewer', 'static');
+/** The files /static/ serves: the page script and style, and Chart.js's browser build from node_modules. */
+const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
+  'viewer.js': { file: path.join(STATIC_DIR, 'viewer.js'), type: 'text/javascript; charset=utf-8' },
+  'viewer.css': { file: path.join(STATIC_DIR, 'viewer.css'), type: 'text/css; charset=utf-8' },
+  'chart.umd.js': { file: path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js'), type: 'text/javascript; charset=utf-8' },
+};
+
+const OBJECT_TYPES: Readonly<Record<string, string>> = {
+  '.png': 'image/png',
+  '.json': 'application/json; charset=utf-8',
+  '.jsonl': 'text/plain; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+};
+
+type Params = Record<string, string>;
+type Query = Record<string, string | undefined>;
+
+export function createViewerApp(src: ViewerSources): FastifyInstance {
+  const app = Fastify({ logger: false, routerOptions: { maxParamLength: 1000 } });
+  const webUi = src.config.temporal.webUi;
+  const html = (reply: FastifyReply, body: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body.text);
+  const show = (section: Section, title: string, body: Html, charts = false) => page({ title, section, body, charts, webUi });
+
+  app.setErrorHandler((err, _req, reply) => {
+    const failure = err instanceof ViewerError ? err : new ViewerError(500, 'The viewer failed on this page', (err as Error).message);
+    return html(reply, errorPage(failure, webUi), failure.status);
+  });
+  app.setNotFoundHandler((req, reply) => html(reply, errorPage(notFound(`page ${req.url}`, 'the viewer has no such page'), webUi), 404));
+
+  app.get('/', (_req, reply) => reply.redirect('/runs'));
+  app.get('/healthz', (_req, reply) => reply.type('text/plain').send('ok\n'));
+  app.get('/favicon.ico', (_req, reply) => reply.code(204).send());
+  app.get('/static/:file', (req, reply) => {
+    const entry = STATIC_FILES[(req.params as Params).file ?? ''];
+    if (entry === undefined) throw notFound(`static file ${(req.params as Params).file}`, `the viewer serves ${Object.keys(STATIC_FILES).join(', ')}`);
+    return reply.type(entry.type).header('cache-control', 'no-cache').send(createReadStream(entry.file));
+  });
+
+  app.get('/runs', async (req, reply) => html(reply, show('runs', 'Runs', await runsPage(src, filtersOf(req.query as Query)))));
+  app.get('/runs/:id', async (req, reply) => {
+    const id = (req.params as Params).id!;
+    return html(reply, show('runs', id, await runPage(src, id)));
+  });
+  // The live part of a run page, polled by viewer.js; tells it when the run has closed.
+  app.get('/runs/:id/progress', async (req, reply) => {
+    const id = (req.params as Params).id!;
+    const description = await src.temporal(`workflow ${id}`, (c) => c.workflow.getHandle(id).describe());
+    if (description.status.name !== 'RUNNING') reply.header('x-run-closed', description.status.name);
+    return html(reply, progressSection(await readProgress(src, id)));
+  });
+
+  app.get('/trajectories/:run/:software', async (req, reply) => {
+    const { run, software } = req.params as Params;
+    return html(reply, show('runs', `${run} ${software}`, await trajectoriesPage(src, run!, software!)));
+  });
+  app.get('/trajectories/:run/:software/:task/:attempt', async (req, reply) => {
+    const { run, software, task, attempt } = req.params as Params;
+    const what = `${run}/${software}/${task}/${attempt}`;
+    if (!/^(0|[1-9]\d{0,5})$/.test(attempt!)) throw notFound(`trajectory ${what}`, `attempt "${attempt}" is not an attempt number`);
+    const ref = { run: run!, software: software!, task: task!, attempt: Number(attempt) };
+    const label = (req.query as Query).verdict;
+    return html(reply, show('runs', `${software} ${task}/${attempt}`, await trajectoryPage(src, ref, label)));
+  });
+
+  app.get('/evaluation', async (_req, reply) => html(reply, show('evaluation', 'Evaluation', await seriesListPage(src))));
+  app.get('/evaluation/:series', async (req, reply) => {
+    const { series } = req.params as Params;
+    return html(reply, show('evaluation', `Evaluation ${series}`, await seriesPage(src, series!), true));
+  });
+  app.get('/evaluation/:series/:report', async (req, reply) => {
+    const { series, report } = req.params as Params;
+    return html(reply, show('evaluation', `Evaluation ${series} ${report}`, await seriesPage(src, series!, report), true));
+  });
+
+  app.get('/training', async (_req, reply) => html(reply, show('training', 'Training', await trainingListPage(src))));
+  app.get('/training/:id', async (req, reply) => {
+    const id = (req.params as Params).id!;
+    return html(reply, show('training', id, await trainingPage(src, id), true));
+  });
+  app.get('/checkpoints/:name', async (req, reply) => {
+    const name = (req.params as Params).name!;
+    return html(reply, show('training', `Checkpoint ${name}`, await checkpointPage(src, name)));
+  });
+
+  app.get('/judge', async (_req, reply) => html(reply, show('judge', 'Judge evaluations', await judgeListPage(src))));
+  app.get('/judge/:id', async (req, reply) => {
+    const id = (req.params as Params).id!;
+    return html(reply, show('judge', `Judge evaluation ${id}`, await judgePage(src, id), true));
+  });
+
+  // Objects of this deployment (screenshots, manifests, reports), streamed from S3 as they are.
+  app.get('/objects/*', async (req, reply) => {
+    const key = (req.params as Params)['*'] ?? '';
+    const head = src.prefix === '' ? '' : `${src.prefix}/`;
+    if (!key.startsWith(head) || key.split('/').some((part) => !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(part) || part.includes('..'))) {
+      throw notFound(`object ${key}`, `the viewer shows objects under ${src.uri(head)} only`);
+    }
+    const object = await src.stream(key);
+    if (object === undefined) throw notFound(`object ${key}`, `there is no ${src.uri(key)}`);
+    const type = OBJECT_TYPES[path.extname(key)] ?? object.contentType ?? 'application/octet-stream';
+    if (object.length !== undefined) reply.header('content-length', object.length);
+    // Screenshots never change once written; manifests and reports may be rewritten.
+    reply.header('cache-control', type === 'image/png' ? 'private, max-age=86400, immutable' : 'no-cache');
+    return reply.type(type).send(object.body);
+  });
+
+  return app;
+}
+
+export interface Viewer {
+  readonly url: string;
+  readonly app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the viewer of the deployment `config` describes on its host and port (temporal.yaml
+ * `viewer`, loopback by default). It starts whether or not S3 and Temporal are up: pages say which
+ * one is down. The dev stack's S3 credentials fill in where the environment names none.
+ */
+export async function startViewer(config: LoadedConfig, env: Env = process.env, listen: { host?: string; port?: number } = {}): Promise<Viewer> {
+  const store = createObjectStore(config.storage, devEnv(config, env), { outageToleranceMs: 0, timeoutMs: 5_000 });
+  const client = viewerClient(config);
+  const app = createViewerApp(new ViewerSources(config, store, client));
+  const host = listen.host ?? config.viewer.host;
+  await app.listen({ host, port: listen.port ?? config.viewer.port });
+  const { port } = app.server.address() as AddressInfo;
+  return {
+    url: viewerUrl({ viewer: { host, port } }),
+    app,
+    async close() {
+      await app.close();
+      await client.connection.close();
+      store.client.destroy();
+    },
+  };
+}

@@ -1,0 +1,330 @@
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { GeneralizationInput, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
+import { FAILURES } from '../core/failures';
+import type { DatasetActivities } from '../activities/datasets/activities';
+import type { TrainingActivities, TrainRequest } from '../activities/training/contract';
+import type { TaskSetSummary } from '../activities/tasks/generation';
+import { batchWorkflowId, rolloutBatch, type BatchResult } from './batch';
+import { evaluation, type EvaluationResult } from './evaluation';
+import { failOnBadInput, inputs } from './inputs';
+import { judgeRun, judgeRunWorkflowId, type JudgeRunResult } from './judge';
+import { tagWorkflow } from './search-attributes';
+import { taskGeneration, taskGenerationWorkflowId } from './task-generation';
+
+/**
+ * CODA's two training stages (REFERENCE.md §1) as workflows on the orchestrator queue; the
+ * trainers run on the gpu queue (activities/training/contract.ts). Every step has a deterministic
+ * id or is idempotent — task sets, batches, judges, datasets, training jobs, checkpoints — so a
+ * workflow restarted after any crash, or retried, continues where it was without redoing work.
+ */
+
+const datasets = proxyActivities<DatasetActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '5 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: [FAILURES.validation] },
+});
+
+/** The gpu queue's activities; training waits for its trainer to stop when cancelled. */
+const gpu = (queue: string) =>
+  proxyActivities<TrainingActivities>({
+    taskQueue: queue,
+    startToCloseTimeout: '7 days',
+    heartbeatTimeout: '5 minutes',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // A GPU worker that dies is noticed by the heartbeat timeout; the retry, on any GPU worker,
+    // resumes from the last checkpoint uploaded to S3.
+    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20, nonRetryableErrorTypes: [FAILURES.validation] },
+  });
+
+export const SPECIALIZATION_STAGES = ['task-generation', 'rollouts', 'judging', 'dataset', 'training', 'serving', 'evaluation'] as const;
+export type SpecializationStage = 'starting' | (typeof SPECIALIZATION_STAGES)[number] | 'finished';
+
+export interface SpecializationProgress {
+  readonly run: string;
+  readonly software: string;
+  readonly round: number;
+  readonly rounds: number;
+  readonly stage: SpecializationStage;
+  /** This round so far. */
+  readonly counts: { readonly tasks: number; readonly rollouts: number; readonly judged: number; readonly positiveSteps: number; readonly samples: number };
+  /** Every finished round, with its evaluation. */
+  readonly history: readonly RoundRecord[];
+  /** The planner the round rolls out with. */
+  readonly checkpoint: { readonly name: string; readonly model: string; readonly checkpointKey?: string };
+  readonly stopRequested: boolean;
+  /** Stages done of all the run's stages, for progress bars. */
+  readonly completed: number;
+  readonly total: number;
+}
+
+export interface SpecializationResult {
+  readonly run: string;
+  readonly software: string;
+  readonly rounds: number;
+  readonly specialist: { readonly name: string; readonly model: string; readonly checkpointKey?: string };
+  readonly history: readonly RoundRecord[];
+}
+
+export const specializationProgress = defineQuery<SpecializationProgress>('progress');
+/** Asks a specialization to stop after the round it is in. */
+export const stopAfterRound = defineSignal('stopAfterRound');
+
+export const specializationWorkflowId = (software: string, run: string): string => `specialization-${software}-${run}`;
+
+/**
+ * Specialization of a planner on one software, one round per workflow run (continue-as-new
+ * between rounds): generate tasks → roll out the generated (and real) tasks with the current
+ * planner → judge them → a GRPO dataset of the positive steps → train on the gpu queue → serve
+ * the new checkpoint → evaluate it on the real tasks → next round. Cancelling it cancels the
+ * trainer; the stopAfterRound signal ends it after the round it is in.
+ */
+export async function specialization(raw: unknown): Promise<SpecializationResult> {
+  let input: SpecializationInput | undefined;
+  let stage: SpecializationStage = 'starting';
+  const counts = { tasks: 0, rollouts: 0, judged: 0, positiveSteps: 0, samples: 0 };
+  let stopRequested = false;
+  let history: readonly RoundRecord[] = [];
+  setHandler(stopAfterRound, () => void (stopRequested = true));
+  setHandler(specializationProgress, () => {
+    const round = input?.carried.round ?? 1;
+    const done = stage === 'finished' ? SPECIALIZATION_STAGES.length : Math.max(0, SPECIALIZATION_STAGES.indexOf(stage as (typeof SPECIALIZATION_STAGES)[number]));
+    return {
+      run: input?.run ?? '',
+      software: input?.software ?? '',
+      round,
+      rounds: input?.rounds ?? 0,
+      stage,
+      counts: { ...counts },
+      history,
+      checkpoint: input?.carried.planner ?? { name: '', model: '' },
+      stopRequested,
+      completed: (round - 1) * SPECIALIZATION_STAGES.length + done,
+      total: (input?.rounds ?? 0) * SPECIALIZATION_STAGES.length,
+    };
+  });
+
+  input = await failOnBadInput(() => inputs.resolveSpecializationInput(raw, workflowInfo().workflowId));
+  const { software, run, carried } = input;
+  stopRequested ||= carried.stopRequested;
+  history = carried.history;
+  const round = carried.round;
+  const planner = carried.planner;
+  const id = `${run}-r${round}`;
+  tagWorkflow({ software, stage: 'specialization', run, round });
+
+  stage = 'task-generation';
+  const set: TaskSetSummary = await executeChild(taskGeneration, {
+    workflowId: taskGenerationWorkflowId(software, id),
+    args: [{ software, version: id, count: input.tasksPerRound }],
+  });
+  counts.tasks = set.counts.kept;
+
+  stage = 'rollouts';
+  const batches: Array<{ run: string; taskSet?: string }> = [
+    ...(set.counts.kept > 0 ? [{ run: `${id}-gen`, taskSet: id }] : []),
+    ...(input.includeSeeds ? [{ run: `${id}-seed` }] : []),
+  ];
+  for (const batch of batches) {
+    const result: BatchResult = await executeChild(rolloutBatch, {
+      workflowId: batchWorkflowId(batch.run, software),
+      args: [{ run: batch.run, stage: 'specialization', software, attempts: input.attempts, planner: { name: planner.name, model: planner.model }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }) }],
+    });
+    counts.rollouts += result.completed;
+  }
+
+  stage = 'judging';
+  for (const batch of batches) {
+    const judged: JudgeRunResult = await executeChild(judgeRun, {
+      workflowId: judgeRunWorkflowId(batch.run, software),
+      args: [{ run: batch.run, software, ...(input.judging === undefined ? {} : { plan: input.judging }) }],
+    });
+    counts.judged += judged.judged;
+  }
+
+  stage = 'dataset';
+  const dataset = await datasets.buildDataset({ id, kind: 'grpo', sources: batches.map((b) => ({ run: b.run, software })) });
+  counts.samples = dataset.rows;
+  counts.positiveSteps = dataset.rows;
+
+  let next = planner;
+  let skipped: string | undefined;
+  if (dataset.rows === 0) {
+    skipped = 'the judge approved no step this round: the planner stays as it was';
+  } else {
+    stage = 'training';
+    const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: input.base, ...(planner.checkpointKey === undefined ? {} : { parent: planner.checkpointKey }) };
+    const trained = await gpu(input.gpuQueue).train(request);
+    stage = 'serving';
+    const served = await gpu(input.gpuQueue).servePlanner({ checkpointKey: trained.checkpointKey });
+    next = { name: id, model: served.model, checkpointKey: trained.checkpointKey };
+  }
+
+  stage = 'evaluation';
+  const report: EvaluationResult = await executeChild(evaluation, {
+    workflowId: `evaluation-${id}`,
+    // One row name for every round, so each report's diff is the change since the previous round.
+    args: [{ run: `${id}-eval`, series: `specialization-${run}`, software: [software], attempts: input.evaluationAttempts, planners: [{ name: `specialist-${software}`, model: next.model }] }],
+  });
+  const figures = report.rows[0];
+  history = [
+    ...carried.history,
+    {
+      round,
+      checkpoint: next.name,
+      ...counts,
+      averageAtK: figures?.averageAtK[software] ?? 0,
+      passAtK: figures?.passAtK[software] ?? 0,
+      reportKey: report.key,
+      ...(skipped === undefined ? {} : { skipped }),
+    },
+  ];
+
+  if (round < input.rounds && !stopRequested) {
+    await continueAsNew<typeof specialization>({
+      software,
+      run,
+      rounds: input.rounds,
+      tasksPerRound: input.tasksPerRound,
+      attempts: input.attempts,
+      includeSeeds: input.includeSeeds,
+      evaluationAttempts: input.evaluationAttempts,
+      ...(input.judging === undefined ? {} : { judging: input.judging }),
+      carried: { round: round + 1, planner: next, history: [...history], stopRequested },
+    });
+  }
+  stage = 'finished';
+  return { run, software, rounds: round, specialist: next, history };
+}
+
+export interface GeneralizationProgress {
+  readonly run: string;
+  readonly stage: 'starting' | 'rollouts' | 'judging' | 'dataset' | 'training' | 'serving' | 'evaluation' | 'finished';
+  readonly software?: string;
+  readonly counts: { readonly rollouts: number; readonly judged: number; readonly trajectories: number; readonly samples: number };
+  readonly completed: number;
+  readonly total: number;
+}
+
+export interface GeneralizationResult {
+  readonly run: string;
+  readonly generalist: { readonly name: string; readonly model: string; readonly checkpointKey: string };
+  readonly dataset: { readonly key: string; readonly rows: number; readonly trajectories: number; readonly bySoftware: Readonly<Record<string, { readonly trajectories: number; readonly rows: number }>> };
+  readonly report: EvaluationResult;
+}
+
+export const generalizationProgress = defineQuery<GeneralizationProgress>('progress');
+
+export const generalizationWorkflowId = (run: string): string => `generalization-${run}`;
+
+/**
+ * Generalization (REFERENCE.md §1, stage 2): each software's specialist rolls out on a fresh set
+ * of generated tasks, the judge labels the trajectories, the successful ones are pooled across
+ * software (at most perSoftwareCap each), a fresh planner is trained on them by SFT on the gpu
+ * queue, and the base planner, every specialist and the generalist are evaluated on every
+ * software: one report, one row each.
+ */
+export async function generalization(raw: unknown): Promise<GeneralizationResult> {
+  let input: GeneralizationInput | undefined;
+  let stage: GeneralizationProgress['stage'] = 'starting';
+  let current: string | undefined;
+  const counts = { rollouts: 0, judged: 0, trajectories: 0, samples: 0 };
+  const STAGES = ['rollouts', 'judging', 'dataset', 'training', 'serving', 'evaluation'] as const;
+  setHandler(generalizationProgress, () => ({
+    run: input?.run ?? '',
+    stage,
+    ...(current === undefined ? {} : { software: current }),
+    counts: { ...counts },
+    completed: stage === 'finished' ? STAGES.length : Math.max(0, STAGES.indexOf(stage as (typeof STAGES)[number])),
+    total: STAGES.length,
+  }));
+  input = await failOnBadInput(() => inputs.resolveGeneralizationInput(raw, workflowInfo().workflowId));
+  const { run } = input;
+  const software = input.specialists.map((s) => s.software);
+  tagWorkflow({ software: software.join(','), stage: 'generalization', run });
+
+  // The specialists, checked to exist and registered with serving (idempotent), before anything runs.
+  const specialists = [];
+  for (const s of input.specialists) {
+    const checkpointKey = await failOnBadInput(() => datasets.checkpointKey(s.checkpoint));
+    const served = await gpu(input.gpuQueue).servePlanner({ checkpointKey });
+    specialists.push({ ...s, checkpointKey, model: served.model });
+  }
+
+  stage = 'rollouts';
+  const sources: Array<{ run: string; software: string }> = [];
+  for (const specialist of specialists) {
+    current = specialist.software;
+    const version = `${run}-${specialist.software}`;
+    const set: TaskSetSummary = await executeChild(taskGeneration, {
+      workflowId: taskGenerationWorkflowId(specialist.software, version),
+      args: [{ software: specialist.software, version, count: input.tasksPerSoftware }],
+    });
+    if (set.counts.kept === 0) continue;
+    const batch: BatchResult = await executeChild(rolloutBatch, {
+      workflowId: batchWorkflowId(version, specialist.software),
+      args: [{ run: version, stage: 'generalization', software: specialist.software, taskSet: version, attempts: input.attempts, planner: { name: specialist.checkpoint, model: specialist.model } }],
+    });
+    counts.rollouts += batch.completed;
+    sources.push({ run: version, software: specialist.software });
+  }
+
+  stage = 'judging';
+  for (const source of sources) {
+    current = source.software;
+    const judged: JudgeRunResult = await executeChild(judgeRun, {
+      workflowId: judgeRunWorkflowId(source.run, source.software),
+      args: [{ run: source.run, software: source.software, ...(input.judging === undefined ? {} : { plan: input.judging }) }],
+    });
+    counts.judged += judged.judged;
+  }
+  current = undefined;
+
+  stage = 'dataset';
+  const dataset = await datasets.buildDataset({ id: `${run}-generalist`, kind: 'sft', sources, perSoftwareCap: input.perSoftwareCap });
+  counts.trajectories = dataset.trajectories;
+  counts.samples = dataset.rows;
+  if (dataset.rows === 0) {
+    throw ApplicationFailure.nonRetryable(`generalization ${run}: the judge approved no trajectory of any specialist, so there is nothing to train the generalist on`, 'NothingToLearn');
+  }
+
+  stage = 'training';
+  const name = `${run}-generalist`;
+  const trained = await gpu(input.gpuQueue).train({ job: name, kind: 'sft', datasetKey: dataset.key, checkpoint: name, base: input.base });
+  stage = 'serving';
+  const served = await gpu(input.gpuQueue).servePlanner({ checkpointKey: trained.checkpointKey });
+
+  stage = 'evaluation';
+  const report: EvaluationResult = await executeChild(evaluation, {
+    workflowId: `evaluation-${run}-generalization`,
+    args: [
+      {
+        run: `${run}-eval`,
+        series: `generalization-${run}`,
+        software,
+        attempts: input.evaluationAttempts,
+        planners: [
+          { name: 'base', model: input.base.model },
+          ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model })),
+          { name: 'generalist', model: served.model },
+        ],
+      },
+    ],
+  });
+  stage = 'finished';
+  return {
+    run,
+    generalist: { name, model: served.model, checkpointKey: trained.checkpointKey },
+    dataset: { key: dataset.key, rows: dataset.rows, trajectories: dataset.trajectories, bySoftware: dataset.bySoftware },
+    report,
+  };
+}
