@@ -31,6 +31,13 @@ const modelEndpoint = z.strictObject({
   maxRetries: z.number().int().min(0).max(20).default(4),
   /** Screenshots are resized to fit this box before they are sent; omitted = native resolution. */
   image: imageSize.optional(),
+  /**
+   * How images reach the model server: `data`, base64 data URLs inside the request (works
+   * everywhere); `url`, presigned S3 URLs the server fetches itself (vLLM does: no image byte then
+   * passes through the orchestrator). `url` needs the server to reach storage.endpoint (or
+   * storage.presignEndpoint).
+   */
+  imageTransport: z.enum(['data', 'url']).default('data'),
   temperature: z.number().min(0).max(2).default(0),
 });
 
@@ -171,6 +178,10 @@ export const configSchema = z
       /** Every key this deployment writes starts with this prefix. */
       prefix: z.string().regex(/^([A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*)?$/, 'expected a key prefix like `coda` or `team/coda`'),
       forcePathStyle: z.boolean().default(true),
+      /** The S3 address model servers fetch presigned image URLs from, when it is not `endpoint` (e.g. a name inside the cluster). */
+      presignEndpoint: z.url().optional(),
+      /** How long a presigned image URL stays valid. */
+      presignSeconds: z.number().int().min(10).max(604_800).default(900),
       accessKeyIdEnv: envVarName,
       secretAccessKeyEnv: envVarName,
     }),
@@ -383,3 +394,19 @@ export type JudgeEndpoint = Config['models']['judges'][number];
 export type JudgePlanConfig = z.output<typeof judgePlan>;
 export const judgePlanConfigSchema = judgePlan;
 export type StorageConfig = Config['storage'];
+
+/**
+ * The boxes some role fits screenshots into — the planner's and the executor's `image`, the
+ * judge's low and high resolutions — for which a host stores a variant of every screenshot as
+ * it captures it (core/images.ts). One list for the hosts that write variants and the gateway
+ * that reads them.
+ */
+export function preparedBoxes(config: Pick<Config, 'models' | 'judging'>): Array<{ width: number; height: number }> {
+  const boxes = [config.models.planner.image, config.models.executor.image, config.judging.images.low, config.judging.images.high];
+  const seen = new Set<string>();
+  return boxes.flatMap((box) => {
+    if (box === undefined || seen.has(`${box.width}x${box.height}`)) return [];
+    seen.add(`${box.width}x${box.height}`);
+    return [{ width: box.width, height: box.height }];
+  });
+}
