@@ -207,7 +207,7 @@ export const configSchema = z
     limits: z
       .strictObject({
         /** Rollouts a batch keeps in flight at once, on top of the desktop count of the hosts. */
-        maxConcurrentRollouts: z.number().int().min(1).default(64),
+        maxConcurrentRollouts: z.number().int().min(1).max(1000).default(64),
         /** A batch continues-as-new after starting this many rollouts (Temporal allows 2,000 pending children). */
         rolloutsPerBatchRun: z.number().int().min(1).max(1000).default(200),
       })
@@ -409,4 +409,22 @@ export function preparedBoxes(config: Pick<Config, 'models' | 'judging'>): Array
     seen.add(`${box.width}x${box.height}`);
     return [{ width: box.width, height: box.height }];
   });
+}
+
+/**
+ * The orchestrator worker's settings, derived from the load it must hold (limits.maxConcurrentRollouts
+ * rollouts at once) rather than the SDK's defaults: every rollout and the workflows above it stay
+ * cached (a step never replays a history), each rollout has a local-activity slot for its decision,
+ * and there are enough workflow-task slots and pollers to keep a queue of short tasks moving.
+ */
+export function orchestratorSizing(config: Pick<Config, 'limits'>) {
+  const rollouts = config.limits.maxConcurrentRollouts;
+  const workflowTasks = Math.min(200, Math.max(40, Math.ceil(rollouts / 5)));
+  return {
+    maxCachedWorkflows: Math.max(500, Math.ceil(rollouts * 1.2) + 100),
+    maxConcurrentLocalActivityExecutions: Math.max(100, rollouts),
+    maxConcurrentWorkflowTaskExecutions: workflowTasks,
+    maxConcurrentWorkflowTaskPolls: Math.min(Math.max(10, Math.ceil(rollouts / 20)), workflowTasks),
+    maxConcurrentActivityTaskExecutions: Math.max(100, Math.ceil(rollouts / 4)),
+  };
 }

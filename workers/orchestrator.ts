@@ -3,7 +3,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
-import { preparedBoxes } from '../config/schema';
+import { orchestratorSizing, preparedBoxes } from '../config/schema';
 import { ModelGateway } from '../activities/models/gateway';
 import { ImagePreparer, s3Images } from '../activities/models/images';
 import { deploymentCapabilities } from '../core/requirements';
@@ -49,7 +49,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
   const tasks = s3TaskReader(store);
   const decisions = decisionStore(store);
   const metrics = deps.metrics ?? orchestratorMetrics();
-  const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), deps.env, metrics.modelSeconds, deps.imagePreparer ?? new ImagePreparer(preparedBoxes(config)));
+  const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), deps.env, metrics.modelSeconds, deps.imagePreparer ?? new ImagePreparer(preparedBoxes(config), config.storage.presignSeconds));
   const library = deps.taskLibrary ?? new TaskLibrary();
   return Worker.create({
     connection: deps.connection,
@@ -68,6 +68,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
       ...createDatasetActivities({ store, prefix, defaultScreen: config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 } }),
     },
     shutdownGraceTime: '30 seconds',
+    ...orchestratorSizing(config),
   });
 }
 

@@ -72,10 +72,18 @@ export class ImagePreparer {
   constructor(
     /** The boxes hosts store variants for (config/schema.ts preparedBoxes). */
     private readonly boxes: readonly Size[],
+    /** How long the source's signed URLs stay valid (storage.presignSeconds); one is reused for half that. */
+    private readonly urlSeconds = 900,
     /** Images resized here, by content and box (the fallback only). */
     private readonly prepared = new PromiseCache<SentImage>(256),
     /** Variants known to exist (objects never change once written). */
     private readonly existing = new PromiseCache<boolean>(4096),
+    /**
+     * Images as sent, by key and transport: a screenshot is the planner's "current" one step and
+     * its "previous" the next, so each is read (or signed) once. Signed URLs are kept for less
+     * than their validity.
+     */
+    private readonly sent = new PromiseCache<SentImage & { readonly until: number }>(512),
   ) {}
 
   private prepares(box: Size | undefined): boolean {
@@ -87,13 +95,23 @@ export class ImagePreparer {
     if (sourceSize !== undefined && this.prepares(box)) {
       const chosen = keyFor(key, sourceSize, box);
       const size = fittedSize(sourceSize, box);
-      if (transport === 'url' && source.url !== undefined && (chosen === key || (await this.existing.get(chosen, () => source.exists(chosen))))) {
-        return { url: await source.url(chosen), ...size };
-      }
-      const bytes = chosen === key ? await source.read(key) : await source.tryRead(chosen);
-      if (bytes !== undefined) return { url: dataUrl(bytes), ...size };
+      const id = `${transport}:${chosen}`;
+      const hit = await this.sent.get(id, () => this.send(source, chosen, key, size, transport));
+      if (hit.until > Date.now()) return hit;
+      this.sent.forget(id);
+      return this.image(source, request);
     }
     return this.prepareHere(source, key, box);
+  }
+
+  /** A prepared image as sent: by URL when the server can fetch it and it exists, else inline; the fallback when it is missing. */
+  private async send(source: ImageSource, chosen: string, key: string, size: Size, transport: 'data' | 'url'): Promise<SentImage & { until: number }> {
+    if (transport === 'url' && source.url !== undefined && (chosen === key || (await this.existing.get(chosen, () => source.exists(chosen))))) {
+      return { url: await source.url(chosen), ...size, until: Date.now() + this.urlSeconds * 500 };
+    }
+    const bytes = chosen === key ? await source.read(key) : await source.tryRead(chosen);
+    const sent = bytes !== undefined ? { url: dataUrl(bytes), ...size } : await this.prepareHere(source, key, size);
+    return { ...sent, until: Number.POSITIVE_INFINITY };
   }
 
   /** The fallback: the original fitted inside `box` here (a PNG that already fits goes as it is), cached by content. */

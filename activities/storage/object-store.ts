@@ -174,6 +174,10 @@ export function createObjectStore(storage: StorageConfig, env: Env = process.env
       endpoint,
       region: storage.region,
       forcePathStyle: storage.forcePathStyle,
+      // The SDK's default CRC32 on every body costs CPU on every screenshot and decision; S3 checks
+      // integrity on its own (Content-MD5 where an operation requires it).
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       credentials: {
         accessKeyId: secretFromEnv(storage.accessKeyIdEnv, 'storage.accessKeyIdEnv', env),
         secretAccessKey: secretFromEnv(storage.secretAccessKeyEnv, 'storage.secretAccessKeyEnv', env),

@@ -92,7 +92,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     hostId,
     models,
     settings: rolloutSettings(config),
-    images: new ImagePreparer(preparedBoxes(config)),
+    images: new ImagePreparer(preparedBoxes(config), config.storage.presignSeconds),
     execute<T>(workflowType: string, workflowId: string, input: unknown): Promise<T> {
       return stack.client.workflow.execute(workflowType, { taskQueue: config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
     },
