@@ -18,6 +18,11 @@ export class PromiseCache<T> {
     return this.remember(key, loading);
   }
 
+  /** Drops an entry (a value that went stale, such as an expired signed URL). */
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
   set(key: string, value: T): void {
     this.remember(key, Promise.resolve(value));
   }

@@ -10,28 +10,30 @@ import { combineChecks, evaluateStop } from '../core/evaluation';
 import { formatExecutorOutput } from '../core/executor-parser';
 import { formatPlannerOutput } from '../core/planner-parser';
 import { smartResize } from '../core/smart-resize';
-import { parseTask, type Task } from '../core/task';
+import { taskSetManifestKey, taskSetTaskKey } from '../core/keys';
+import type { Task } from '../core/task';
+import { TASK_SET_SCHEMA } from '../core/task-set';
 import type { Desktop } from '../activities/desktop/desktop';
-import { createObjectStore } from '../activities/storage/object-store';
-import { stageTasks } from '../activities/tasks/library';
-import { rolloutSettings } from '../config/workflow-inputs';
+import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { startScriptedServer, type ChatRequest, type Reply } from '../doubles/openai-server';
-import { startDaemon, stopDaemon, waitUntilHealthy } from '../infra/daemon';
+import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../infra/daemon';
 import { REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
-import { rolloutWorkflowId } from '../workflows/rollout';
-import type { RolloutResult } from '../workflows/rollout-types';
+import type { BatchResult } from '../workflows/batch';
 import { cpuSeconds, printTable, procKib } from './stats';
 
 /**
  * Capacity of ONE orchestrator worker process (it runs every workflow and the decision
- * activities): concurrent rollouts of `--steps` steps against instant in-memory desktops and an
- * instant scripted model double, so what is measured is the orchestration itself — Temporal
- * round trips, S3 reads and writes of screenshots and decisions, workflow and activity CPU.
- * Reports steps per second and the worker's peak memory for each level of concurrency.
+ * activities): one rollout batch per level fanning out `level` rollouts at once (each a task of
+ * `--steps` clicks and DONE), against instant in-memory desktops and an instant scripted model
+ * double, so what is measured is the orchestration itself — Temporal round trips, S3 reads and
+ * writes of screenshots and decisions, workflow and activity CPU. Reports, per level, steps per
+ * second, rollouts per minute, the worker's CPU per step and peak memory, and the CPU of the other
+ * processes on the machine (the Temporal dev server, MinIO, and this bench's host and models),
+ * which say what limits the throughput on 2 cores.
  *
- *   node build/bench/orchestrator-capacity.js [--levels 10,30,60] [--steps 20]
+ *   node build/bench/orchestrator-capacity.js [--levels 100,300,1000] [--steps 20] [--transport data|url]
  */
 
 /**
@@ -90,65 +92,85 @@ function clickingPolicy(steps: number, plannerModel: string) {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { levels: { type: 'string', default: '10,30,60' }, steps: { type: 'string', default: '20' } } });
+  const { values } = parseArgs({
+    options: { levels: { type: 'string', default: '100,300,1000' }, steps: { type: 'string', default: '20' }, transport: { type: 'string', default: 'data' } },
+  });
   const levels = values.levels.split(',').map(Number);
   const steps = Number(values.steps);
+  if (values.transport !== 'data' && values.transport !== 'url') throw new Error('--transport: expected data or url');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const servers = await startEphemeralStack('coda-capacity');
   try {
-    await measure(servers, levels, steps);
+    await measure(servers, levels, steps, values.transport);
   } finally {
     await servers.stop();
   }
 }
 
-async function measure(servers: EphemeralStack, levels: readonly number[], steps: number): Promise<void> {
+async function measure(servers: EphemeralStack, levels: readonly number[], steps: number, transport: 'data' | 'url'): Promise<void> {
   const most = Math.max(...levels);
   const models = await startScriptedServer(clickingPolicy(steps, servers.config.models.planner.model));
-  const env = { ...servers.env, CODA_PLANNER_URL: models.url, CODA_EXECUTOR_URL: models.url, CODA_LOCAL_DESKTOPS: String(most) };
+  const env = {
+    ...servers.env,
+    CODA_PLANNER_URL: models.url,
+    CODA_EXECUTOR_URL: models.url,
+    CODA_LOCAL_DESKTOPS: String(most),
+    CODA_MAX_CONCURRENT_ROLLOUTS: String(most),
+    CODA_IMAGE_TRANSPORT: transport,
+  };
   const loaded = loadConfig(REPO_CONFIG, env);
   const config: LoadedConfig = { ...loaded, rollouts: { ...loaded.rollouts, settleMs: 0 } };
   const store = createObjectStore(config.storage, env);
-  // A real screenshot of a local KAlgebra desktop (86 KB), so decoding and resizing cost what they do in a rollout.
+  // A real screenshot of a local KAlgebra desktop (86 KB), so the host's variants cost what they do in a rollout.
   const png = readFileSync(path.resolve(__dirname, '..', '..', 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
-  const tasks = Array.from({ length: most }, (_, i) =>
-    parseTask({ type: 'Bench', sort: 'VM', steps: steps + 1, instruction: `Click ${steps} times (bench task ${i}).`, version: '1', snapshot: 'none', initialize: [], evaluate: [{ type: 'stop', value: 'DONE' }] }, `T-${i}`),
-  );
-  const entries = await stageTasks(store, config.storage.prefix, tasks);
 
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const host = config.hosts[0]!;
   const vmHost = await createVmHost({ config, connection, hostId: host.id, env, createDesktop: (i) => new InMemoryDesktop(`${host.id}/${i}`, png) });
   const running = vmHost.run();
-  const orchestrator = startDaemon(config.dataDir, workerSpec(config, 'orchestrator', [], env));
+  // CODA_BENCH_PROFILE_DIR=DIR: a CPU profile of the orchestrator worker (node --cpu-prof), written when it stops.
+  const profile = process.env.CODA_BENCH_PROFILE_DIR;
+  const spec = workerSpec(config, 'orchestrator', [], env);
+  const orchestrator = startDaemon(config.dataDir, profile === undefined ? spec : { ...spec, args: ['--cpu-prof', `--cpu-prof-dir=${profile}`, ...spec.args] });
   const pid = orchestrator.pid!;
+  const others = { 'Temporal server': daemonState(config.dataDir, 'temporal').pid, MinIO: daemonState(config.dataDir, 'minio').pid, 'bench (host, models)': process.pid };
   try {
     await waitUntilHealthy(config.dataDir, 'orchestrator', () => workerHealthy(config, 'orchestrator', config.taskQueues.orchestrator), 90_000);
-    const rows = [['concurrent rollouts', 'steps', 'seconds', 'steps/s', 'rollouts/min', 'worker CPU s', 'peak RSS MiB']];
+    const rows = [['concurrent rollouts', 'steps', 'seconds', 'steps/s', 'rollouts/min', 'worker CPU per step', 'worker peak RSS', ...Object.keys(others).map((k) => `${k} CPU`), 'failed']];
     for (const level of levels) {
       const run = `cap${level}x${Date.now()}`;
+      const version = `bench-${run}`;
+      await writeBenchSet(store, config.storage.prefix, version, level, steps);
       const cpuBefore = cpuSeconds(pid);
+      const othersBefore = Object.fromEntries(Object.entries(others).map(([k, p]) => [k, p === undefined ? 0 : cpuSeconds(p)]));
       let peak = procKib(pid, 'VmRSS');
       const sampler = setInterval(() => (peak = Math.max(peak, procKib(pid, 'VmRSS'))), 250);
       const started = Date.now();
-      const results = (await Promise.all(
-        entries.slice(0, level).map((task, i) =>
-          client.workflow.execute('rollout', {
-            taskQueue: config.taskQueues.orchestrator,
-            workflowId: rolloutWorkflowId({ run, software: task.software, task: task.id, attempt: 0 }),
-            args: [{ run, stage: 'bench', task, attempt: 0, settings: rolloutSettings(config) }],
-          }).then((r) => r as RolloutResult, (err) => Promise.reject(new Error(`rollout ${i}: ${(err as Error).message}`))),
-        ),
-      )) as RolloutResult[];
+      // One batch fans out every rollout of the level at once: what a batch of this size does to Temporal's limits.
+      const result = (await client.workflow.execute('rolloutBatch', {
+        taskQueue: config.taskQueues.orchestrator,
+        workflowId: `batch-${run}`,
+        args: [{ run, stage: 'bench', software: 'KAlgebra', taskSet: version, attempts: 1, concurrency: level, rolloutsPerRun: level }],
+      })) as BatchResult;
       const seconds = (Date.now() - started) / 1000;
       clearInterval(sampler);
-      const failed = results.filter((r) => r.passed !== true);
-      if (failed.length > 0) throw new Error(`${failed.length} rollouts did not pass: ${JSON.stringify(failed[0]?.stop)}`);
-      const total = results.reduce((sum, r) => sum + r.steps, 0);
-      rows.push([String(level), String(total), seconds.toFixed(1), (total / seconds).toFixed(1), ((level / seconds) * 60).toFixed(0), (cpuSeconds(pid) - cpuBefore).toFixed(1), (peak / 1024).toFixed(0)]);
+      const failed = result.completed - result.unevaluated;
+      const total = result.unevaluated * (steps + 1);
+      const cpu = cpuSeconds(pid) - cpuBefore;
+      rows.push([
+        String(level),
+        String(total),
+        seconds.toFixed(1),
+        (total / seconds).toFixed(1),
+        ((level / seconds) * 60).toFixed(0),
+        `${((cpu / total) * 1000).toFixed(1)} ms`,
+        `${(peak / 1024).toFixed(0)} MiB`,
+        ...Object.entries(others).map(([k, p]) => `${(((p === undefined ? 0 : cpuSeconds(p)) - (othersBefore[k] ?? 0)) / seconds * 100).toFixed(0)}%`),
+        String(failed),
+      ]);
     }
-    printTable(`one orchestrator worker, in-memory desktops, ${steps} actions + DONE per rollout`, rows);
+    printTable(`one orchestrator worker, one batch per level, in-memory desktops, ${steps} clicks + DONE per rollout, images ${transport === 'url' ? 'by presigned URL' : 'inline (data URLs)'}; other processes' CPU in % of one core`, rows);
   } finally {
     await stopDaemon(config.dataDir, 'orchestrator');
     vmHost.shutdown();
@@ -156,6 +178,42 @@ async function measure(servers: EphemeralStack, levels: readonly number[], steps
     await models.close();
     await connection.close();
   }
+}
+
+/** A task set of `count` bench tasks (clicks on a KAlgebra host's in-memory desktop; no checks: the batch counts them unevaluated). */
+async function writeBenchSet(store: ObjectStore, prefix: string, version: string, count: number, steps: number): Promise<void> {
+  const tasks = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const id = `B-${String(i).padStart(4, '0')}`;
+      const key = taskSetTaskKey(prefix, 'KAlgebra', version, id);
+      const instruction = `Click ${steps} times (bench task ${i}).`;
+      await store.putJson(key, {
+        type: 'KAlgebra',
+        sort: 'bench',
+        steps: steps + 1,
+        instruction,
+        version: '1',
+        snapshot: 'none',
+        initialize: [],
+        evaluate: [],
+        generated: { set: version, seedTaskIds: ['none'], model: 'bench', promptVersion: 'bench' },
+      });
+      return { id, instruction, maxSteps: steps + 1, key };
+    }),
+  );
+  await store.putJson(taskSetManifestKey(prefix, 'KAlgebra', version), {
+    schema: TASK_SET_SCHEMA,
+    software: 'KAlgebra',
+    version,
+    createdAt: new Date().toISOString(),
+    provenance: { seedTaskIds: ['none'], model: 'bench', baseUrl: 'none', promptVersion: 'bench', temperature: 0 },
+    start: { fromSeed: 'none', initialize: [] },
+    counts: { requests: 0, kept: count, duplicates: 0, invalid: 0, overLimit: 0 },
+    tasks,
+    duplicates: [],
+    invalid: [],
+    replies: [],
+  });
 }
 
 main().catch((err) => {

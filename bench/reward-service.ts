@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
 import { ModelGateway } from '../activities/models/gateway';
+import { s3Images } from '../activities/models/images';
 import { createObjectStore } from '../activities/storage/object-store';
 import { mapLimited } from '../activities/concurrency';
 import { grpoRows, plannerMessagesAt } from '../core/training';
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     const run = `rewardbench${Date.now()}`;
     const trajectories = [];
     for (const task of TASKS) trajectories.push(await recordTrajectory(store, config, env, run, task, async () => fixture));
-    const gateway = new ModelGateway(config.models, { read: (key) => store.get(key) }, env);
+    const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), env);
     const samples = Number(values.samples);
     const requests: Array<{ queries: string[]; prompts: string[]; labels: string[] }> = [];
     for (const t of trajectories) {

@@ -1,3 +1,4 @@
+import { readOnlyImages } from '../activities/models/images';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -97,7 +98,7 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
   const direct: number[] = [];
   const durable: number[] = [];
   const images = new Map<string, Uint8Array>();
-  const gateway = new ModelGateway(config.models, { read: async (key) => images.get(key)! }, env);
+  const gateway = new ModelGateway(config.models, readOnlyImages(async (key) => images.get(key)!), env);
 
   for (let r = 0; r < runs; r++) {
     for (const [i, task] of tasks.entries()) {

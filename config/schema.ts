@@ -31,6 +31,13 @@ const modelEndpoint = z.strictObject({
   maxRetries: z.number().int().min(0).max(20).default(4),
   /** Screenshots are resized to fit this box before they are sent; omitted = native resolution. */
   image: imageSize.optional(),
+  /**
+   * How images reach the model server: `data`, base64 data URLs inside the request (works
+   * everywhere); `url`, presigned S3 URLs the server fetches itself (vLLM does: no image byte then
+   * passes through the orchestrator). `url` needs the server to reach storage.endpoint (or
+   * storage.presignEndpoint).
+   */
+  imageTransport: z.enum(['data', 'url']).default('data'),
   temperature: z.number().min(0).max(2).default(0),
 });
 
@@ -290,6 +297,10 @@ export const configSchema = z
       /** Every key this deployment writes starts with this prefix. */
       prefix: z.string().regex(/^([A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*)?$/, 'expected a key prefix like `coda` or `team/coda`'),
       forcePathStyle: z.boolean().default(true),
+      /** The S3 address model servers fetch presigned image URLs from, when it is not `endpoint` (e.g. a name inside the cluster). */
+      presignEndpoint: z.url().optional(),
+      /** How long a presigned image URL stays valid. */
+      presignSeconds: z.number().int().min(10).max(604_800).default(900),
       accessKeyIdEnv: envVarName,
       secretAccessKeyEnv: envVarName,
     }),
@@ -315,7 +326,7 @@ export const configSchema = z
     limits: z
       .strictObject({
         /** Rollouts a batch keeps in flight at once, on top of the desktop count of the hosts. */
-        maxConcurrentRollouts: z.number().int().min(1).default(64),
+        maxConcurrentRollouts: z.number().int().min(1).max(1000).default(64),
         /** A batch continues-as-new after starting this many rollouts (Temporal allows 2,000 pending children). */
         rolloutsPerBatchRun: z.number().int().min(1).max(1000).default(200),
       })
@@ -500,3 +511,37 @@ export type JudgePlanConfig = z.output<typeof judgePlan>;
 export const judgePlanConfigSchema = judgePlan;
 export type StorageConfig = Config['storage'];
 export type TrainingConfig = Config['training'];
+
+/**
+ * The boxes some role fits screenshots into — the planner's and the executor's `image`, the
+ * judge's low and high resolutions — for which a host stores a variant of every screenshot as
+ * it captures it (core/images.ts). One list for the hosts that write variants and the gateway
+ * that reads them.
+ */
+export function preparedBoxes(config: Pick<Config, 'models' | 'judging'>): Array<{ width: number; height: number }> {
+  const boxes = [config.models.planner.image, config.models.executor.image, config.judging.images.low, config.judging.images.high];
+  const seen = new Set<string>();
+  return boxes.flatMap((box) => {
+    if (box === undefined || seen.has(`${box.width}x${box.height}`)) return [];
+    seen.add(`${box.width}x${box.height}`);
+    return [{ width: box.width, height: box.height }];
+  });
+}
+
+/**
+ * The orchestrator worker's settings, derived from the load it must hold (limits.maxConcurrentRollouts
+ * rollouts at once) rather than the SDK's defaults: every rollout and the workflows above it stay
+ * cached (a step never replays a history), each rollout has a local-activity slot for its decision,
+ * and there are enough workflow-task slots and pollers to keep a queue of short tasks moving.
+ */
+export function orchestratorSizing(config: Pick<Config, 'limits'>) {
+  const rollouts = config.limits.maxConcurrentRollouts;
+  const workflowTasks = Math.min(200, Math.max(40, Math.ceil(rollouts / 5)));
+  return {
+    maxCachedWorkflows: Math.max(500, Math.ceil(rollouts * 1.2) + 100),
+    maxConcurrentLocalActivityExecutions: Math.max(100, rollouts),
+    maxConcurrentWorkflowTaskExecutions: workflowTasks,
+    maxConcurrentWorkflowTaskPolls: Math.min(Math.max(10, Math.ceil(rollouts / 20)), workflowTasks),
+    maxConcurrentActivityTaskExecutions: Math.max(100, Math.ceil(rollouts / 4)),
+  };
+}

@@ -128,7 +128,7 @@ export const batchRequestSchema = z.strictObject({
   /** The planner checkpoint to run (default: the planner endpoint's model). */
   planner: plannerCheckpoint.optional(),
   /** Rollouts in flight at once. Default: every desktop of every host, up to limits.maxConcurrentRollouts. */
-  concurrency: z.number().int().min(1).max(2000).optional(),
+  concurrency: z.number().int().min(1).max(1000).optional(),
   /** After starting this many rollouts, drain and continue as new (keeps history small). */
   rolloutsPerRun: z.number().int().min(1).max(1000).optional(),
   settings: rolloutSettingsSchema.optional(),
@@ -165,11 +165,13 @@ export const runFromWorkflowId = (workflowId: string): string => workflowId.repl
 export function resolveBatchInput(config: Config, raw: unknown, workflowId: string): BatchInput {
   const request = parseOrThrow(batchRequestSchema, raw, 'batch input');
   const settings = request.settings ?? rolloutSettings(config);
+  const concurrency = request.concurrency ?? Math.max(1, Math.min(config.limits.maxConcurrentRollouts, desktopCapacity(config)));
   return {
     ...request,
     run: request.run ?? runFromWorkflowId(workflowId),
-    concurrency: request.concurrency ?? Math.max(1, Math.min(config.limits.maxConcurrentRollouts, desktopCapacity(config))),
-    rolloutsPerRun: request.rolloutsPerRun ?? config.limits.rolloutsPerBatchRun,
+    concurrency,
+    // A run drains before it continues as new: it must be able to start at least `concurrency` rollouts.
+    rolloutsPerRun: request.rolloutsPerRun ?? Math.max(config.limits.rolloutsPerBatchRun, concurrency),
     settings: request.planner === undefined ? settings : { ...settings, plannerModel: request.planner.model },
   };
 }

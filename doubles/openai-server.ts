@@ -44,6 +44,8 @@ export interface ScriptedServer {
   readonly server: Server;
   /** Requests served so far, per model name. */
   readonly served: Map<string, number>;
+  /** Images received so far per model name, by how they came: inline (data URLs) or by reference (http URLs). */
+  readonly images: Map<string, { data: number; url: number }>;
   close(): Promise<void>;
 }
 
@@ -116,6 +118,32 @@ function promptTokens(request: ChatRequest): number {
   return Math.ceil(chars / 4) + images * 1_000;
 }
 
+/** vLLM's VLLM_IMAGE_FETCH_TIMEOUT default: how long it waits for an image URL. */
+const IMAGE_FETCH_TIMEOUT_MS = 5_000;
+
+/**
+ * Fetches every http(s) image of a request, as vLLM does itself, and puts the bytes in place as
+ * data URLs for the policy; a failed fetch is the request's fault, a 400 (as vLLM answers).
+ */
+async function fetchImages(request: ChatRequest): Promise<string | undefined> {
+  for (const message of request.messages) {
+    if (typeof message.content === 'string') continue;
+    for (const part of message.content) {
+      const image = part.image_url as { url: string } | undefined;
+      if (part.type !== 'image_url' || image === undefined || !/^https?:/.test(image.url)) continue;
+      try {
+        const res = await fetch(image.url, { signal: AbortSignal.timeout(IMAGE_FETCH_TIMEOUT_MS) });
+        if (!res.ok) return `Failed to fetch image from ${image.url.split('?')[0]}: ${res.status} ${res.statusText}`;
+        const type = res.headers.get('content-type') ?? 'image/png';
+        image.url = `data:${type.startsWith('image/') ? type : 'image/png'};base64,${Buffer.from(await res.arrayBuffer()).toString('base64')}`;
+      } catch (err) {
+        return `Failed to fetch image from ${image.url.split('?')[0]}: ${(err as Error).message}`;
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Validates a request the way an OpenAI-compatible server would, naming the bad field. */
 function parseRequest(body: unknown): ChatRequest | string {
   if (typeof body !== 'object' || body === null) return 'body must be a JSON object';
@@ -130,8 +158,8 @@ function parseRequest(body: unknown): ChatRequest | string {
       for (const [j, part] of (msg.content as Array<Record<string, unknown>>).entries()) {
         if (part.type === 'image_url') {
           const url = (part.image_url as { url?: unknown } | undefined)?.url;
-          if (typeof url !== 'string' || !/^data:image\/(png|jpeg);base64,[A-Za-z0-9+/=]+$/.test(url)) {
-            return `messages[${i}].content[${j}].image_url.url: expected a base64 PNG or JPEG data URL`;
+          if (typeof url !== 'string' || !(/^data:image\/(png|jpeg);base64,[A-Za-z0-9+/=]+$/.test(url) || /^https?:\/\/\S+$/.test(url))) {
+            return `messages[${i}].content[${j}].image_url.url: expected a base64 PNG or JPEG data URL or an http(s) URL`;
           }
         } else if (part.type !== 'text' || typeof part.text !== 'string') {
           return `messages[${i}].content[${j}]: expected a text or image_url part`;
@@ -170,6 +198,7 @@ export interface ScriptedServerOptions {
 
 export async function startScriptedServer(policy: Policy, opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const served = new Map<string, number>();
+  const images = new Map<string, { data: number; url: number }>();
   const adapters = new Map<string, Adapter>();
   const parent = opts.models?.[0] ?? 'scripted';
   let counter = 0;
@@ -196,6 +225,14 @@ export async function startScriptedServer(policy: Policy, opts: ScriptedServerOp
       const request = parseRequest(body);
       if (typeof request === 'string') return error(res, 400, request);
       served.set(request.model, (served.get(request.model) ?? 0) + 1);
+      const counts = images.get(request.model) ?? { data: 0, url: 0 };
+      for (const m of request.messages) {
+        if (typeof m.content === 'string') continue;
+        for (const part of m.content) if (part.type === 'image_url') counts[/^https?:/.test(String((part.image_url as { url?: string }).url)) ? 'url' : 'data'] += 1;
+      }
+      images.set(request.model, counts);
+      const unfetched = await fetchImages(request);
+      if (unfetched !== undefined) return error(res, 400, unfetched);
       const adapter = adapters.get(request.model);
       const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent });
       if ('status' in reply) return error(res, reply.status, reply.message);
@@ -220,6 +257,7 @@ export async function startScriptedServer(policy: Policy, opts: ScriptedServerOp
     url: `http://${opts.host ?? '127.0.0.1'}:${port}/v1`,
     server,
     served,
+    images,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

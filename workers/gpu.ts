@@ -40,7 +40,7 @@ export async function createGpuWorker(deps: GpuWorkerDeps): Promise<GpuWorker> {
   const store = createObjectStore(config.storage, env);
   const settings = config.training.rewardService;
   const rewardService = await startRewardService({
-    scorer: s3RewardScorer(config.models, store, settings, env),
+    scorer: s3RewardScorer(config, store, settings, env),
     host: settings.host,
     port: settings.port,
     cacheSize: settings.cacheSize,

@@ -3,7 +3,9 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
+import { orchestratorSizing, preparedBoxes } from '../config/schema';
 import { ModelGateway } from '../activities/models/gateway';
+import { ImagePreparer, s3Images } from '../activities/models/images';
 import { deploymentCapabilities } from '../core/requirements';
 import { createDatasetActivities } from '../activities/datasets/activities';
 import { createJudgeActivities } from '../activities/judge/activities';
@@ -28,6 +30,8 @@ export interface OrchestratorDeps {
   /** A prebuilt workflow bundle (tests build one per run); otherwise the workflows are bundled at start. */
   readonly workflowBundle?: WorkerOptions['workflowBundle'];
   readonly taskLibrary?: TaskLibrary;
+  /** Finds screenshots' prepared variants for the models (tests read how many it had to resize itself). */
+  readonly imagePreparer?: ImagePreparer;
   readonly taskQueue?: string;
   /** Where model, judge and rollout metrics are recorded (the process's metrics endpoint). */
   readonly metrics?: OrchestratorMetrics;
@@ -45,7 +49,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
   const tasks = s3TaskReader(store);
   const decisions = decisionStore(store);
   const metrics = deps.metrics ?? orchestratorMetrics();
-  const gateway = new ModelGateway(config.models, { read: (key) => store.get(key) }, deps.env, metrics.modelSeconds);
+  const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), deps.env, metrics.modelSeconds, deps.imagePreparer ?? new ImagePreparer(preparedBoxes(config), config.storage.presignSeconds));
   const library = deps.taskLibrary ?? new TaskLibrary();
   return Worker.create({
     connection: deps.connection,
@@ -64,6 +68,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
       ...createDatasetActivities({ store, prefix, defaultScreen: config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 } }),
     },
     shutdownGraceTime: '30 seconds',
+    ...orchestratorSizing(config),
   });
 }
 

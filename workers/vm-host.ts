@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
-import { hostCapacity, type HostConfig } from '../config/schema';
+import { hostCapacity, preparedBoxes, type HostConfig } from '../config/schema';
 import { deploymentCapabilities } from '../core/requirements';
 import { createDesktopActivities } from '../activities/desktop/activities';
 import type { Desktop } from '../activities/desktop/desktop';
@@ -70,6 +70,7 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     prefix: config.storage.prefix,
     tasks: s3TaskReader(store),
     settleMs: config.rollouts.settleMs,
+    variantBoxes: preparedBoxes(config),
     metrics,
   });
   const common = { connection: deps.connection, namespace: config.temporal.namespace, shutdownGraceTime: '20 seconds' } as const;

@@ -5,6 +5,7 @@ import { FAILURES } from '../../core/failures';
 import { screenshotKey, type AttemptRef } from '../../core/keys';
 import { RenderError } from '../../core/render/input-events';
 import { withHeartbeat } from '../heartbeat';
+import { makeVariants } from '../images/variants';
 import { desktopMetrics, type DesktopMetrics } from '../metrics';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
@@ -46,6 +47,8 @@ export interface DesktopDeps {
   readonly tasks: TaskReader;
   /** Pause after an action so the app can repaint before the screenshot. */
   readonly settleMs: number;
+  /** Boxes to store a variant of every screenshot for, at capture (config/schema.ts preparedBoxes). */
+  readonly variantBoxes?: ReadonlyArray<{ readonly width: number; readonly height: number }>;
   readonly metrics?: DesktopMetrics;
 }
 
@@ -83,11 +86,13 @@ export function createDesktopActivities(deps: DesktopDeps) {
     return asFailure(err);
   };
 
+  /** The screenshot and its variants (prepared here, once, so no reader decodes or resizes it), stored before the step is done. */
   const capture = async (leaseId: string, ref: AttemptRef, step: number): Promise<Observation> => {
     const started = Date.now();
     const png = await pool.use(leaseId).screenshot();
     const key = screenshotKey(prefix, ref, step);
-    await store.put(key, png, 'image/png');
+    const variants = await makeVariants(key, png, deps.variantBoxes ?? []);
+    await Promise.all([store.put(key, png, 'image/png'), ...variants.map((v) => store.put(v.key, v.png, 'image/png'))]);
     return { screenshotKey: key, ms: Date.now() - started };
   };
 

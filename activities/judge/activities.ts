@@ -117,6 +117,7 @@ export function createJudgeActivities(deps: JudgeDeps) {
             maxTokens: deps.maxTokens,
             lowResolution: input.images.low,
             highResolution: input.images.high,
+            ...(manifest.desktop.screen === undefined ? {} : { sourceSize: manifest.desktop.screen }),
           });
           const text = completion.texts[0] ?? '';
           const vote = voteOf(request, parseJudgeReply(text));

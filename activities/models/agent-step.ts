@@ -4,13 +4,8 @@ import { parsePlannerOutput, plannerActionText, primitiveAction } from '../../co
 import { buildExecutorMessages } from '../../core/prompts/executor';
 import { buildPlannerMessages } from '../../core/prompts/planner';
 import { smartResize, type Size } from '../../core/smart-resize';
-import { PromiseCache } from '../cache';
-import type { Completion, ImageSource, ModelGateway } from './gateway';
-
-function memoized(source: ImageSource): ImageSource {
-  const seen = new PromiseCache<Uint8Array>();
-  return { read: (key) => seen.get(key, () => source.read(key)) };
-}
+import type { Completion, ModelGateway } from './gateway';
+import { memoizedImages } from './images';
 
 /** An earlier step as the models see it again: what the planner said, the screen, the executor's reply. */
 export interface AgentTurn {
@@ -49,11 +44,11 @@ export interface AgentStep {
  */
 export async function agentStep(gateway: ModelGateway, input: AgentStepInput): Promise<AgentStep> {
   // Planner and executor see the same screenshot: read it once.
-  const scoped = gateway.withImages(memoized(gateway.images));
+  const scoped = gateway.withImages(memoizedImages(gateway.images));
   const planner = await scoped.complete(
     'planner',
     buildPlannerMessages({ instruction: input.instruction, software: input.software, screenshotKey: input.screenshotKey, history: input.history }),
-    input.plannerModel === undefined ? {} : { model: input.plannerModel },
+    { sourceSize: input.screen, ...(input.plannerModel === undefined ? {} : { model: input.plannerModel }) },
   );
   const planned = parsePlannerOutput(planner.texts[0] ?? '');
   if (!planned.ok) return { planner, thought: '', actionText: '', action: null, error: `planner output malformed: ${planned.reason}` };
@@ -68,6 +63,7 @@ export async function agentStep(gateway: ModelGateway, input: AgentStepInput): P
       screenshotKey: input.screenshotKey,
       history: input.history.flatMap((turn) => (turn.executorRaw === undefined ? [] : [turn.executorRaw])),
     }),
+    { sourceSize: input.screen },
   );
   const sent = executor.imageSize ?? input.screen;
   const parsed = parseExecutorOutput(executor.texts[0] ?? '', { screen: input.screen, modelImage: smartResize(sent.width, sent.height) });

@@ -1,17 +1,13 @@
-import { createHash } from 'node:crypto';
 import OpenAI, { APIError, APIConnectionError } from 'openai';
 import type { ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import sharp from 'sharp';
 import { secretFromEnv, type Env } from '../../config/load';
 import type { Config, ModelEndpoint } from '../../config/schema';
+import type { Size } from '../../core/images';
 import type { ChatMessage, ContentPart } from '../../core/prompts/messages';
-import { PromiseCache } from '../cache';
 import type { OrchestratorMetrics } from '../metrics';
+import { ImagePreparer, type ImageSource } from './images';
 
-/** Where screenshots referred to by key come from: S3 in workflows, memory in the direct benchmark loop. */
-export interface ImageSource {
-  read(key: string): Promise<Uint8Array>;
-}
+export type { ImageSource } from './images';
 
 export type ModelRole = 'planner' | 'executor' | 'taskGenerator' | `judge:${string}`;
 
@@ -50,6 +46,8 @@ export interface CompleteOptions {
   readonly lowResolution?: { readonly width: number; readonly height: number };
   /** Box an image part marked `resolution: 'high'` is fitted into; default: the role's `image` box. */
   readonly highResolution?: { readonly width: number; readonly height: number };
+  /** The size of the screenshots the messages name (the desktop's screen): what finds their prepared variants without reading them. */
+  readonly sourceSize?: Size;
 }
 
 /** A model call that will not succeed by retrying (bad request, auth, unknown model). */
@@ -79,11 +77,11 @@ export class ModelUnavailableError extends Error {
 /**
  * One OpenAI-compatible client per role of temporal.yaml (vLLM in production, the scripted
  * double in tests and the demo: the same code either way). Screenshot keys in messages become
- * PNG data URLs at the resolution the role asks for. The SDK retries 408/409/429/5xx and
- * connection failures with backoff; what is left is classified for the activity's retry policy.
+ * images at the resolution the role asks for — the variant the capturing host prepared, sent as
+ * a data URL or as a presigned URL per the endpoint's `imageTransport` (activities/models/images.ts).
+ * The SDK retries 408/409/429/5xx and connection failures with backoff; what is left is
+ * classified for the activity's retry policy.
  */
-const PREPARED_CACHE_SIZE = 256;
-
 export class ModelGateway {
   constructor(
     private readonly models: Config['models'],
@@ -91,14 +89,14 @@ export class ModelGateway {
     private readonly env: Env = process.env,
     /** Where call latencies are recorded by role (the orchestrator's metrics endpoint). */
     private readonly latency?: OrchestratorMetrics['modelSeconds'],
+    /** Finds screenshots' variants; its `preparedHere` counts the images it had to resize itself. */
+    readonly preparer: ImagePreparer = new ImagePreparer([]),
     private readonly clients = new Map<ModelRole, { client: OpenAI; endpoint: ModelEndpoint }>(),
-    /** Images as sent, by content and box: a screenshot is the planner's "current" one step and its "previous" the next. */
-    private readonly prepared = new PromiseCache<PreparedImage>(PREPARED_CACHE_SIZE),
   ) {}
 
-  /** The same endpoints, clients and image cache, reading screenshots from `images`. */
+  /** The same endpoints, clients and preparer, reading screenshots from `images`. */
   withImages(images: ImageSource): ModelGateway {
-    return new ModelGateway(this.models, images, this.env, this.latency, this.clients, this.prepared);
+    return new ModelGateway(this.models, images, this.env, this.latency, this.preparer, this.clients);
   }
 
   async complete(role: ModelRole, messages: readonly ChatMessage[], opts: CompleteOptions = {}): Promise<Completion> {
@@ -191,7 +189,12 @@ export class ModelGateway {
             : part.resolution === 'high' && opts.highResolution !== undefined
               ? opts.highResolution
               : endpoint.image;
-        const { url, width, height } = await this.dataUrl(part.key, box);
+        const { url, width, height } = await this.preparer.image(this.images, {
+          key: part.key,
+          ...(box === undefined ? {} : { box }),
+          transport: endpoint.imageTransport,
+          ...(opts.sourceSize === undefined ? {} : { sourceSize: opts.sourceSize }),
+        });
         sent.size = { width, height };
         sent.count += 1;
         sent.pixels += width * height;
@@ -204,38 +207,12 @@ export class ModelGateway {
     return { role: message.role, content: parts } as ChatCompletionMessageParam;
   }
 
-  /**
-   * The screenshot as a PNG data URL, fitted inside `box` (never enlarged), with its sent size.
-   * An image that already fits goes as it is; resized ones are cached by content hash.
-   */
-  private async dataUrl(key: string, box?: { width: number; height: number }): Promise<PreparedImage> {
-    const original = Buffer.from(await this.images.read(key));
-    const id = `${createHash('sha1').update(original).digest('hex')}:${box?.width}x${box?.height}`;
-    return this.prepared.get(id, () => prepare(original, box));
-  }
 }
 
 interface SentImages {
   size?: { width: number; height: number };
   count: number;
   pixels: number;
-}
-
-interface PreparedImage {
-  readonly url: string;
-  readonly width: number;
-  readonly height: number;
-}
-
-async function prepare(original: Buffer, box?: { width: number; height: number }): Promise<PreparedImage> {
-  const { width = 0, height = 0, format } = await sharp(original).metadata();
-  if (format === 'png' && (box === undefined || (width <= box.width && height <= box.height))) {
-    return { url: `data:image/png;base64,${original.toString('base64')}`, width, height };
-  }
-  let image = sharp(original);
-  if (box !== undefined) image = image.resize({ width: box.width, height: box.height, fit: 'inside', withoutEnlargement: true });
-  const { data, info } = await image.png({ compressionLevel: 3 }).toBuffer({ resolveWithObject: true });
-  return { url: `data:image/png;base64,${data.toString('base64')}`, width: info.width, height: info.height };
 }
 
 function apiKeyOf(name: string, role: ModelRole, env: Env): string {

@@ -19,6 +19,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { StorageConfig } from '../../config/schema';
 import { secretFromEnv, type Env } from '../../config/load';
 
@@ -40,7 +41,14 @@ export class ObjectStore {
     readonly client: S3Client,
     readonly bucket: string,
     private readonly outageToleranceMs = 120_000,
+    /** Signs URLs for another address of the same store (what model servers reach), when there is one. */
+    private readonly presigner: S3Client = client,
   ) {}
+
+  /** A URL anyone holding it can GET the object from for `seconds` (a model server fetching an image). */
+  presignedUrl(key: string, seconds: number): Promise<string> {
+    return getSignedUrl(this.presigner, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: seconds });
+  }
 
   /** Sends a command, waiting out outages with backoff (nothing written is lost to a blip). */
   private async send<T>(call: () => Promise<T>): Promise<T> {
@@ -209,15 +217,22 @@ function isOutage(err: unknown): boolean {
  * once (the viewer) gives `outageToleranceMs: 0` and a `timeoutMs` per request.
  */
 export function createObjectStore(storage: StorageConfig, env: Env = process.env, opts: { outageToleranceMs?: number; timeoutMs?: number } = {}): ObjectStore {
-  const client = new S3Client({
-    endpoint: storage.endpoint,
-    region: storage.region,
-    forcePathStyle: storage.forcePathStyle,
-    credentials: {
-      accessKeyId: secretFromEnv(storage.accessKeyIdEnv, 'storage.accessKeyIdEnv', env),
-      secretAccessKey: secretFromEnv(storage.secretAccessKeyEnv, 'storage.secretAccessKeyEnv', env),
-    },
-    ...(opts.timeoutMs === undefined ? {} : { requestHandler: { connectionTimeout: opts.timeoutMs, requestTimeout: opts.timeoutMs } }),
-  });
-  return new ObjectStore(client, storage.bucket, opts.outageToleranceMs);
+  const clientFor = (endpoint: string) =>
+    new S3Client({
+      endpoint,
+      region: storage.region,
+      forcePathStyle: storage.forcePathStyle,
+      // The SDK's default CRC32 on every body costs CPU on every screenshot and decision; S3 checks
+      // integrity on its own (Content-MD5 where an operation requires it).
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      credentials: {
+        accessKeyId: secretFromEnv(storage.accessKeyIdEnv, 'storage.accessKeyIdEnv', env),
+        secretAccessKey: secretFromEnv(storage.secretAccessKeyEnv, 'storage.secretAccessKeyEnv', env),
+      },
+      ...(opts.timeoutMs === undefined ? {} : { requestHandler: { connectionTimeout: opts.timeoutMs, requestTimeout: opts.timeoutMs } }),
+    });
+  const client = clientFor(storage.endpoint);
+  const presigner = storage.presignEndpoint === undefined ? client : clientFor(storage.presignEndpoint);
+  return new ObjectStore(client, storage.bucket, opts.outageToleranceMs, presigner);
 }

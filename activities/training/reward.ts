@@ -8,10 +8,11 @@ import { smartResize } from '../../core/smart-resize';
 import { parseGrpoLabel, type GrpoLabel } from '../../core/training';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
 import type { Env } from '../../config/load';
-import type { Config, TrainingConfig } from '../../config/schema';
+import { preparedBoxes, type Config, type TrainingConfig } from '../../config/schema';
 import { PromiseCache } from '../cache';
 import { Limiter } from '../concurrency';
 import { ModelGateway } from '../models/gateway';
+import { ImagePreparer, s3Images } from '../models/images';
 import type { ObjectStore } from '../storage/object-store';
 
 /**
@@ -64,7 +65,7 @@ export function createRewardScorer(deps: RewardScorerDeps): RewardScorer {
     try {
       completion = await executorSlots.run(() => {
         signal.throwIfAborted();
-        return deps.gateway.complete('executor', messages, { temperature: 0, signal });
+        return deps.gateway.complete('executor', messages, { temperature: 0, signal, sourceSize: label.screen });
       });
     } catch (err) {
       return failed('executor_failed', `executor: ${(err as Error).message}`, false);
@@ -97,11 +98,12 @@ export function createRewardScorer(deps: RewardScorerDeps): RewardScorer {
  * The scorer of a GPU worker: the executor endpoint of temporal.yaml, screenshots and trajectory
  * manifests read from S3 and kept (a GRPO group asks about the same step eight times).
  */
-export function s3RewardScorer(models: Config['models'], store: ObjectStore, settings: TrainingConfig['rewardService'], env?: Env): RewardScorer {
-  const images = new PromiseCache<Uint8Array>(512);
+export function s3RewardScorer(config: Pick<Config, 'models' | 'judging' | 'storage'>, store: ObjectStore, settings: TrainingConfig['rewardService'], env?: Env): RewardScorer {
   const manifests = new PromiseCache<TrajectoryManifest>(1024);
+  const presign = config.storage.presignSeconds;
   return createRewardScorer({
-    gateway: new ModelGateway(models, { read: (key) => images.get(key, () => store.get(key)) }, env),
+    // As the orchestrator's gateway: the screenshot variant the host stored for the executor, each read once (the preparer keeps them).
+    gateway: new ModelGateway(config.models, s3Images(store, presign), env, undefined, new ImagePreparer(preparedBoxes(config), presign)),
     manifests: (key) => manifests.get(key, async () => parseTrajectoryManifest(await store.getJson(key), key)),
     executorConcurrency: settings.executorConcurrency,
     deadlineMs: settings.deadlineSeconds * 1000,

@@ -3,6 +3,7 @@ import type { Env } from '../../config/load';
 import type { Config } from '../../config/schema';
 import { agentStep } from '../../activities/models/agent-step';
 import { ModelGateway } from '../../activities/models/gateway';
+import { s3Images } from '../../activities/models/images';
 import type { ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { isTerminal } from '../../core/episode';
@@ -39,7 +40,7 @@ export async function recordTrajectory(
   const task = new TaskLibrary().load('KAlgebra', [taskId])[0]!;
   const ref: AttemptRef = { run, software: 'KAlgebra', task: taskId, attempt: 0 };
   const prefix = config.storage.prefix;
-  const gateway = new ModelGateway(config.models, { read: (key) => store.get(key) }, env);
+  const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), env);
   const steps: StepRecord[] = [];
   const startedAt = new Date().toISOString();
   await store.put(screenshotKey(prefix, ref, 0), await screenshot(0), 'image/png');

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { loadConfig } from '../../config/load';
 import { ModelGateway } from '../../activities/models/gateway';
+import { readOnlyImages } from '../../activities/models/images';
 import { image, text, type ChatMessage } from '../../core/prompts/messages';
 import { groupAdvantages } from '../../core/reward';
 import type { Size } from '../../core/smart-resize';
@@ -292,7 +293,7 @@ async function main(): Promise<void> {
   log(`TEST DOUBLE of OpenRLHF ${PROG} (doubles/trainers/openrlhf.ts): samples from ${config.models.planner.model} at ${config.models.planner.baseUrl}; the policy never changes`, 'train_ppo_ray.py:1');
   const prompts = await readPrompts(args);
   const urls = (get<string>(args, 'reward.remote_url') as string).split(',');
-  const gateway = new ModelGateway(config.models, { read: (file) => readFile(file) });
+  const gateway = new ModelGateway(config.models, readOnlyImages((file) => readFile(file)));
   const n = num(args, 'rollout.n_samples_per_prompt');
   const batchSize = num(args, 'rollout.batch_size');
   const episodes = num(args, 'train.num_episodes');

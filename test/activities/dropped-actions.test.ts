@@ -1,3 +1,4 @@
+import { readOnlyImages } from '../../activities/models/images';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -41,7 +42,7 @@ describe('dropped executor actions (decision in the real MinIO, manifest)', func
     const shot = screenshotKey(prefix, ref, 0);
     await store.put(shot, SCREENSHOT, 'image/png');
     const deps = { decisions: decisionStore(store), prefix, tasks: s3TaskReader(store) };
-    const models = createModelActivities({ ...deps, gateway: new ModelGateway(loadConfig(REPO_CONFIG, gatewayEnv).models, { read: (key) => store.get(key) }, gatewayEnv) });
+    const models = createModelActivities({ ...deps, gateway: new ModelGateway(loadConfig(REPO_CONFIG, gatewayEnv).models, readOnlyImages((key) => store.get(key)), gatewayEnv) });
     const decide = (step: number, reply: string): Promise<Decision> => {
       executorReply = reply;
       const input = { ref, step, taskKey: task!.key, screenshotKey: shot, screen: { width: 1920, height: 1080 }, history: [] };

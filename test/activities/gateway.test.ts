@@ -1,3 +1,4 @@
+import { readOnlyImages } from '../../activities/models/images';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -43,7 +44,7 @@ describe('model gateway (the production OpenAI client against the scripted test 
     const models = structuredClone(config.models);
     models.planner.maxRetries = 2;
     edit(models);
-    return new ModelGateway(models, { read: async () => SCREENSHOT }, env);
+    return new ModelGateway(models, readOnlyImages(async () => SCREENSHOT), env);
   };
 
   it('sends screenshots at the role’s resolution, asks for n samples and records usage and latency', async () => {
@@ -101,7 +102,7 @@ describe('model gateway (the production OpenAI client against the scripted test 
 
   it('names the missing API key variable', async () => {
     const config = loadConfig(REPO_CONFIG, {});
-    const bare = new ModelGateway(config.models, { read: async () => SCREENSHOT }, {});
+    const bare = new ModelGateway(config.models, readOnlyImages(async () => SCREENSHOT), {});
     await assert.rejects(bare.complete('planner', [{ role: 'user', content: 'hi' }]), /models\.planner\.apiKeyEnv: environment variable CODA_PLANNER_API_KEY is not set/);
   });
 
@@ -110,7 +111,7 @@ describe('model gateway (the production OpenAI client against the scripted test 
     const small = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#ffffff' } }).png().toBuffer();
     const versions = [SCREENSHOT, SCREENSHOT, small];
     const env = { CODA_PLANNER_URL: server.url, CODA_PLANNER_API_KEY: 'k' };
-    const g = new ModelGateway(loadConfig(REPO_CONFIG, env).models, { read: async () => versions.shift()! }, env);
+    const g = new ModelGateway(loadConfig(REPO_CONFIG, env).models, readOnlyImages(async () => versions.shift()!), env);
     await g.complete('planner', [{ role: 'user', content: [image('steps/0001/screenshot.png'), image('steps/0001/screenshot.png')] }]);
     assert.deepEqual(imageSizes(seen.at(-1)!), [[1280, 720], [1280, 720]]);
     await g.complete('planner', [{ role: 'user', content: [image('steps/0001/screenshot.png')] }]);

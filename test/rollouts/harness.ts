@@ -5,6 +5,8 @@ import type { Worker } from '@temporalio/worker';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { rolloutSettings } from '../../config/workflow-inputs';
+import { preparedBoxes } from '../../config/schema';
+import { ImagePreparer } from '../../activities/models/images';
 import type { ScriptedServer } from '../../doubles/openai-server';
 import { startScriptedModels } from '../../doubles/scripted-models/main';
 import { createOrchestratorWorker } from '../../workers/orchestrator';
@@ -27,6 +29,8 @@ export interface Harness {
   readonly hostId: string;
   readonly models: ScriptedServer;
   readonly settings: RolloutSettings;
+  /** The orchestrator's image preparer: how many images it resized itself (none, when hosts prepare variants). */
+  readonly images: ImagePreparer;
   /** Starts an in-process vm-host for the harness's host; stopped with the harness. */
   startVmHost(): Promise<VmHost>;
   /** Runs a workflow on the harness's orchestrator queue to its end; its result. */
@@ -90,6 +94,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     hostId,
     models,
     settings: rolloutSettings(config),
+    images: new ImagePreparer(preparedBoxes(config), config.storage.presignSeconds),
     execute<T>(workflowType: string, workflowId: string, input: unknown): Promise<T> {
       return stack.client.workflow.execute(workflowType, { taskQueue: config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
     },
@@ -99,7 +104,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       return host;
     },
     async startOrchestrator() {
-      const worker = await createOrchestratorWorker({ config, connection: stack.connection, client: stack.client, env, workflowBundle: stack.workflowBundle });
+      const worker = await createOrchestratorWorker({ config, connection: stack.connection, client: stack.client, env, workflowBundle: stack.workflowBundle, imagePreparer: harness.images });
       orchestrator = { worker, running: worker.run() };
     },
     async stopOrchestrator() {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ModelGateway } from '../../activities/models/gateway';
+import { s3Images } from '../../activities/models/images';
 import { s3RewardScorer } from '../../activities/training/reward';
 import { startRewardService, type RewardService } from '../../activities/training/reward-service';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../../activities/metrics';
@@ -41,16 +42,16 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
   const started: RewardService[] = [];
 
   type Service = RewardService & { readonly metrics: RewardServiceMetrics };
-  const startService = async (models = h.config.models, settings: Partial<Harness['config']['training']['rewardService']> = {}): Promise<Service> => {
+  const startService = async (models: Harness['config']['models'] = h.config.models, settings: Partial<Harness['config']['training']['rewardService']> = {}): Promise<Service> => {
     const all = { ...h.config.training.rewardService, port: await freePort(), ...settings };
     const metrics = rewardServiceMetrics();
-    const s = await startRewardService({ scorer: s3RewardScorer(models, h.stack.store, all, h.env), host: '127.0.0.1', port: all.port, cacheSize: all.cacheSize, metrics, log: () => undefined });
+    const s = await startRewardService({ scorer: s3RewardScorer({ ...h.config, models }, h.stack.store, all, h.env), host: '127.0.0.1', port: all.port, cacheSize: all.cacheSize, metrics, log: () => undefined });
     started.push(s);
     return { ...s, metrics };
   };
   /** What the scripted planner answers at a row's step (the reference step: the executor grounds it to the label's action). */
   const plannerReply = async (step: number): Promise<string> => {
-    const gateway = new ModelGateway(h.config.models, { read: (key) => h.stack.store.get(key) }, h.env);
+    const gateway = new ModelGateway(h.config.models, s3Images(h.stack.store, 60), h.env);
     return (await gateway.complete('planner', plannerMessagesAt(trajectory.manifest, step))).texts[0]!;
   };
   const executorCalls = (): number => h.models.served.get(h.config.models.executor.model) ?? 0;

@@ -1,0 +1,36 @@
+import sharp from 'sharp';
+import { fittedSize, variantKey, type Size } from '../../core/images';
+
+export interface Variant {
+  readonly key: string;
+  readonly png: Buffer;
+  readonly size: Size;
+}
+
+/**
+ * The variants of a freshly captured screenshot for the boxes the deployment's roles fit
+ * screenshots into (config/schema.ts preparedBoxes): decoded once, resized to the exact size
+ * core/images.ts fittedSize gives, PNG-encoded quickly. Boxes the screenshot already fits need
+ * none (readers use the original).
+ */
+export async function makeVariants(key: string, png: Buffer, boxes: readonly Size[]): Promise<Variant[]> {
+  if (boxes.length === 0) return [];
+  const image = sharp(png);
+  const { width = 0, height = 0 } = await image.metadata();
+  const wanted = boxes.flatMap((box) => {
+    const size = fittedSize({ width, height }, box);
+    return size.width === width && size.height === height ? [] : [{ box, size }];
+  });
+  if (wanted.length === 0) return [];
+  const { data, info } = await image.raw().toBuffer({ resolveWithObject: true });
+  return Promise.all(
+    wanted.map(async ({ box, size }) => ({
+      key: variantKey(key, box),
+      size,
+      png: await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
+        .resize({ width: size.width, height: size.height, fit: 'fill' })
+        .png({ compressionLevel: 3 })
+        .toBuffer(),
+    })),
+  );
+}
