@@ -155,6 +155,7 @@ async function main(argv: string[]): Promise<void> {
       .option('--tasks-per-round <n>', 'generated tasks per round')
       .option('--attempts <k>', 'rollouts per task per round')
       .option('--evaluation-attempts <k>', 'k of the evaluation after each round')
+      .option('--evaluation-tasks <ids>', 'comma-separated real task ids each round is evaluated on (default: all)')
       .option('--no-seeds', 'roll out only generated tasks, not the real ones')
       .option('--run <id>', 'run id (default: spec-<time>)'),
   ).action((options: StartOptions) => start(ctx(), 'specialization', options));
@@ -166,6 +167,8 @@ async function main(argv: string[]): Promise<void> {
       .option('--tasks-per-software <n>', 'generated tasks each specialist rolls out on')
       .option('--attempts <k>', 'rollouts per task')
       .option('--per-software-cap <n>', 'most successful trajectories of one software in the SFT data')
+      .option('--evaluation-attempts <k>', 'k of the final evaluation')
+      .addOption(new Option('--evaluation-tasks <software:ids...>', 'the real tasks of a software the evaluation runs, e.g. KAlgebra:A-01,C-03 (default: all)'))
       .option('--run <id>', 'run id (default: gen-<time>)'),
   ).action((options: StartOptions) => start(ctx(), 'generalization', options));
   withWait(

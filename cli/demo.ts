@@ -93,7 +93,8 @@ async function main(): Promise<void> {
 
   console.log(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`);
   console.log('The trainers here are test doubles: they run the real command lines, reward service and');
-  console.log('checkpoints, but the scripted planner does not learn, so every row plays the same policy.');
+  console.log('checkpoints, but the scripted planner does not learn: every row plays the same policy, and the');
+  console.log("differences between rows are the scripted planner's and the desktops' noise, not training.");
   console.log(`\nreport        ${store.uri(general.report.key)}`);
   for (const s of specialists) {
     console.log(`trajectories  ${store.uri(`${runPrefix(config.storage.prefix, `${s.result.run}-r1-gen`, s.software)}/`)}`);

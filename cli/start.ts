@@ -44,12 +44,12 @@ function planners(values: unknown): Array<{ name: string; model: string }> | und
 }
 
 /** `KAlgebra:A-01,C-05` (repeatable) as task ids per software. */
-function taskIdsBySoftware(values: unknown): Record<string, string[]> | undefined {
+function taskIdsBySoftware(values: unknown, option = 'tasks'): Record<string, string[]> | undefined {
   if (!Array.isArray(values) || values.length === 0) return undefined;
   const out: Record<string, string[]> = {};
   for (const v of values as string[]) {
     const at = v.indexOf(':');
-    if (at < 0) throw new ValidationError('options', [`--tasks: expected SOFTWARE:ID,ID (e.g. KAlgebra:A-01,C-05), got ${JSON.stringify(v)}`]);
+    if (at < 0) throw new ValidationError('options', [`--${option}: expected SOFTWARE:ID,ID (e.g. KAlgebra:A-01,C-05), got ${JSON.stringify(v)}`]);
     out[v.slice(0, at)] = list(v.slice(at + 1)) ?? [];
   }
   return out;
@@ -133,6 +133,7 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         tasksPerRound: integer(options.tasksPerRound, 'tasks-per-round'),
         attempts: integer(options.attempts, 'attempts'),
         evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
+        evaluationTaskIds: list(options.evaluationTasks),
         ...(options.seeds === false ? { includeSeeds: false } : {}),
       });
       const resolved = inputs.resolveSpecializationInput(config, input, 'cli');
@@ -145,7 +146,15 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         return { software: v.slice(0, at), checkpoint: v.slice(at + 1) };
       });
       const run = (options.run as string | undefined) ?? freshId('gen');
-      const input = drop({ specialists, run, tasksPerSoftware: integer(options.tasksPerSoftware, 'tasks-per-software'), attempts: integer(options.attempts, 'attempts'), perSoftwareCap: integer(options.perSoftwareCap, 'per-software-cap') });
+      const input = drop({
+        specialists,
+        run,
+        tasksPerSoftware: integer(options.tasksPerSoftware, 'tasks-per-software'),
+        attempts: integer(options.attempts, 'attempts'),
+        perSoftwareCap: integer(options.perSoftwareCap, 'per-software-cap'),
+        evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
+        evaluationTaskIds: taskIdsBySoftware(options.evaluationTasks, 'evaluation-tasks'),
+      });
       const resolved = inputs.resolveGeneralizationInput(config, input, 'cli', known);
       return { workflowType: 'generalization', workflowId: generalizationWorkflowId(resolved.run), input };
     }

@@ -416,6 +416,8 @@ const roundRecord = z.strictObject({
   judged: z.number().int().min(0),
   positiveSteps: z.number().int().min(0),
   samples: z.number().int().min(0),
+  /** The round's rollout runs: the dataset of every later round includes their approved steps. */
+  sources: z.array(runId),
   /** Evaluation of the round's checkpoint on the real tasks, in percent. */
   averageAtK: z.number(),
   passAtK: z.number(),
@@ -436,6 +438,8 @@ export const specializationRequestSchema = z.strictObject({
   attempts: attempts.optional(),
   includeSeeds: z.boolean().optional(),
   evaluationAttempts: attempts.optional(),
+  /** The real tasks each round is evaluated on (default: all of the software's). */
+  evaluationTaskIds: z.array(taskId).min(1, 'expected at least one task id').optional(),
   /** The judge plan of this run (default: temporal.yaml's judging.plan). */
   judging: judgePlanConfigSchema.optional(),
   /** Carried across continue-as-new (one run of the workflow per round). */
@@ -458,6 +462,7 @@ export interface SpecializationInput {
   readonly attempts: number;
   readonly includeSeeds: boolean;
   readonly evaluationAttempts: number;
+  readonly evaluationTaskIds?: readonly string[];
   readonly judging?: JudgePlanConfig;
   /** Where every training starts (temporal.yaml training.basePlanner). */
   readonly base: { readonly model: string; readonly path: string };
@@ -478,6 +483,7 @@ export function resolveSpecializationInput(config: Config, raw: unknown, workflo
     attempts: request.attempts ?? s.attempts,
     includeSeeds: request.includeSeeds ?? s.includeSeeds,
     evaluationAttempts: request.evaluationAttempts ?? s.evaluationAttempts,
+    ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),
     ...(request.judging === undefined ? {} : { judging: request.judging }),
     base,
     gpuQueue: config.taskQueues.gpu,
@@ -495,6 +501,8 @@ export const generalizationRequestSchema = z.strictObject({
   attempts: attempts.optional(),
   perSoftwareCap: z.number().int().min(1, 'expected an integer >= 1').optional(),
   evaluationAttempts: attempts.optional(),
+  /** The real tasks of each software the evaluation runs (default: all of them). */
+  evaluationTaskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
   judging: judgePlanConfigSchema.optional(),
 });
 
@@ -506,6 +514,7 @@ export interface GeneralizationInput {
   readonly attempts: number;
   readonly perSoftwareCap: number;
   readonly evaluationAttempts: number;
+  readonly evaluationTaskIds?: Readonly<Record<string, string[]>>;
   readonly judging?: JudgePlanConfig;
   readonly base: { readonly model: string; readonly path: string };
   readonly gpuQueue: string;
@@ -519,6 +528,9 @@ export function resolveGeneralizationInput(config: Config, raw: unknown, workflo
     if (!knownSoftware.includes(s.software)) problems.push(`specialists[${i}].software: unknown software "${s.software}": expected one of ${knownSoftware.join(', ')}`);
     if (request.specialists.findIndex((o) => o.software === s.software) !== i) problems.push(`specialists[${i}].software: a second specialist of ${s.software}`);
   });
+  for (const name of Object.keys(request.evaluationTaskIds ?? {})) {
+    if (!request.specialists.some((s) => s.software === name)) problems.push(`evaluationTaskIds.${name}: "${name}" has no specialist here`);
+  }
   if (problems.length > 0) throw parseError('generalization input', problems);
   const g = config.generalization;
   return {
@@ -528,6 +540,7 @@ export function resolveGeneralizationInput(config: Config, raw: unknown, workflo
     attempts: request.attempts ?? g.attempts,
     perSoftwareCap: request.perSoftwareCap ?? g.perSoftwareCap,
     evaluationAttempts: request.evaluationAttempts ?? g.evaluationAttempts,
+    ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),
     ...(request.judging === undefined ? {} : { judging: request.judging }),
     base: config.training.basePlanner,
     gpuQueue: config.taskQueues.gpu,

@@ -79,6 +79,10 @@ export const specializationProgress = defineQuery<SpecializationProgress>('progr
 /** Asks a specialization to stop after the round it is in. */
 export const stopAfterRound = defineSignal('stopAfterRound');
 
+/** A report series named after a run: series names are lower case and at most 64 characters. */
+export const seriesName = (kind: string, run: string): string =>
+  `${kind}-${run}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 64).replace(/-+$/, '');
+
 export const specializationWorkflowId = (software: string, run: string): string => `specialization-${software}-${run}`;
 
 /**
@@ -152,14 +156,20 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   }
 
   stage = 'dataset';
-  const dataset = await datasets.buildDataset({ id, kind: 'grpo', sources: batches.map((b) => ({ run: b.run, software })) });
+  // Every round trains the base planner on the prompts of every round so far (OpenRLHF starts GRPO
+  // from full weights, not from the previous round's LoRA adapter); GRPO samples its answers from
+  // the policy being trained, so older rounds' prompts are as good as new ones, and the latest
+  // specialist's rollouts bring the tasks it now gets right.
+  const sources = [...carried.history.flatMap((r) => r.sources), ...batches.map((b) => b.run)];
+  const dataset = await datasets.buildDataset({ id, kind: 'grpo', sources: sources.map((source) => ({ run: source, software })) });
   counts.samples = dataset.rows;
-  counts.positiveSteps = dataset.rows;
+  // Steps the judge approved this round (the dataset holds the earlier rounds' too).
+  counts.positiveSteps = Math.max(0, dataset.rows - (carried.history.at(-1)?.samples ?? 0));
 
   let next = planner;
   let skipped: string | undefined;
-  if (dataset.rows === 0) {
-    skipped = 'the judge approved no step this round: the planner stays as it was';
+  if (counts.positiveSteps === 0) {
+    skipped = 'the judge approved no new step this round: the planner stays as it was';
   } else {
     stage = 'training';
     const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: input.base, ...(planner.checkpointKey === undefined ? {} : { parent: planner.checkpointKey }) };
@@ -173,7 +183,7 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   const report: EvaluationResult = await executeChild(evaluation, {
     workflowId: `evaluation-${id}`,
     // One row name for every round, so each report's diff is the change since the previous round.
-    args: [{ run: `${id}-eval`, series: `specialization-${run}`, software: [software], attempts: input.evaluationAttempts, planners: [{ name: `specialist-${software}`, model: next.model }] }],
+    args: [{ run: `${id}-eval`, series: seriesName('specialization', run), software: [software], attempts: input.evaluationAttempts, ...(input.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...input.evaluationTaskIds] } }), planners: [{ name: `specialist-${software}`, model: next.model }] }],
   });
   const figures = report.rows[0];
   history = [
@@ -182,6 +192,7 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       round,
       checkpoint: next.name,
       ...counts,
+      sources: batches.map((b) => b.run),
       averageAtK: figures?.averageAtK[software] ?? 0,
       passAtK: figures?.passAtK[software] ?? 0,
       reportKey: report.key,
@@ -198,6 +209,7 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       attempts: input.attempts,
       includeSeeds: input.includeSeeds,
       evaluationAttempts: input.evaluationAttempts,
+      ...(input.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...input.evaluationTaskIds] }),
       ...(input.judging === undefined ? {} : { judging: input.judging }),
       carried: { round: round + 1, planner: next, history: [...history], stopRequested },
     });
@@ -309,9 +321,10 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
     args: [
       {
         run: `${run}-eval`,
-        series: `generalization-${run}`,
+        series: seriesName('generalization', run),
         software,
         attempts: input.evaluationAttempts,
+        ...(input.evaluationTaskIds === undefined ? {} : { taskIds: input.evaluationTaskIds }),
         planners: [
           { name: 'base', model: input.base.model },
           ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model })),

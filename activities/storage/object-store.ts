@@ -75,7 +75,8 @@ export class ObjectStore {
     const { size } = await stat(file);
     const Bucket = this.bucket;
     if (size <= partBytes) {
-      await this.send(() => this.client.send(new PutObjectCommand({ Bucket, Key: key, Body: createReadStream(file), ContentLength: size })));
+      // An empty file as an empty body: the SDK drops a zero ContentLength and would warn of a stream of unknown length.
+      await this.send(() => this.client.send(new PutObjectCommand({ Bucket, Key: key, Body: size === 0 ? Buffer.alloc(0) : createReadStream(file), ContentLength: size })));
       return;
     }
     const { UploadId } = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket, Key: key })));

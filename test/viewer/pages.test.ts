@@ -101,7 +101,7 @@ describe('viewer: pages without servers', () => {
         filesPrefix: `coda/checkpoints/${name}/files`,
         double: true,
       });
-    const round = (n: number, averageAtK: number): RoundRecord => ({ round: n, checkpoint: `s1-r${n}`, tasks: 12, rollouts: 24, judged: 24, positiveSteps: 10 + n, samples: 10 + n, averageAtK, passAtK: averageAtK + 10, reportKey: `coda/reports/specialization-s1/2026112${n}T100000Z-s1-r${n}-eval.json` });
+    const round = (n: number, averageAtK: number): RoundRecord => ({ round: n, checkpoint: `s1-r${n}`, tasks: 12, rollouts: 24, judged: 24, positiveSteps: 10 + n, samples: 10 + n, sources: [`s1-r${n}-gen`], averageAtK, passAtK: averageAtK + 10, reportKey: `coda/reports/specialization-s1/2026112${n}T100000Z-s1-r${n}-eval.json` });
     const r1 = checkpoint('s1-r1', undefined, { policy_loss: 0.5, reward: 0.25 });
     const r2 = checkpoint('s1-r2', 's1-r1', { policy_loss: 0.25, reward: 0.75 });
     const payload = (value: unknown) => defaultPayloadConverter.toPayload(value);

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { WorkflowFailedError } from '@temporalio/client';
+import { checkpointManifestKey, reportSeriesPrefix } from '../../core/keys';
+import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
+import type { EvaluationReport } from '../../core/report';
+import {
+  generalizationWorkflowId,
+  seriesName,
+  specializationWorkflowId,
+  stopAfterRound,
+  type GeneralizationResult,
+  type SpecializationProgress,
+  type SpecializationResult,
+} from '../../workflows/training';
+import { eventually } from '../rollouts/helpers';
+import { startGpuHarness, type GpuHarness } from './gpu-harness';
+
+/** Every message along an error's cause chain. */
+const causes = (err: unknown): string => (err instanceof Error ? `${err.message} <- ${causes(err.cause)}` : '');
+
+/**
+ * CODA's two stages as workflows on the real Temporal server: a specialization of rounds on a
+ * real KAlgebra desktop (generated tasks, rollouts, the judge, a GRPO dataset, the OpenRLHF double
+ * on a GPU worker, the checkpoint served as a LoRA adapter, an evaluation per round) stopped by
+ * its signal, then a generalization from its specialist (SFT on the specialist's judged
+ * trajectories with the LLaMA-Factory double, one report with the base, specialist and generalist).
+ */
+describe('training workflows: specialization rounds and generalization (trainer doubles, real desktop)', function () {
+  this.timeout(900_000);
+  let g: GpuHarness;
+  const stamp = Date.now();
+  // A fixed name: the task-generator double answers the same prompt the same way, and this run's
+  // prompts give round 1 tasks the scripted planner can solve (some generated tasks it cannot).
+  const run = 'Pipeline-Spec';
+  let specialization: SpecializationResult;
+
+  before(async () => {
+    g = await startGpuHarness({ name: 'pipeline', runtimeLora: true, desktops: 2, displayFrom: 560 });
+    await g.h.startVmHost();
+    await g.startGpuWorker();
+  });
+  after(async () => g?.stop());
+
+  it('runs rounds until asked to stop after one; each round trains the base on every round so far, serves and evaluates the new specialist', async () => {
+    const workflowId = specializationWorkflowId('KAlgebra', run);
+    const handle = await g.h.stack.client.workflow.start('specialization', {
+      taskQueue: g.h.config.taskQueues.orchestrator,
+      workflowId,
+      args: [{ software: 'KAlgebra', run, rounds: 5, tasksPerRound: 3, attempts: 1, includeSeeds: false, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'] }],
+    });
+    // Round 2 runs in the continued-as-new run of the same workflow id; the signal ends it after that round.
+    const second = await eventually('round 2 started', async () => {
+      const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
+      return progress !== undefined && progress.round === 2 ? progress : undefined;
+    }, 600_000);
+    assert.equal(second.history.length, 1);
+    assert.equal(second.total, 5 * 7);
+    await handle.signal(stopAfterRound);
+    specialization = (await handle.result()) as SpecializationResult;
+
+    assert.equal(specialization.rounds, 2, 'stopped after the round the signal arrived in');
+    assert.deepEqual(specialization.history.map((r) => r.round), [1, 2]);
+    const [r1, r2] = specialization.history as [SpecializationResult['history'][0], SpecializationResult['history'][0]];
+    assert.deepEqual(r1.sources, [`${run}-r1-gen`]);
+    assert.deepEqual(r2.sources, [`${run}-r2-gen`]);
+    assert.ok(r1.positiveSteps > 0 && r1.skipped === undefined, `round 1 trained: ${JSON.stringify(r1)}`);
+    assert.ok(r2.samples >= r1.samples, 'the round 2 dataset holds round 1 prompts too');
+
+    const store = g.h.stack.store;
+    const prefix = g.h.config.storage.prefix;
+    assert.ok(r2.positiveSteps > 0 && r2.skipped === undefined, `round 2 trained: ${JSON.stringify(r2)}`);
+    const last = r2;
+    assert.equal(specialization.specialist.name, last.checkpoint);
+    const manifest = checkpointManifestSchema.parse(await store.getJson(checkpointManifestKey(prefix, last.checkpoint)));
+    assert.equal(manifest.kind, 'grpo');
+    assert.equal(manifest.double, true);
+    assert.deepEqual(manifest.base, g.h.config.training.basePlanner, 'every round starts from the base planner');
+    {
+      assert.equal(manifest.parent, checkpointManifestKey(prefix, r1.checkpoint), 'lineage names the previous round');
+      const dataset = datasetManifestSchema.parse(await store.getJson(manifest.dataset));
+      const runs = new Set(dataset.sources.map((s) => s.manifestKey.split('/runs/')[1]!.split('/')[0]));
+      assert.ok(runs.has(`${run}-r1-gen`) && runs.has(`${run}-r2-gen`), `the dataset pools both rounds: ${[...runs].join(', ')}`);
+      assert.equal(dataset.rows, r2.samples);
+    }
+
+    // Served under its checkpoint's name, and each round's report is in one lower-case series.
+    const models = (await (await fetch(`${g.h.models.url}/models`)).json()) as { data: Array<{ id: string }> };
+    assert.ok(models.data.some((m) => m.id === specialization.specialist.model), `${specialization.specialist.model} is served`);
+    const series = seriesName('specialization', run);
+    assert.equal(series, series.toLowerCase());
+    const reports = (await store.list(`${reportSeriesPrefix(prefix, series)}/`)).filter((k) => k.endsWith('.json'));
+    assert.equal(reports.length, 2);
+    assert.equal(reports[1], r2.reportKey);
+    const report = await store.getJson<EvaluationReport>(r2.reportKey);
+    assert.deepEqual(report.rows.map((r) => r.planner), ['specialist-KAlgebra']);
+    assert.deepEqual(report.rows[0]?.metrics.tasks.map((t) => t.taskId).sort(), ['A-01', 'C-03']);
+    assert.equal(report.previous?.key, r1.reportKey, 'round 2 is compared with round 1');
+  });
+
+  it('generalization trains one planner by SFT on the specialists’ judged trajectories and evaluates base, specialists and generalist', async () => {
+    assert.ok(specialization?.specialist.checkpointKey !== undefined, 'needs the specialist of the first test');
+    const genRun = 'pipeline-gen';
+    const result = await g.h.execute<GeneralizationResult>('generalization', generalizationWorkflowId(genRun), {
+      run: genRun,
+      specialists: [{ software: 'KAlgebra', checkpoint: specialization.specialist.name }],
+      tasksPerSoftware: 3,
+      attempts: 1,
+      evaluationAttempts: 1,
+      evaluationTaskIds: { KAlgebra: ['C-03'] },
+    });
+    const store = g.h.stack.store;
+    const manifest = checkpointManifestSchema.parse(await store.getJson(result.generalist.checkpointKey));
+    assert.equal(manifest.kind, 'sft');
+    assert.equal(manifest.parent, undefined, 'the generalist is trained from the base, not from a specialist');
+    assert.equal(manifest.dataset, result.dataset.key);
+    const dataset = datasetManifestSchema.parse(await store.getJson(result.dataset.key));
+    assert.ok(dataset.rows > 0 && dataset.rows === result.dataset.rows);
+    assert.ok(dataset.sources.every((s) => s.manifestKey.includes(`/runs/${genRun}-KAlgebra/`)), 'trajectories of the specialist, rolled out in this run');
+    assert.deepEqual(manifest.sources, dataset.sources);
+    assert.deepEqual(result.report.rows.map((r) => r.planner), ['base', 'specialist-KAlgebra', 'generalist']);
+    const report = await store.getJson<EvaluationReport>(result.report.key);
+    assert.deepEqual(report.rows.map((r) => r.model), [g.h.config.training.basePlanner.model, specialization.specialist.model, result.generalist.model]);
+  });
+
+  it('refuses a generalization whose specialist checkpoint does not exist, naming the field, before anything runs', async () => {
+    const err = await g.h
+      .execute('generalization', generalizationWorkflowId(`bad-${stamp}`), { run: `bad-${stamp}`, specialists: [{ software: 'KAlgebra', checkpoint: `missing-${stamp}` }] })
+      .then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof WorkflowFailedError, `failed: ${String(err)}`);
+    assert.match(causes(err), new RegExp(`missing-${stamp}`));
+    const history = await g.h.stack.client.workflow.getHandle(generalizationWorkflowId(`bad-${stamp}`)).fetchHistory();
+    assert.ok(!(history.events ?? []).some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes), 'no child workflow started');
+  });
+});
