@@ -233,7 +233,10 @@ describe('viewer in a real browser, on real rollouts', function () {
     await open(`/checkpoints/ck${stamp}-r2`);
     assert.deepEqual((await cells('#lineage')).map((r) => [r[0], r[3]]), [[`ck${stamp}-r2`, `ck${stamp}-r1`], [`ck${stamp}-r1`, 'base coda-planner']]);
     assert.deepEqual(await cells('#figures'), [['policy_loss', '0.1800'], ['reward', '0.6400']]);
-    await page.click(`#sources a[href="/trajectories/${runs[0]}/KAlgebra/B-07/0"]`);
-    await page.waitForURL(/B-07\/0$/);
+    // Wait for the trajectory page itself, not for every screenshot on it (the load event): under a loaded machine
+    // the images can take longer than the navigation, and they are not what this test checks.
+    await Promise.all([page.waitForURL(/B-07\/0$/, { waitUntil: 'domcontentloaded' }), page.click(`#sources a[href="/trajectories/${runs[0]}/KAlgebra/B-07/0"]`)]);
+    const manifest = parseTrajectoryManifest(await h.stack.store.getJson(source.manifestKey), source.manifestKey);
+    assert.equal(await page.textContent('.instruction'), manifest.task.instruction);
   });
 });
