@@ -33,25 +33,29 @@ import { mean, median, printTable } from './stats';
  * A step is timed from the start of its decision to the start of the next one. The two loops
  * alternate, task by task, to share whatever else the machine is doing.
  *
- *   node build/bench/step-overhead.js [--runs 3] [--tasks C-08,C-05,C-09,B-07]
+ * `--model-latency-ms` makes every model call take that long (the scripted server waits before
+ * answering), for the ratio with realistic model latency beside the instant one.
+ *
+ *   node build/bench/step-overhead.js [--runs 3] [--tasks C-08,C-05,C-09,B-07] [--model-latency-ms 1500]
  */
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, tasks: { type: 'string', default: 'C-08,C-05,C-09,B-07' } } });
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, tasks: { type: 'string', default: 'C-08,C-05,C-09,B-07' }, 'model-latency-ms': { type: 'string', default: '0' } } });
   const runs = Number(values.runs);
+  const latencyMs = Number(values['model-latency-ms']);
   const taskIds = values.tasks.split(',');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
   const servers = await startEphemeralStack('coda-bench');
   try {
-    await measure(servers, runs, taskIds);
+    await measure(servers, runs, taskIds, latencyMs);
   } finally {
     await servers.stop();
   }
 }
 
-async function measure(servers: EphemeralStack, runs: number, taskIds: readonly string[]): Promise<void> {
+async function measure(servers: EphemeralStack, runs: number, taskIds: readonly string[], latencyMs: number): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-bench-desktop-'));
-  const models = await startScriptedModels(servers.config, { port: 0, env: servers.env });
+  const models = await startScriptedModels(servers.config, { port: 0, env: servers.env, latencyMs });
   const env = { ...servers.env, CODA_PLANNER_URL: models.url, CODA_EXECUTOR_URL: models.url };
   const config = loadConfig(REPO_CONFIG, env);
   const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local')!;
@@ -69,8 +73,14 @@ async function measure(servers: EphemeralStack, runs: number, taskIds: readonly 
   const vmHost = await createVmHost({ config, connection, hostId: host.id, env, createDesktop: () => desktop, healthCheckMs: 24 * 3600_000 });
   const running = [orchestrator.run(), vmHost.run()];
   try {
-    const { direct, durable } = await compare({ config, desktop: desktop, tasks, entries, client, store, env, runs });
-    report(direct, durable);
+    const { direct, durable, directPhases, durablePhases } = await compare({ config, desktop: desktop, tasks, entries, client, store, env, runs });
+    report(direct, durable, latencyMs);
+    const phase = (rows: readonly Phases[], k: keyof Phases): string => mean(rows.map((r) => r[k])).toFixed(1);
+    printTable('where a step\'s time goes (mean ms): model calls as the gateway timed them; act + settle; screenshot (durable: + its variants and S3 puts); the rest (direct: preparing images and parsing; durable: + Temporal round trips, S3 reads and the decision record)', [
+      ['loop', 'models', 'act + settle', 'screenshot', 'rest'],
+      ['direct, in process', phase(directPhases, 'models'), phase(directPhases, 'act'), phase(directPhases, 'screenshot'), phase(directPhases, 'rest')],
+      ['Temporal + S3', phase(durablePhases, 'models'), phase(durablePhases, 'act'), phase(durablePhases, 'screenshot'), phase(durablePhases, 'rest')],
+    ]);
   } finally {
     vmHost.shutdown();
     orchestrator.shutdown();
@@ -94,9 +104,19 @@ interface Comparison {
 }
 
 /** Runs every task `runs` times each way, alternating, and returns the step times of each loop. */
-async function compare({ config, desktop, tasks, entries, client, store, env, runs }: Comparison): Promise<{ direct: number[]; durable: number[] }> {
+/** One step's time split into its parts (ms): model calls, act + settle, screenshot (+ storing it), the rest. */
+interface Phases {
+  readonly models: number;
+  readonly act: number;
+  readonly screenshot: number;
+  readonly rest: number;
+}
+
+async function compare({ config, desktop, tasks, entries, client, store, env, runs }: Comparison): Promise<{ direct: number[]; durable: number[]; directPhases: Phases[]; durablePhases: Phases[] }> {
   const direct: number[] = [];
   const durable: number[] = [];
+  const directPhases: Phases[] = [];
+  const durablePhases: Phases[] = [];
   const images = new Map<string, Uint8Array>();
   const gateway = new ModelGateway(config.models, readOnlyImages(async (key) => images.get(key)!), env);
 
@@ -112,12 +132,16 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
         images.set(key, shot);
         const decided = await agentStep(gateway, { instruction: task.instruction, software: task.type, screenshotKey: key, screen: desktop.screen, history });
         if (decided.action === null || isTerminal(decided.action)) break;
+        const acting = Date.now();
         await desktop.act(decided.action);
         await new Promise((resolve) => setTimeout(resolve, config.rollouts.settleMs));
+        const shooting = Date.now();
         shot = await desktop.screenshot();
         history.push({ thought: decided.thought, actionText: decided.actionText, screenshotKey: key, executorRaw: decided.executor?.texts[0] });
         const now = Date.now();
         direct.push(now - stepStart);
+        const models = decided.planner.latencyMs + (decided.executor?.latencyMs ?? 0);
+        directPhases.push({ models, act: shooting - acting, screenshot: now - shooting, rest: now - stepStart - models - (now - acting) });
         stepStart = now;
       }
 
@@ -130,15 +154,21 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
       })) as RolloutResult;
       const manifest = parseTrajectoryManifest(await store.getJson(result.manifestKey), result.manifestKey);
       const starts = manifest.steps.map((s) => Date.parse(s.startedAt));
-      for (let s = 0; s + 1 < starts.length; s++) durable.push(starts[s + 1]! - starts[s]!);
+      for (let s = 0; s + 1 < starts.length; s++) {
+        const total = starts[s + 1]! - starts[s]!;
+        const t = manifest.steps[s]!.timings;
+        const models = (t.plannerMs ?? 0) + (t.executorMs ?? 0);
+        durable.push(total);
+        durablePhases.push({ models, act: t.actMs ?? 0, screenshot: t.screenshotMs ?? 0, rest: total - models - (t.actMs ?? 0) - (t.screenshotMs ?? 0) });
+      }
     }
   }
 
-  return { direct, durable };
+  return { direct, durable, directPhases, durablePhases };
 }
 
-function report(direct: readonly number[], durable: readonly number[]): void {
-  printTable('step time (ms), real KAlgebra desktop, scripted models', [
+function report(direct: readonly number[], durable: readonly number[], latencyMs: number): void {
+  printTable(`step time (ms), real KAlgebra desktop, scripted models answering ${latencyMs > 0 ? `after ${latencyMs} ms per call` : 'at once'}`, [
     ['loop', 'steps', 'mean', 'median'],
     ['direct, in process', String(direct.length), mean(direct).toFixed(0), median(direct).toFixed(0)],
     ['Temporal + S3', String(durable.length), mean(durable).toFixed(0), median(durable).toFixed(0)],

@@ -73,7 +73,7 @@ const localHost = z.strictObject({
   kind: z.literal('local'),
   taskQueue: taskQueueName,
   /** How many desktops this host runs at once; each is leased to one rollout at a time. */
-  desktops: z.number().int().min(1).max(64),
+  desktops: z.number().int().min(1).max(1000),
   screen: screen.default({ width: 1920, height: 1080 }),
   /** First X display number this host uses; desktop i gets displayBase + i. */
   displayBase: z.number().int().min(1).max(60000).default(90),
@@ -437,6 +437,8 @@ export const configSchema = z
             /** Share of task-generator replies with no JSON at all (recorded and skipped by task generation). */
             brokenTaskReplyRate: z.number().min(0).max(1).default(0.1),
             seed: z.number().int().default(1),
+            /** Milliseconds every answered completion waits before its reply, as a model generating does (0: at once). */
+            latencyMs: z.number().int().min(0).max(600_000).default(0),
             /** How often each judge double (by model name) errs per vote, by resolution, and how often its reply is unreadable. */
             judges: z
               .record(

@@ -194,6 +194,8 @@ export interface ScriptedServerOptions {
   readonly models?: readonly string[];
   /** vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: the load/unload routes exist. */
   readonly runtimeLoraUpdating?: boolean;
+  /** Milliseconds an answered completion takes (generation time); refusals answer at once, as vLLM's do. */
+  readonly latencyMs?: number;
 }
 
 export async function startScriptedServer(policy: Policy, opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
@@ -236,6 +238,7 @@ export async function startScriptedServer(policy: Policy, opts: ScriptedServerOp
       const adapter = adapters.get(request.model);
       const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent });
       if ('status' in reply) return error(res, reply.status, reply.message);
+      if ((opts.latencyMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, opts.latencyMs));
       const completion = reply.texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
       const prompt = promptTokens(request);
       json(res, 200, {

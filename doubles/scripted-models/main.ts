@@ -64,6 +64,8 @@ export interface ScriptedModelsOptions {
   readonly env?: Env;
   /** vLLM's runtime LoRA loading routes; default: VLLM_ALLOW_RUNTIME_LORA_UPDATING in `env`, read as vLLM reads it. */
   readonly runtimeLoraUpdating?: boolean;
+  /** Overrides dev.scriptedModels.latencyMs. */
+  readonly latencyMs?: number;
 }
 
 export async function startScriptedModels(config: LoadedConfig, options: ScriptedModelsOptions = {}): Promise<ScriptedServer> {
@@ -121,7 +123,7 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
   };
   const models = [config.models.planner.model, config.models.executor.model, config.models.taskGenerator.model, ...judgeModels];
   const runtimeLoraUpdating = options.runtimeLoraUpdating ?? ['1', 'true'].includes((options.env?.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? '0').trim().toLowerCase());
-  return startScriptedServer(policy, { port: options.port ?? settings.port, models, runtimeLoraUpdating });
+  return startScriptedServer(policy, { port: options.port ?? settings.port, models, runtimeLoraUpdating, latencyMs: options.latencyMs ?? settings.latencyMs });
 }
 
 if (require.main === module) {

@@ -100,6 +100,22 @@ describe('model gateway (the production OpenAI client against the scripted test 
     await assert.rejects(slow.complete('planner', [{ role: 'user', content: 'hi' }]), (err: Error) => err instanceof ModelUnavailableError && /timed out/i.test(err.message));
   });
 
+  it('a double answering after its configured latency: the gateway times it, and a shorter timeout gives up on it', async () => {
+    const slow = await startScriptedServer(() => ({ texts: ['late'] }), { latencyMs: 400 });
+    try {
+      const env = { CODA_PLANNER_URL: slow.url, CODA_EXECUTOR_URL: slow.url, CODA_PLANNER_API_KEY: 'k', CODA_EXECUTOR_API_KEY: 'k' };
+      const models = structuredClone(loadConfig(REPO_CONFIG, env).models);
+      const answered = await new ModelGateway(models, readOnlyImages(async () => SCREENSHOT), env).complete('planner', [{ role: 'user', content: 'hi' }]);
+      assert.deepEqual(answered.texts, ['late']);
+      assert.ok(answered.latencyMs >= 400, `the reply waited its latency: ${answered.latencyMs} ms`);
+      models.planner.timeoutSeconds = 0.1;
+      models.planner.maxRetries = 0;
+      await assert.rejects(new ModelGateway(models, readOnlyImages(async () => SCREENSHOT), env).complete('planner', [{ role: 'user', content: 'hi' }]), (err: Error) => err instanceof ModelUnavailableError && /timed out/i.test(err.message));
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('names the missing API key variable', async () => {
     const config = loadConfig(REPO_CONFIG, {});
     const bare = new ModelGateway(config.models, readOnlyImages(async () => SCREENSHOT), {});
