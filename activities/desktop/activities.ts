@@ -91,8 +91,11 @@ export function createDesktopActivities(deps: DesktopDeps) {
     const started = Date.now();
     const png = await pool.use(leaseId).screenshot();
     const key = screenshotKey(prefix, ref, step);
-    const variants = await makeVariants(key, png, deps.variantBoxes ?? []);
-    await Promise.all([store.put(key, png, 'image/png'), ...variants.map((v) => store.put(v.key, v.png, 'image/png'))]);
+    // The original uploads while its variants are made; the variants upload once made.
+    await Promise.all([
+      store.put(key, png, 'image/png'),
+      makeVariants(key, png, deps.variantBoxes ?? []).then((variants) => Promise.all(variants.map((v) => store.put(v.key, v.png, 'image/png')))),
+    ]);
     return { screenshotKey: key, ms: Date.now() - started };
   };
 
