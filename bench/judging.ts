@@ -110,7 +110,7 @@ async function main(): Promise<void> {
         }
       }
       printTable('where a vote\'s time goes (mean over all votes)', [
-        ['waiting for a worker (schedule to start)', 'castVote activity (start to close)', 'of which the model call', 'of which reading, resizing and encoding screens, writing the reply'],
+        ['waiting for a worker (schedule to start)', 'castVote activity (start to close)', 'of which the model call', 'of which reading the variants of the screens, base64-encoding them, writing the reply'],
         [`${mean(waits).toFixed(0)} ms`, `${mean(runs).toFixed(0)} ms`, `${mean(votes.map((v) => v.cost.latencyMs)).toFixed(0)} ms`, `${(mean(runs) - mean(votes.map((v) => v.cost.latencyMs))).toFixed(0)} ms`],
       ]);
       printTable(
