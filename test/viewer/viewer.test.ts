@@ -93,7 +93,7 @@ describe('viewer in a real browser, on real rollouts', function () {
     assert.match((await page.textContent('main')) ?? '', /No failure\./);
     await page.click(`#children a[href="/runs/rollout-${runs[0]}-KAlgebra-B-07-0"]`);
     await page.waitForURL(/rollout-/);
-    await Promise.all([page.waitForURL(/\/trajectories\//), page.click('text=the trajectory')]);
+    await Promise.all([page.waitForURL(/\/trajectories\//, { waitUntil: 'domcontentloaded' }), page.click('text=the trajectory')]);
     assert.equal(new URL(page.url()).pathname, `/trajectories/${runs[0]}/KAlgebra/B-07/0`);
   });
 
