@@ -1,13 +1,21 @@
 import * as path from 'node:path';
+import type { Config, LocalHostConfig } from '../config/schema';
 import { stopReasonOf } from '../core/episode';
 import { referencePlanFor } from '../core/policies';
 import type { Task } from '../core/task';
 import { TaskLibrary } from '../activities/tasks/library';
 import type { LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { processesOf } from '../activities/desktop/local/process';
-import { procKib } from './stats';
+import { median, procKib } from './stats';
 
-/** What the desktop benchmarks share: timing a call, their tasks, replaying a reference plan, memory. */
+/** What the desktop benchmarks share: their host, timing a call, their tasks, resets by kind, replaying a reference plan, memory. */
+
+/** temporal.yaml's first local host, as a one-desktop host `id` on `displayBase`. */
+export function benchHost(config: Config, id: string, displayBase?: number): LocalHostConfig {
+  const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local');
+  if (local === undefined) throw new Error('temporal.yaml has no local host');
+  return { ...local, id, desktops: 1, displayBase: displayBase ?? local.displayBase };
+}
 
 export async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();
@@ -30,6 +38,18 @@ export function taskLookup(software: string): (id: string) => Task {
     if (found === undefined) throw new Error(`the bench did not load ${software} task ${id}`);
     return found;
   };
+}
+
+/** The median reset time of each kind of task (`runs` resets each), and over all of them, in ms. */
+export async function resetMedians(desktop: LocalDesktop, kinds: Readonly<Record<string, Task>>, runs: number): Promise<Record<string, number>> {
+  const resets: Record<string, number> = {};
+  const all: number[] = [];
+  for (const [kind, task] of Object.entries(kinds)) {
+    const times = await series(runs, () => desktop.reset(task));
+    resets[kind] = median(times);
+    all.push(...times);
+  }
+  return { all: median(all), ...resets };
 }
 
 /** Plays the task's reference plan as a rollout does, `settleMs` after each action. */

@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../config/load';
-import type { LocalHostConfig } from '../config/schema';
 import { kalgebraPoint } from '../core/policies/kalgebra-layout';
 import { median } from './stats';
-import { memory, playReference, series, taskLookup, timed } from './desktop-runs';
+import { benchHost, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
 import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 
 /**
@@ -24,10 +23,8 @@ function option(name: string): number | undefined {
 
 async function run(): Promise<void> {
   const config = loadConfig();
-  const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local');
-  if (local === undefined) throw new Error('temporal.yaml has no local host');
   const runs = option('runs') ?? 5;
-  const host: LocalHostConfig = { ...local, id: 'bench', desktops: 1, displayBase: option('display') ?? local.displayBase };
+  const host = benchHost(config, 'bench', option('display'));
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-bench-'));
   const [desktop] = createLocalDesktops(host, config.localApps, { dir });
   // For comparison: a desktop that also sleeps through the tasks' `wait`s, as ScienceBoard's VMs do.
@@ -37,20 +34,16 @@ async function run(): Promise<void> {
   const figures: Record<string, unknown> = { screen: host.screen, runs };
   try {
     figures.firstResetMs = await timed(() => desktop.reset(task('A-01')));
-    const kinds: Record<string, string> = {
-      'launch (A-01)': 'A-01',
-      'launch + tab (C-14)': 'C-14',
-      'launch + tab + func_2d (B-03)': 'B-03',
-      'launch + tab + func_3d (B-07)': 'B-07',
-    };
-    const resets: Record<string, number> = {};
-    const all: number[] = [];
-    for (const [kind, id] of Object.entries(kinds)) {
-      const times = await series(runs, () => desktop.reset(task(id)));
-      resets[kind] = median(times);
-      all.push(...times);
-    }
-    figures.resetMedianMs = { all: median(all), ...resets };
+    figures.resetMedianMs = await resetMedians(
+      desktop,
+      {
+        'launch (A-01)': task('A-01'),
+        'launch + tab (C-14)': task('C-14'),
+        'launch + tab + func_2d (B-03)': task('B-03'),
+        'launch + tab + func_3d (B-07)': task('B-07'),
+      },
+      runs,
+    );
     await waiting.reset(task('A-01'));
     figures.resetHonouringTaskWaitsMs = median(await series(runs, () => waiting.reset(task('A-01'))));
     await waiting.close();

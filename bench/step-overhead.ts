@@ -73,14 +73,8 @@ async function measure(servers: EphemeralStack, runs: number, taskIds: readonly 
   const vmHost = await createVmHost({ config, connection, hostId: host.id, env, createDesktop: () => desktop, healthCheckMs: 24 * 3600_000 });
   const running = [orchestrator.run(), vmHost.run()];
   try {
-    const { direct, durable, directPhases, durablePhases } = await compare({ config, desktop: desktop, tasks, entries, client, store, env, runs });
+    const { direct, durable } = await compare({ config, desktop: desktop, tasks, entries, client, store, env, runs });
     report(direct, durable, latencyMs);
-    const phase = (rows: readonly Phases[], k: keyof Phases): string => mean(rows.map((r) => r[k])).toFixed(1);
-    printTable('where a step\'s time goes (mean ms): model calls as the gateway timed them; act + settle; screenshot (durable: + its variants and S3 puts); the rest (direct: preparing images and parsing; durable: + Temporal round trips, S3 reads and the decision record)', [
-      ['loop', 'models', 'act + settle', 'screenshot', 'rest'],
-      ['direct, in process', phase(directPhases, 'models'), phase(directPhases, 'act'), phase(directPhases, 'screenshot'), phase(directPhases, 'rest')],
-      ['Temporal + S3', phase(durablePhases, 'models'), phase(durablePhases, 'act'), phase(durablePhases, 'screenshot'), phase(durablePhases, 'rest')],
-    ]);
   } finally {
     vmHost.shutdown();
     orchestrator.shutdown();
@@ -103,20 +97,21 @@ interface Comparison {
   readonly runs: number;
 }
 
-/** Runs every task `runs` times each way, alternating, and returns the step times of each loop. */
-/** One step's time split into its parts (ms): model calls, act + settle, screenshot (+ storing it), the rest. */
+/** One step's time (ms) and its parts: model calls, act + settle, screenshot (+ storing it), the rest. */
 interface Phases {
+  readonly total: number;
   readonly models: number;
   readonly act: number;
   readonly screenshot: number;
   readonly rest: number;
 }
 
-async function compare({ config, desktop, tasks, entries, client, store, env, runs }: Comparison): Promise<{ direct: number[]; durable: number[]; directPhases: Phases[]; durablePhases: Phases[] }> {
-  const direct: number[] = [];
-  const durable: number[] = [];
-  const directPhases: Phases[] = [];
-  const durablePhases: Phases[] = [];
+const phases = (total: number, models: number, act: number, screenshot: number): Phases => ({ total, models, act, screenshot, rest: total - models - act - screenshot });
+
+/** Runs every task `runs` times each way, alternating, and returns the steps of each loop. */
+async function compare({ config, desktop, tasks, entries, client, store, env, runs }: Comparison): Promise<{ direct: Phases[]; durable: Phases[] }> {
+  const direct: Phases[] = [];
+  const durable: Phases[] = [];
   const images = new Map<string, Uint8Array>();
   const gateway = new ModelGateway(config.models, readOnlyImages(async (key) => images.get(key)!), env);
 
@@ -139,9 +134,7 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
         shot = await desktop.screenshot();
         history.push({ thought: decided.thought, actionText: decided.actionText, screenshotKey: key, executorRaw: decided.executor?.texts[0] });
         const now = Date.now();
-        direct.push(now - stepStart);
-        const models = decided.planner.latencyMs + (decided.executor?.latencyMs ?? 0);
-        directPhases.push({ models, act: shooting - acting, screenshot: now - shooting, rest: now - stepStart - models - (now - acting) });
+        direct.push(phases(now - stepStart, decided.planner.latencyMs + (decided.executor?.latencyMs ?? 0), shooting - acting, now - shooting));
         stepStart = now;
       }
 
@@ -155,19 +148,18 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
       const manifest = parseTrajectoryManifest(await store.getJson(result.manifestKey), result.manifestKey);
       const starts = manifest.steps.map((s) => Date.parse(s.startedAt));
       for (let s = 0; s + 1 < starts.length; s++) {
-        const total = starts[s + 1]! - starts[s]!;
         const t = manifest.steps[s]!.timings;
-        const models = (t.plannerMs ?? 0) + (t.executorMs ?? 0);
-        durable.push(total);
-        durablePhases.push({ models, act: t.actMs ?? 0, screenshot: t.screenshotMs ?? 0, rest: total - models - (t.actMs ?? 0) - (t.screenshotMs ?? 0) });
+        durable.push(phases(starts[s + 1]! - starts[s]!, (t.plannerMs ?? 0) + (t.executorMs ?? 0), t.actMs ?? 0, t.screenshotMs ?? 0));
       }
     }
   }
 
-  return { direct, durable, directPhases, durablePhases };
+  return { direct, durable };
 }
 
-function report(direct: readonly number[], durable: readonly number[], latencyMs: number): void {
+function report(directSteps: readonly Phases[], durableSteps: readonly Phases[], latencyMs: number): void {
+  const direct = directSteps.map((p) => p.total);
+  const durable = durableSteps.map((p) => p.total);
   printTable(`step time (ms), real KAlgebra desktop, scripted models answering ${latencyMs > 0 ? `after ${latencyMs} ms per call` : 'at once'}`, [
     ['loop', 'steps', 'mean', 'median'],
     ['direct, in process', String(direct.length), mean(direct).toFixed(0), median(direct).toFixed(0)],
@@ -175,6 +167,11 @@ function report(direct: readonly number[], durable: readonly number[], latencyMs
   ]);
   console.log(`overhead ratio (mean Temporal+S3 / mean direct): ${(mean(durable) / mean(direct)).toFixed(3)}`);
   console.log(`overhead ratio (median): ${(median(durable) / median(direct)).toFixed(3)}`);
+  const phase = (steps: readonly Phases[], k: keyof Phases): string => mean(steps.map((p) => p[k])).toFixed(1);
+  printTable("where a step's time goes (mean ms): model calls as the gateway timed them; act + settle; screenshot (durable: + its variants and S3 puts); the rest (direct: preparing images and parsing; durable: + Temporal round trips, S3 reads and the decision record)", [
+    ['loop', 'models', 'act + settle', 'screenshot', 'rest'],
+    ...([['direct, in process', directSteps], ['Temporal + S3', durableSteps]] as const).map(([name, steps]) => [name, phase(steps, 'models'), phase(steps, 'act'), phase(steps, 'screenshot'), phase(steps, 'rest')]),
+  ]);
 }
 
 main().catch((err) => {

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
-import type { LocalHostConfig } from '../config/schema';
 import type { Task } from '../core/task';
 import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 import { freeDisplay } from '../infra/ephemeral';
-import { memory, playReference, series, taskLookup, timed } from './desktop-runs';
+import { benchHost, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
 import { median } from './stats';
 
 /**
@@ -23,9 +22,7 @@ async function run(): Promise<void> {
   const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
   const runs = Number(values.runs);
   const config = loadConfig();
-  const local = config.hosts.find((h): h is LocalHostConfig => h.kind === 'local');
-  if (local === undefined) throw new Error('temporal.yaml has no local host');
-  const host: LocalHostConfig = { ...local, id: 'bench-tex', desktops: 1, displayBase: freeDisplay(460) };
+  const host = benchHost(config, 'bench-tex', freeDisplay(460));
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-bench-tex-'));
   const [desktop] = createLocalDesktops(host, config.localApps, { dir });
   if (desktop === undefined) throw new Error('no desktop');
@@ -39,14 +36,7 @@ async function run(): Promise<void> {
       '+ execute rm (B-01 with an execute step)': withExecute,
       'touch x3 + launch, 3 documents, 7 KB (C-03)': task('C-03'),
     };
-    const resets: Record<string, number> = {};
-    const all: number[] = [];
-    for (const [kind, t] of Object.entries(kinds)) {
-      const times = await series(runs, () => desktop.reset(t));
-      resets[kind] = median(times);
-      all.push(...times);
-    }
-    figures.resetMedianMs = { all: median(all), ...resets };
+    figures.resetMedianMs = await resetMedians(desktop, kinds, runs);
 
     await desktop.reset(task('B-01'));
     figures.memory = memory(desktop.id);

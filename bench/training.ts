@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../config/load';
 import { totalCost, VERDICT_SCHEMA, type VerdictFile } from '../core/judge/verdict-file';
-import { datasetPrefix, verdictKey } from '../core/keys';
+import { attemptOfManifest, datasetPrefix, verdictKey } from '../core/keys';
 import { createDatasetActivities, type DatasetSummary } from '../activities/datasets/activities';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { connectClient } from '../cli/client';
@@ -75,7 +75,7 @@ async function datasetBuild(store: ObjectStore, config: ReturnType<typeof loadCo
       cost: totalCost([]),
       judgedAt: new Date().toISOString(),
     };
-    await store.putJson(verdictKey(prefix, { run, software: 'KAlgebra', task: recorded.manifest.taskId, attempt: 0 }), verdict);
+    await store.putJson(verdictKey(prefix, attemptOfManifest(prefix, recorded.manifestKey)), verdict);
   }
   const activities = createDatasetActivities({ store, prefix, defaultScreen: { width: 1920, height: 1080 } });
   const rows: string[][] = [['dataset', 'trajectories', 'rows', 'build time', 'S3 bytes written', 'objects written', 'screenshots referenced']];
