@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -13,16 +13,44 @@ import { devEnv, stackDown, stackUp } from './stack';
 
 export const REPO_CONFIG = DEFAULT_FILE;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether a listener can be opened on `port` of 127.0.0.1 now (it is closed again at once). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/** The first port of the kernel's ephemeral range: the ports outgoing connections are given. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 12_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on, for a server started later. Taken at random BELOW the kernel's
+ * ephemeral range: a port the kernel hands out itself (listen on 0) can be given to an outgoing
+ * connection of this machine between now and the server's start, and that start then fails on a
+ * taken port. Never the same port twice in one process, and 1,000 below the range's start, so
+ * the Temporal Web UI's port (the gRPC port + 1000) stays out of it too.
+ */
+export async function freePort(): Promise<number> {
+  const high = ephemeralLow() - 1_000;
+  for (let tries = 0; tries < 500; tries++) {
+    const port = 10_000 + Math.floor(Math.random() * (high - 10_000));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port in 10000..${high - 1} after 500 tries`);
 }
 
 /** The first X display number from `from` that no X server holds (another session may run Xvfb too). */

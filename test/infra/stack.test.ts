@@ -7,6 +7,7 @@ import { loadConfig, type LoadedConfig } from '../../config/load';
 import { createObjectStore } from '../../activities/storage/object-store';
 import { connectClient } from '../../cli/client';
 import { startDaemon } from '../../infra/daemon';
+import { freePort } from '../../infra/ephemeral';
 import { devEnv, stackDown, stackStatus, stackUp } from '../../infra/stack';
 import { isolatedEnv, REPO_CONFIG } from '../stack';
 
@@ -35,6 +36,13 @@ describe('infra: the dev stack (up | down | status) on real processes', function
   after(async () => {
     await stackDown(config, { env });
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("gives free ports below the kernel's ephemeral range (where outgoing connections cannot take them), never the same twice", async () => {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    const ports = await Promise.all(Array.from({ length: 50 }, () => freePort()));
+    assert.equal(new Set(ports).size, 50, 'all distinct');
+    for (const port of ports) assert.ok(port >= 10_000 && port + 1_000 < low, `${port} in 10000..${low - 1001}`);
   });
 
   it('reports a stack that never ran as stopped, and describing it creates nothing', () => {
