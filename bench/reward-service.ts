@@ -9,7 +9,7 @@ import { mapLimited } from '../activities/concurrency';
 import { grpoRows, plannerMessagesAt } from '../core/training';
 import { recordTrajectory, SCREEN } from '../doubles/scripted-models/recorded-trajectory';
 import { startScriptedModels } from '../doubles/scripted-models/main';
-import { fetchRewards } from '../doubles/trainers/openrlhf-reward-client';
+import { RewardClient } from '../doubles/trainers/openrlhf-reward-client';
 import { applyChatTemplate, END_OF_TURN, expandImagePads } from '../doubles/trainers/qwen2-vl';
 import { startDaemon, stopDaemon, waitUntilHealthy } from '../infra/daemon';
 import { REPO_CONFIG, startEphemeralStack } from '../infra/ephemeral';
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
       const started = Date.now();
       await mapLimited(requests, Number(values.concurrency), async (request) => {
         const sent = Date.now();
-        const [answer] = await fetchRewards([url], request);
+        const [answer] = await new RewardClient([url]).fetch(request);
         latencies.push(Date.now() - sent);
         rewards.push((answer?.rewards as number[])[0]!);
       });

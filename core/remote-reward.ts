@@ -1,17 +1,27 @@
 /**
- * OpenRLHF's remote reward protocol as OpenRLHF 0.11 really speaks it (REFERENCE.md §5; read in
- * OpenRLHF/OpenRLHF, openrlhf/utils/agent.py, SingleTurnAgentExecutor, and
- * openrlhf/trainer/ppo_utils/samples_generator.py, version 0.11.0, commit 3c3be62):
- * - every vLLM engine worker POSTs `{"query": [...], "prompts": [...], "labels": [...]}` after each
- *   single generation, so the lists hold one sample; with several URLs the sample goes to the first
- *   and the others get empty lists (and must answer empty lists). No images, no ids.
+ * OpenRLHF's remote reward protocol as OpenRLHF 0.11 really speaks it (REFERENCE.md §5). The project
+ * speaks 0.11.2, what `pip install "openrlhf==0.11.*"` installs; the 0.11.0, 0.11.1 and 0.11.2 wheels
+ * were read (openrlhf/utils/agent.py, SingleTurnAgentExecutor; trainer/ppo_utils/samples_generator.py,
+ * experience_maker.py, experience.py) and 0.11.2's own code runs against the reward service in
+ * test/training/openrlhf-real.test.ts:
+ * - every vLLM engine posts `{"query": [...], "prompts": [...], "labels": [...]}` after each single
+ *   generation, so the lists hold one sample. With several URLs, 0.11.2 sends each sample to the
+ *   next URL in turn (each engine keeps its own rotation) and sends no empty lists, so every reward
+ *   server sees different samples and keeps its own cache; 0.11.1 posts every sample to the first
+ *   URL only; 0.11.0 posted it to the first and empty lists to the others. Empty lists are still
+ *   answered with empty lists. No images, no ids.
  * - `query` is the tokenizer's decoding of prompt + response token ids with the special tokens kept:
  *   the chat-templated prompt with every image placeholder expanded into one `<|image_pad|>` per
  *   vision token, then the sampled reply and its end token (`<|im_end|>`). `prompts` is the
  *   templated prompt before tokenization (one `<|image_pad|>` per image); `labels` the raw label.
- * - the answer is `{"rewards": [...], "scores": [...], "extra_logs": {name: value}}`; OpenRLHF turns
- *   every extra_logs value into a tensor, so the values must be numbers (a text there would break
- *   the training step). Explanations go into `errors`, a field OpenRLHF ignores.
+ * - the answer is `{"rewards": [...], "scores": [...], "extra_logs": {name: [...]}}`. OpenRLHF makes a
+ *   tensor of each value as Python's json module read it, so a whole number written `0` becomes an
+ *   int64 tensor (0.11.0 and 0.11.1 then fail in group_norm: "std and var only support floating
+ *   point"): every number is written as a float (`0.0`, rewardResponseJson). It merges extra_logs
+ *   over a micro batch and its replay buffer splits them by batch size, so every answer carries the
+ *   same names (EXTRA_LOG_NAMES, 0 where a name does not apply); a name missing from one answer
+ *   fails the split ("Size of info[primitive] (1) does not match batch_size (2)"). Explanations go
+ *   into `errors`, a field OpenRLHF ignores.
  */
 
 export interface RewardSample {
@@ -58,29 +68,56 @@ export function sampledResponse(query: string, prompt: string): { readonly ok: t
   return { ok: true, text: collapsedQuery.slice(collapsedPrompt.length).replace(TRAILING_END_TOKENS, '') };
 }
 
-/** One sample's outcome: reward in [0, 2], score in [0, 1], numeric logs, and why it failed, if it did. */
+/**
+ * The numeric logs every answer carries, each in every answer (0 where it does not apply):
+ * - `type_match`: 1 when the action the sample led to has the label action's type;
+ * - `primitive`: 1 when the planner ended the episode itself (ANS, DONE, FAIL), scored without the executor;
+ * - `unparsable`: the planner's or the executor's output could not be parsed;
+ * - `bad_label`, `bad_query`: the label (or the trajectory it names) or the query could not be read;
+ * - `executor_failed`, `timed_out`: the executor failed, or no reward was ready by the deadline;
+ * - `internal_error`: the scorer itself failed.
+ * Each failure flag is also a reason of the service's failures counter.
+ */
+export const EXTRA_LOG_NAMES = ['type_match', 'primitive', 'unparsable', 'bad_label', 'bad_query', 'executor_failed', 'timed_out', 'internal_error'] as const;
+export type ExtraLogName = (typeof EXTRA_LOG_NAMES)[number];
+
+/** One sample's outcome: reward in [0, 2], score in [0, 1], the logs that apply to it, and why it failed, if it did. */
 export interface SampleReward {
   readonly reward: number;
   readonly score: number;
-  readonly logs: Readonly<Record<string, number>>;
+  readonly logs: Readonly<Partial<Record<ExtraLogName, number>>>;
   readonly error?: string;
 }
 
 export interface RewardResponse {
   readonly rewards: number[];
   readonly scores: number[];
-  /** One number per sample for every name any sample logged (0 where a sample did not). */
-  readonly extra_logs: Record<string, number[]>;
+  /** One number per sample for every name of EXTRA_LOG_NAMES (0 where a sample did not log it). */
+  readonly extra_logs: Record<ExtraLogName, number[]>;
   /** Why each sample scored nothing, or null: for people and logs (OpenRLHF reads only the fields above). */
   readonly errors: Array<string | null>;
 }
 
 export function rewardResponse(results: readonly SampleReward[]): RewardResponse {
-  const names = [...new Set(results.flatMap((r) => Object.keys(r.logs)))].sort();
   return {
     rewards: results.map((r) => r.reward),
     scores: results.map((r) => r.score),
-    extra_logs: Object.fromEntries(names.map((name) => [name, results.map((r) => r.logs[name] ?? 0)])),
+    extra_logs: Object.fromEntries(EXTRA_LOG_NAMES.map((name) => [name, results.map((r) => r.logs[name] ?? 0)])) as Record<ExtraLogName, number[]>,
     errors: results.map((r) => r.error ?? null),
   };
+}
+
+/** A number as JSON that Python's json module reads as a float: a whole number keeps a decimal point (0 is written 0.0). */
+export function floatJson(value: number): string {
+  if (!Number.isFinite(value)) throw new RangeError(`${value}: JSON has no such number`);
+  const text = JSON.stringify(value);
+  return /[.eE]/.test(text) ? text : `${text}.0`;
+}
+
+const floatList = (values: readonly number[]): string => `[${values.map(floatJson).join(',')}]`;
+
+/** The answer as JSON with every reward, score and log value a float, so that OpenRLHF's tensors of them are float32. */
+export function rewardResponseJson(response: RewardResponse): string {
+  const logs = Object.entries(response.extra_logs).map(([name, values]) => `${JSON.stringify(name)}:${floatList(values)}`);
+  return `{"rewards":${floatList(response.rewards)},"scores":${floatList(response.scores)},"extra_logs":{${logs.join(',')}},"errors":${JSON.stringify(response.errors)}}`;
 }

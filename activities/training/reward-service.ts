@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseRewardRequest, rewardResponse, type RewardSample } from '../../core/remote-reward';
+import { parseRewardRequest, rewardResponse, rewardResponseJson, type RewardSample } from '../../core/remote-reward';
 import { PromiseCache } from '../cache';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../metrics';
 import type { RewardScorer, ScoredSample } from './reward';
@@ -15,7 +15,10 @@ import type { RewardScorer, ScoredSample } from './reward';
  *
  * OpenRLHF tries a request 5 times and a reward still missing after that breaks the training step,
  * so a well-formed request is always answered 200: a sample that cannot be scored gets reward 0,
- * a numeric flag in extra_logs and its reason in `errors`. Only a body that is not the protocol
+ * its flag in extra_logs and its reason in `errors`. Every answer carries every extra_logs name and
+ * writes its numbers as floats (core/remote-reward.ts says why). With several reward URLs OpenRLHF
+ * 0.11.2 sends each sample to the next URL in turn: each GPU worker's service scores the samples it
+ * gets and keeps its own cache. Only a body that is not the protocol
  * gets a 400. Scored samples are kept by query and label, so a repeated request (OpenRLHF's retry
  * of a request whose answer was lost) gets the same answer without calling the executor again;
  * outcomes that may change (the executor failed or was too slow) are not kept.
@@ -40,7 +43,10 @@ export interface RewardService {
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendText(res, status, JSON.stringify(body));
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -107,7 +113,7 @@ export async function startRewardService(options: RewardServiceOptions): Promise
         return send(res, 400, { error: parsed.reason });
       }
       const results = await Promise.all(parsed.samples.map(scoreOne));
-      send(res, 200, rewardResponse(results));
+      sendText(res, 200, rewardResponseJson(rewardResponse(results)));
       timer();
       metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
     })().catch((err: unknown) => send(res, 500, { error: (err as Error).message }));

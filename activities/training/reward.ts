@@ -2,7 +2,7 @@ import type { GuiAction } from '../../core/actions';
 import { parseExecutorOutput } from '../../core/executor-parser';
 import { parsePlannerOutput, primitiveAction } from '../../core/planner-parser';
 import { buildExecutorMessages } from '../../core/prompts/executor';
-import { sampledResponse, type RewardSample, type SampleReward } from '../../core/remote-reward';
+import { sampledResponse, type ExtraLogName, type RewardSample, type SampleReward } from '../../core/remote-reward';
 import { actionReward } from '../../core/reward';
 import { smartResize } from '../../core/smart-resize';
 import { parseGrpoLabel, type GrpoLabel } from '../../core/training';
@@ -42,9 +42,9 @@ export interface RewardScorerDeps {
 
 export type RewardScorer = (sample: RewardSample) => Promise<ScoredSample>;
 
-const failed = (log: string, error: string, cacheable = true): ScoredSample => ({ reward: 0, score: 0, logs: { [log]: 1 }, error, cacheable });
+const failed = (log: ExtraLogName, error: string, cacheable = true): ScoredSample => ({ reward: 0, score: 0, logs: { [log]: 1 }, error, cacheable });
 
-const scored = (candidate: GuiAction, label: GrpoLabel, logs: Record<string, number>, executorMs?: number): ScoredSample => {
+const scored = (candidate: GuiAction, label: GrpoLabel, logs: SampleReward['logs'], executorMs?: number): ScoredSample => {
   const reward = actionReward(candidate, label.action, label.screen);
   return { reward, score: reward / 2, logs: { ...logs, type_match: candidate.type === label.action.type ? 1 : 0 }, cacheable: true, ...(executorMs === undefined ? {} : { executorMs }) };
 };

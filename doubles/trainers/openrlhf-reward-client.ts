@@ -1,11 +1,18 @@
 /**
  * TEST DOUBLE support: OpenRLHF's remote reward client, as the trainer double calls the reward
- * service. Checked against OpenRLHF/OpenRLHF openrlhf/utils/agent.py
- * (SingleTurnAgentExecutor._fetch_rewards_via_http, version 0.11.0, commit 3c3be62): after each
- * generation the samples are split across the URLs in contiguous shards of ceil(n / servers)
- * (so with one sample the first server gets it and the others get empty lists), each shard is
- * POSTed as JSON with a 180 s total timeout, tried 5 times with a 1 s pause, any non-2xx counting
- * as a failure; only the first server's answer is used.
+ * service. The project speaks OpenRLHF 0.11.2; the 0.11.0, 0.11.1 and 0.11.2 wheels were read
+ * (openrlhf/utils/agent.py, SingleTurnAgentExecutor._fetch_rewards_via_http) and 0.11.2's own client
+ * runs against the reward service in test/training/openrlhf-real.test.ts. Each vLLM engine's
+ * executor posts after every generation, so one sample per call:
+ * - 0.11.2 (this client): the samples are split in contiguous shards of ceil(n / servers), each
+ *   shard to the next URL of a rotation the executor keeps across calls (itertools.cycle), and no
+ *   request is sent for an empty shard: one sample per call goes to the next server in turn, so with
+ *   several URLs each server sees different samples (and keeps its own cache);
+ * - 0.11.1: shards by URL position with no empty shards sent: every sample goes to the first URL;
+ * - 0.11.0: shards by URL position, empty ones sent too: the first URL gets the sample, the others
+ *   empty lists.
+ * Each request is JSON with a 180 s total timeout, tried 5 times with a 1 s pause, any non-2xx
+ * counting as a failure; the answers come back in shard order.
  */
 
 export interface RewardAnswer {
@@ -18,6 +25,12 @@ export interface RewardClientOptions {
   readonly timeoutMs?: number;
   readonly tries?: number;
   readonly pauseMs?: number;
+}
+
+export interface RewardSamples {
+  readonly queries: readonly string[];
+  readonly prompts: readonly string[];
+  readonly labels: readonly string[];
 }
 
 async function post(url: string, payload: unknown, options: Required<RewardClientOptions>): Promise<RewardAnswer> {
@@ -40,17 +53,29 @@ async function post(url: string, payload: unknown, options: Required<RewardClien
   throw new Error(`Request error for ${options.tries} times, returning None. Please check the API server. (${url}: ${last})`);
 }
 
-/** The answers of every server for these samples, in URL order (OpenRLHF reads the first). */
-export async function fetchRewards(
-  urls: readonly string[],
-  samples: { readonly queries: readonly string[]; readonly prompts: readonly string[]; readonly labels: readonly string[] },
-  options: RewardClientOptions = {},
-): Promise<RewardAnswer[]> {
-  const settings = { timeoutMs: options.timeoutMs ?? 180_000, tries: options.tries ?? 5, pauseMs: options.pauseMs ?? 1_000 };
-  const shard = Math.ceil(samples.queries.length / urls.length);
-  return Promise.all(
-    urls.map((url, i) =>
-      post(url, { query: samples.queries.slice(i * shard, (i + 1) * shard), prompts: samples.prompts.slice(i * shard, (i + 1) * shard), labels: samples.labels.slice(i * shard, (i + 1) * shard) }, settings),
-    ),
-  );
+/** One vLLM engine's reward client: its rotation over the URLs lasts across calls. */
+export class RewardClient {
+  private next = 0;
+  private readonly settings: Required<RewardClientOptions>;
+
+  constructor(
+    private readonly urls: readonly string[],
+    options: RewardClientOptions = {},
+  ) {
+    if (urls.length === 0) throw new Error('no reward URL');
+    this.settings = { timeoutMs: options.timeoutMs ?? 180_000, tries: options.tries ?? 5, pauseMs: options.pauseMs ?? 1_000 };
+  }
+
+  /** The answers for these samples, one per non-empty shard, in shard order (OpenRLHF reads the first). */
+  fetch(samples: RewardSamples): Promise<RewardAnswer[]> {
+    const shard = Math.ceil(samples.queries.length / this.urls.length);
+    const calls: Array<Promise<RewardAnswer>> = [];
+    for (let i = 0; i < this.urls.length && i * shard < samples.queries.length; i++) {
+      const url = this.urls[this.next] as string;
+      this.next = (this.next + 1) % this.urls.length;
+      const part = <T>(list: readonly T[]): T[] => list.slice(i * shard, (i + 1) * shard);
+      calls.push(post(url, { query: part(samples.queries), prompts: part(samples.prompts), labels: part(samples.labels) }, this.settings));
+    }
+    return Promise.all(calls);
+  }
 }

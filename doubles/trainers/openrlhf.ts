@@ -10,7 +10,7 @@ import type { Size } from '../../core/smart-resize';
 import { parseGrpoLabel } from '../../core/training';
 import { parseArgs, type ArgSpec, type ArgValue } from './argparse';
 import { checkArrowTypes, imageSize, InputError, runTrainerDouble, sleep, stepDelayMs, writeModelFolder } from './checks';
-import { fetchRewards } from './openrlhf-reward-client';
+import { RewardClient, type RewardAnswer } from './openrlhf-reward-client';
 import { pyDict, type PyValue } from './python-repr';
 import { applyChatTemplate, END_OF_TURN, expandImagePads, type TemplateMessage } from './qwen2-vl';
 
@@ -292,7 +292,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   log(`TEST DOUBLE of OpenRLHF ${PROG} (doubles/trainers/openrlhf.ts): samples from ${config.models.planner.model} at ${config.models.planner.baseUrl}; the policy never changes`, 'train_ppo_ray.py:1');
   const prompts = await readPrompts(args);
-  const urls = (get<string>(args, 'reward.remote_url') as string).split(',');
+  // One vLLM engine's executor: its rotation over the reward URLs lasts the whole run.
+  const client = new RewardClient((get<string>(args, 'reward.remote_url') as string).split(','));
   const gateway = new ModelGateway(config.models, readOnlyImages((file) => readFile(file)));
   const n = num(args, 'rollout.n_samples_per_prompt');
   const batchSize = num(args, 'rollout.batch_size');
@@ -307,10 +308,15 @@ async function main(): Promise<void> {
     for (let start = state.total_consumed_prompts - episode * prompts.length; start < prompts.length; start += batchSize) {
       const began = Date.now();
       const batch = prompts.slice(start, start + batchSize);
-      const groups = await Promise.all(batch.map((prompt) => rollout(gateway, urls, prompt, n, num(args, 'rollout.temperature'))));
+      const groups = await Promise.all(batch.map((prompt) => rollout(gateway, client, prompt, n, num(args, 'rollout.temperature'))));
       await sleep(stepDelayMs());
-      const rewards = groups.flatMap((g) => g.rewards);
-      const advantages = groups.flatMap((g) => groupAdvantages(g.rewards));
+      const samples = groups.flatMap((g) => g.samples);
+      const microBatch = num(args, 'rollout.micro_batch_size');
+      for (let i = 0; i < samples.length; i += microBatch) checkMicroBatch(samples.slice(i, i + microBatch));
+      const rewards = samples.map((s) => s.reward);
+      const advantages = groups.flatMap((g) => groupAdvantages(g.samples.map((s) => s.reward)));
+      // The actor's fit reports the mean of every info entry, the reward service's extra_logs among them.
+      const logMeans = Object.fromEntries((samples[0]?.logNames ?? []).map((name) => [name, samples.reduce((a, s) => a + (s.logs[name] ?? 0), 0) / samples.length]));
       const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
       const std = rewards.length > 1 ? Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / (rewards.length - 1)) : 0;
       state = { episode, global_step: state.global_step + 1, total_consumed_prompts: state.total_consumed_prompts + batch.length };
@@ -320,6 +326,7 @@ async function main(): Promise<void> {
         actor_lr: get<number>(args, 'actor.adam.lr') as number,
         kl: 0,
         reward: mean,
+        ...logMeans,
         response_length: groups.reduce((a, g) => a + g.length, 0) / rewards.length,
         'timing/generation': (Date.now() - began) / 1000,
         'rollout/reward_mean': mean,
@@ -334,24 +341,50 @@ async function main(): Promise<void> {
   log(`Saved the final model to ${get<string>(args, 'ckpt.output_dir')} (TEST DOUBLE: placeholder weights)`, 'ppo_actor.py:700');
 }
 
-/** n samples of one prompt from the policy, each scored by the reward service as OpenRLHF requests it. */
-async function rollout(gateway: ModelGateway, urls: readonly string[], prompt: Prompt, n: number, temperature: number): Promise<{ rewards: number[]; length: number }> {
+interface Sample {
+  readonly reward: number;
+  /** The extra_logs names of its answer, in their order. */
+  readonly logNames: readonly string[];
+  readonly logs: Readonly<Record<string, number>>;
+}
+
+/** n samples of one prompt from the policy, each scored by the reward service as OpenRLHF 0.11.2 requests it. */
+async function rollout(gateway: ModelGateway, client: RewardClient, prompt: Prompt, n: number, temperature: number): Promise<{ samples: Sample[]; length: number }> {
   const completion = await gateway.complete('planner', prompt.messages, { n, temperature });
   const prefix = expandImagePads(prompt.templated, prompt.images.map((i) => i.size));
-  const rewards = await Promise.all(
-    completion.texts.map(async (reply) => {
-      let answers;
+  const samples = await Promise.all(
+    completion.texts.map(async (reply): Promise<Sample> => {
+      let answer: RewardAnswer | undefined;
       try {
-        answers = await fetchRewards(urls, { queries: [`${prefix}${reply}${END_OF_TURN}`], prompts: [prompt.templated], labels: [prompt.label] });
+        answer = (await client.fetch({ queries: [`${prefix}${reply}${END_OF_TURN}`], prompts: [prompt.templated], labels: [prompt.label] }))[0];
       } catch (err) {
         throw new Error(`a sample's reward is missing (${(err as Error).message}): advantages cannot be computed without it`);
       }
-      const reward = Array.isArray(answers[0]?.rewards) ? (answers[0].rewards as unknown[])[0] : undefined;
-      if (typeof reward !== 'number') throw new Error(`the reward service answered no reward for a sample: ${JSON.stringify(answers[0])}`);
-      return reward;
+      const reward = Array.isArray(answer?.rewards) ? (answer.rewards as unknown[])[0] : undefined;
+      if (typeof reward !== 'number') throw new Error(`the reward service answered no reward for a sample: ${JSON.stringify(answer)}`);
+      const logs: Record<string, number> = {};
+      for (const [name, values] of Object.entries(answer?.extra_logs ?? {})) {
+        const value = Array.isArray(values) ? (values as unknown[])[0] : values;
+        if (typeof value !== 'number') throw new Error(`TypeError: extra_logs[${name}]: ${JSON.stringify(values)} is not a number (torch.tensor refuses it)`);
+        logs[name] = value;
+      }
+      return { reward, logNames: Object.keys(logs), logs };
     }),
   );
-  return { rewards, length: completion.texts.reduce((a, t) => a + Math.ceil(t.length / 4), 0) };
+  return { samples, length: completion.texts.reduce((a, t) => a + Math.ceil(t.length / 4), 0) };
+}
+
+/**
+ * What OpenRLHF's replay buffer does with a micro batch's answers: experience.py's _merge_item
+ * gathers each extra_logs name over the answers that have it, and split_experience_batch refuses a
+ * name with fewer values than samples.
+ */
+function checkMicroBatch(samples: readonly Sample[]): void {
+  const counts = new Map<string, number>();
+  for (const s of samples) for (const name of s.logNames) counts.set(name, (counts.get(name) ?? 0) + 1);
+  for (const [name, count] of counts) {
+    if (count !== samples.length) throw new Error(`ValueError: Size of info[${name}] (${count}) does not match batch_size (${samples.length})`);
+  }
 }
 
 if (require.main === module) runTrainerDouble(main);

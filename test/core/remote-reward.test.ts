@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { parseRewardRequest, rewardResponse, sampledResponse } from '../../core/remote-reward';
+import { EXTRA_LOG_NAMES, floatJson, parseRewardRequest, rewardResponse, rewardResponseJson, sampledResponse } from '../../core/remote-reward';
 
 /** A Qwen2-VL templated prompt with two images, as OpenRLHF sends it in `prompts`. */
 const PROMPT =
@@ -9,7 +9,7 @@ const PROMPT =
 const expanded = (pads: number): string => PROMPT.replaceAll('<|image_pad|>', '<|image_pad|>'.repeat(pads));
 
 describe('OpenRLHF remote reward protocol', () => {
-  it('reads one sample, and the empty lists a second reward server receives', () => {
+  it('reads one sample, and empty lists (what OpenRLHF 0.11.0 sent the servers after the first)', () => {
     assert.deepEqual(parseRewardRequest({ query: ['q'], prompts: ['p'], labels: ['l'] }), { ok: true, samples: [{ query: 'q', prompt: 'p', label: 'l' }] });
     assert.deepEqual(parseRewardRequest({ query: [], prompts: [], labels: [] }), { ok: true, samples: [] });
   });
@@ -46,17 +46,35 @@ describe('OpenRLHF remote reward protocol', () => {
     assert.deepEqual(other, { ok: false, reason: 'the query does not begin with its prompt (image placeholders aside)' });
   });
 
-  it('answers lists of rewards, scores and numeric logs, one entry per sample', () => {
+  it('answers lists of rewards, scores and numeric logs, one entry per sample, every log name in every answer', () => {
     const response = rewardResponse([
       { reward: 2, score: 1, logs: { type_match: 1 } },
       { reward: 0, score: 0, logs: { executor_failed: 1 }, error: 'executor unreachable' },
     ]);
+    const zeros = Object.fromEntries(EXTRA_LOG_NAMES.map((name) => [name, [0, 0]]));
     assert.deepEqual(response, {
       rewards: [2, 0],
       scores: [1, 0],
-      extra_logs: { executor_failed: [0, 1], type_match: [1, 0] },
+      extra_logs: { ...zeros, executor_failed: [0, 1], type_match: [1, 0] },
       errors: [null, 'executor unreachable'],
     });
-    assert.deepEqual(rewardResponse([]), { rewards: [], scores: [], extra_logs: {}, errors: [] });
+    assert.deepEqual(rewardResponse([]), { rewards: [], scores: [], extra_logs: Object.fromEntries(EXTRA_LOG_NAMES.map((name) => [name, []])), errors: [] });
+  });
+
+  it('gives answers about different samples the same extra_logs names (OpenRLHF merges them over a micro batch)', () => {
+    const primitive = rewardResponse([{ reward: 2, score: 1, logs: { primitive: 1, type_match: 1 } }]);
+    const unparsable = rewardResponse([{ reward: 0, score: 0, logs: { unparsable: 1 }, error: 'planner output malformed' }]);
+    assert.deepEqual(Object.keys(primitive.extra_logs), [...EXTRA_LOG_NAMES]);
+    assert.deepEqual(Object.keys(unparsable.extra_logs), [...EXTRA_LOG_NAMES]);
+  });
+
+  it('writes every number as a float that Python reads as one (0 as 0.0), whole or not', () => {
+    assert.deepEqual([0, 2, 1, -0, 0.5, 1.25, 1e21, 1e-7].map(floatJson), ['0.0', '2.0', '1.0', '0.0', '0.5', '1.25', '1e+21', '1e-7']);
+    assert.throws(() => floatJson(Number.NaN), /NaN: JSON has no such number/);
+    const text = rewardResponseJson(rewardResponse([{ reward: 0, score: 0, logs: { executor_failed: 1 }, error: 'executor "down"' }]));
+    assert.match(text, /^\{"rewards":\[0\.0\],"scores":\[0\.0\],"extra_logs":\{"type_match":\[0\.0\],"primitive":\[0\.0\],/);
+    assert.match(text, /"executor_failed":\[1\.0\]/);
+    assert.doesNotMatch(text, /[[,]\d+[\],]/, 'no whole number without its decimal point');
+    assert.deepEqual(JSON.parse(text), rewardResponse([{ reward: 0, score: 0, logs: { executor_failed: 1 }, error: 'executor "down"' }]));
   });
 });

@@ -7,8 +7,9 @@ import { s3RewardScorer } from '../../activities/training/reward';
 import { startRewardService, type RewardService } from '../../activities/training/reward-service';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../../activities/metrics';
 import { formatPlannerOutput } from '../../core/planner-parser';
+import { EXTRA_LOG_NAMES, type ExtraLogName } from '../../core/remote-reward';
 import { grpoRows, plannerMessagesAt, type GrpoRow } from '../../core/training';
-import { fetchRewards } from '../../doubles/trainers/openrlhf-reward-client';
+import { RewardClient } from '../../doubles/trainers/openrlhf-reward-client';
 import { applyChatTemplate, END_OF_TURN, expandImagePads } from '../../doubles/trainers/qwen2-vl';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { freePort } from '../stack';
@@ -27,6 +28,9 @@ async function value(metric: { get(): Promise<{ values: Array<{ value: number; l
     .filter((v) => (suffix === undefined || v.metricName?.endsWith(suffix)) && Object.entries(labels).every(([k, want]) => v.labels[k] === want))
     .reduce((sum, v) => sum + v.value, 0);
 }
+
+/** extra_logs of a one-sample answer: every name, 0 but for `set`. */
+const logs = (set: Partial<Record<ExtraLogName, number>>): Record<string, number[]> => Object.fromEntries(EXTRA_LOG_NAMES.map((name) => [name, [set[name] ?? 0]]));
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -72,42 +76,56 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
     const before = executorCalls();
     const { status, body } = await post(service.url, openrlhfRequest(rows[2]!.row, await plannerReply(3)));
     assert.equal(status, 200);
-    assert.deepEqual(body, { rewards: [2], scores: [1], extra_logs: { type_match: [1] }, errors: [null] });
+    assert.deepEqual(body, { rewards: [2], scores: [1], extra_logs: logs({ type_match: 1 }), errors: [null] });
     assert.equal(executorCalls(), before + 1, 'one executor call');
   });
 
   it('scores a reply with the wrong kind of action, and an executor reply it cannot parse, as 0 with the reason', async () => {
     const answer = await post(service.url, openrlhfRequest(rows[0]!.row, formatPlannerOutput('The result is visible.', { kind: 'answer', text: '42' })));
-    assert.deepEqual(answer.body, { rewards: [0], scores: [0], extra_logs: { primitive: [1], type_match: [0] }, errors: [null] }, 'ANS against a click: no executor call, no match');
+    assert.deepEqual(answer.body, { rewards: [0], scores: [0], extra_logs: logs({ primitive: 1, type_match: 0 }), errors: [null] }, 'ANS against a click: no executor call, no match');
     const vague = await post(service.url, openrlhfRequest(rows[0]!.row, formatPlannerOutput('Look around the window.', { kind: 'instruction', text: 'look around' })));
     assert.equal(vague.status, 200);
     assert.deepEqual(vague.body.rewards, [0]);
-    assert.deepEqual(vague.body.extra_logs, { unparsable: [1] });
+    assert.deepEqual(vague.body.extra_logs, logs({ unparsable: 1 }));
     assert.match(vague.body.errors[0], /^executor output malformed: /);
   });
 
   it('scores a planner primitive without the executor', async () => {
     const before = executorCalls();
     const { body } = await post(service.url, openrlhfRequest(rows[4]!.row, await plannerReply(5)));
-    assert.deepEqual(body, { rewards: [2], scores: [1], extra_logs: { primitive: [1], type_match: [1] }, errors: [null] });
+    assert.deepEqual(body, { rewards: [2], scores: [1], extra_logs: logs({ primitive: 1, type_match: 1 }), errors: [null] });
     assert.equal(executorCalls(), before);
   });
 
-  it('answers empty lists with empty lists (what every server after the first receives)', async () => {
+  it('answers empty lists with empty lists (what OpenRLHF 0.11.0 sent the servers after the first)', async () => {
     const { status, body } = await post(service.url, { query: [], prompts: [], labels: [] });
     assert.equal(status, 200);
-    assert.deepEqual(body, { rewards: [], scores: [], extra_logs: {}, errors: [] });
+    assert.deepEqual(body, { rewards: [], scores: [], extra_logs: Object.fromEntries(EXTRA_LOG_NAMES.map((name) => [name, []])), errors: [] });
   });
 
-  it('with several URLs, as OpenRLHF calls them: the first server scores the sample, the others get empty lists', async () => {
-    const second = await startService();
-    const request = openrlhfRequest(rows[1]!.row, await plannerReply(2));
-    const answers = await fetchRewards([service.url, second.url], { queries: request.query, prompts: request.prompts, labels: request.labels });
-    assert.deepEqual(answers.map((a) => a.rewards), [[2], []]);
-    assert.deepEqual(
-      { requests: await value(second.metrics.requests), empty: await value(second.metrics.requests, { outcome: 'empty' }), samples: await value(second.metrics.rewards, {}, '_count') },
-      { requests: 1, empty: 1, samples: 0 },
-    );
+  it('writes rewards, scores and logs as floats, whole ones too (OpenRLHF makes int64 tensors of JSON integers)', async () => {
+    const request = openrlhfRequest(rows[0]!.row, formatPlannerOutput('The result is visible.', { kind: 'answer', text: '42' }));
+    const response = await fetch(service.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
+    const text = await response.text();
+    assert.match(text, /^\{"rewards":\[0\.0\],"scores":\[0\.0\],"extra_logs":\{"type_match":\[0\.0\],"primitive":\[1\.0\],/);
+  });
+
+  it('with several URLs, as OpenRLHF 0.11.2 calls them: each sample goes to the next server, which scores it and keeps it in its own cache', async () => {
+    const servers = [await startService(), await startService(), await startService()];
+    const requests = await Promise.all([1, 2, 3, 4].map(async (step) => openrlhfRequest(rows[step - 1]!.row, await plannerReply(step))));
+    const client = new RewardClient(servers.map((s) => s.url));
+    const before = executorCalls();
+    // Samples 1, 2, 3, 4, then 1 and 3 again: servers 0, 1, 2, 0, 1, 2.
+    const answers = [];
+    for (const request of [...requests, requests[0]!, requests[2]!]) answers.push(await client.fetch({ queries: request.query, prompts: request.prompts, labels: request.labels }));
+    assert.deepEqual(answers.map((a) => a.map((one) => one.rewards)), [[[2]], [[2]], [[2]], [[2]], [[2]], [[2]]], "one answer per call");
+    const counts = async (s: Service) => ({ requests: await value(s.metrics.requests), empty: await value(s.metrics.requests, { outcome: 'empty' }), hits: await value(s.metrics.cacheHits) });
+    assert.deepEqual(await Promise.all(servers.map(counts)), [
+      { requests: 2, empty: 0, hits: 0 },
+      { requests: 2, empty: 0, hits: 0 },
+      { requests: 2, empty: 0, hits: 1 },
+    ], 'sample 1 again reached a server that had not scored it; sample 3 again the one that had');
+    assert.equal(executorCalls(), before + 5);
   });
 
   it('is idempotent: the same sample again is answered from the cache, without the executor', async () => {
@@ -135,7 +153,7 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
       const { status, body } = await post(down.url, request);
       assert.equal(status, 200);
       assert.deepEqual(body.rewards, [0]);
-      assert.deepEqual(body.extra_logs, { executor_failed: [1] });
+      assert.deepEqual(body.extra_logs, logs({ executor_failed: 1 }));
       assert.match(body.errors[0], /^executor: executor \(ui-tars-1\.5-7b at http:\/\/127\.0\.0\.1:\d+\/v1\) is unreachable/);
     }
     assert.equal(await value(down.metrics.cacheHits), 0);
@@ -151,7 +169,7 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
       const slow = await startService({ ...h.config.models, executor: { ...h.config.models.executor, baseUrl: url, maxRetries: 0 } }, { deadlineSeconds: 0.5 });
       const { status, body } = await post(slow.url, openrlhfRequest(rows[0]!.row, await plannerReply(1)));
       assert.equal(status, 200);
-      assert.deepEqual(body.extra_logs, { timed_out: [1] });
+      assert.deepEqual(body.extra_logs, logs({ timed_out: 1 }));
       assert.match(body.errors[0], /^no reward within 500 ms/);
     } finally {
       hanging.closeAllConnections();
