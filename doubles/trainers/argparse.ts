@@ -6,7 +6,7 @@
  * negative numbers as values.
  */
 
-export type ArgKind = 'flag' | 'int' | 'float' | 'str' | 'float2' | 'str*';
+export type ArgKind = 'flag' | 'int' | 'float' | 'str' | 'float2' | 'float+' | 'str*';
 
 export interface ArgSpec {
   readonly kind: ArgKind;
@@ -73,10 +73,13 @@ export function parseArgs(prog: string, specs: Readonly<Record<string, ArgSpec>>
       continue;
     }
     const taken: string[] = inline !== undefined ? [inline] : [];
-    const wanted = spec.kind === 'float2' ? 2 : spec.kind === 'str*' ? Number.POSITIVE_INFINITY : 1;
+    const wanted = spec.kind === 'float2' ? 2 : spec.kind === 'str*' || spec.kind === 'float+' ? Number.POSITIVE_INFINITY : 1;
     while (taken.length < wanted && inline === undefined && isValue(argv[i + 1])) taken.push(argv[++i] as string);
     if (spec.kind === 'float2') {
       if (taken.length !== 2) throw new UsageError(prog, `argument ${option}: expected 2 arguments`);
+      values.set(name, taken.map((t) => convert(prog, option, 'float', t) as number));
+    } else if (spec.kind === 'float+') {
+      if (taken.length === 0) throw new UsageError(prog, `argument ${option}: expected at least one argument`);
       values.set(name, taken.map((t) => convert(prog, option, 'float', t) as number));
     } else if (spec.kind === 'str*') {
       values.set(name, taken);

@@ -21,9 +21,14 @@ import { applyChatTemplate, END_OF_TURN, expandImagePads, type TemplateMessage }
  * changes: the policy loss and KL it reports are those of an unchanged policy (0), the rewards are
  * real rewards of the reward service, and the weights it saves are placeholders with a marker file.
  *
- * Checked against OpenRLHF/OpenRLHF at version 0.11.0 (commit 3c3be62, 2026-08-13):
- * - the command line of openrlhf/cli/train_ppo_ray.py (every option and its type; unknown options
- *   fail with argparse's exit 2) and its checks after parsing (group estimators need more than one
+ * Checked against OpenRLHF 0.11.2 (the wheel `pip install "openrlhf==0.11.*"` installs; first read at
+ * tag v0.11.0, commit 3c3be62, then the 0.11.1 and 0.11.2 wheels compared file by file), and run side
+ * by side with 0.11.2's own rollout, reward, advantage and replay-buffer code on the same reward
+ * service answers (test/training/openrlhf-real.test.ts, infra/trainers/openrlhf_probe.py):
+ * - the command line of openrlhf/cli/train_ppo_ray.py (every option of 0.11.2 and its type, among
+ *   them is_correction_level/mode/gating, a threshold of one or two floats, loss_agg_mode,
+ *   kl.unbiased_gradient and the flash_reinforce estimator; unknown options fail with argparse's
+ *   exit 2) and its checks after parsing (group estimators need more than one
  *   sample per prompt, VLM runs refuse a critic and packing, enough samples for the actor GPUs,
  *   colocated engines matching the actor GPUs);
  * - the prompt data as openrlhf/datasets/prompts_dataset.py reads it through HF datasets: a .json
@@ -35,10 +40,16 @@ import { applyChatTemplate, END_OF_TURN, expandImagePads, type TemplateMessage }
  *   every sample of a bad row 0;
  * - generation and rewards as openrlhf/utils/agent.py's SingleTurnAgentExecutor and
  *   samples_generator.py do them: `--rollout.n_samples_per_prompt` samples per prompt, one reward
- *   request per sample (doubles/trainers/openrlhf-reward-client.ts), a missing reward failing the
- *   run; `--rollout.batch_size` prompts per global step;
+ *   request per sample, rotating over the reward URLs (doubles/trainers/openrlhf-reward-client.ts; one
+ *   engine's rotation: the real trainer keeps one per vLLM engine), a missing reward failing the
+ *   run; `--rollout.batch_size` prompts per global step; a micro batch (`--rollout.micro_batch_size`)
+ *   whose answers do not all carry the same extra_logs names fails as the replay buffer's split does
+ *   (ValueError: Size of info[name] (k) does not match batch_size (m)), and a non-numeric log value
+ *   as torch.tensor does;
  * - progress as ppo_trainer.py logs it: `✨ Global step N: {...}` (a Python dict) behind Ray's
- *   `(PPOTrainer pid=...)` prefix;
+ *   `(PPOTrainer pid=...)` prefix, with the mean of every extra_logs name among the actor's entries
+ *   (ppo_actor.py reports each info entry) and rollout/reward_mean and rollout/reward_std as
+ *   ppo_trainer.py's _compute_rollout_stats computes them (the real test compares those with 0.11.2's);
  * - checkpoints as ppo_actor.py / utils/deepspeed/deepspeed.py save them every `--ckpt.save_steps`:
  *   `{ckpt.path}/_actor/global_stepN/` with the client state (episode, global step, consumed
  *   prompts), then `_actor/latest` naming it, at most `--ckpt.max_num` kept, and
@@ -58,13 +69,13 @@ const INTS = words(`ref.num_nodes ref.num_gpus_per_node reward.num_nodes reward.
   rollout.n_samples_per_prompt algo.kl.horizon actor.muon.ns_steps critic.muon.ns_steps ds.ring_attn_size ds.ring_attn_head_stride
   eval.n_samples_per_prompt data.max_images_per_prompt`);
 const FLAGS = words(`train.colocate_actor_ref train.colocate_critic_reward train.colocate_all vllm.sync_with_ray vllm.enable_prefix_caching
-  vllm.enforce_eager vllm.enable_sleep algo.advantage.is_correction_enable train.async_enable train.partial_rollout_enable ckpt.save_hf ckpt.disable_ds
+  vllm.enforce_eager vllm.enable_sleep algo.kl.unbiased_gradient train.async_enable train.partial_rollout_enable ckpt.save_hf ckpt.disable_ds
   ckpt.load_enable ds.use_universal_ckpt actor.gradient_checkpointing_enable ds.deepcompile train.enable_ema ds.adam_offload ds.use_liger_kernel
   ds.overlap_comm actor.gradient_checkpointing_reentrant data.disable_fast_tokenizer ds.enable_sleep ds.packing_samples train.dynamic_batch_enable
   ds.load_in_4bit reward.normalize_enable train.full_determinism_enable critic.save_value_network actor.muon.nesterov critic.muon.nesterov
   actor.muon.no_nesterov critic.muon.no_nesterov algo.kl.use_loss algo.advantage.no_std_norm ref.offload reward.offload data.apply_chat_template
   algo.dynamic_filtering_enable actor.freeze_visual_encoder use_ms`);
-const STRINGS = words(`vllm.sync_backend algo.advantage.is_correction_type ckpt.path ckpt.best_metric_key ds.param_dtype ds.attn_implementation
+const STRINGS = words(`vllm.sync_backend algo.advantage.is_correction_level algo.advantage.is_correction_mode algo.advantage.is_correction_gating actor.loss_agg_mode ckpt.path ckpt.best_metric_key ds.param_dtype ds.attn_implementation
   ds.experts_implementation ds.grad_accum_dtype ckpt.output_dir actor.policy_loss_type algo.kl.estimator actor.optim critic.optim actor.lr_scheduler
   critic.lr_scheduler algo.advantage.estimator actor.model_name_or_path reward.model_name_or_path reward.remote_url critic.model_name_or_path
   ds.value_head_prefix train.agent_func_path data.prompt_dataset data.prompt_probs data.prompt_split eval.dataset eval.split data.input_key
@@ -75,16 +86,19 @@ const FLOATS = words(`vllm.gpu_memory_utilization ckpt.max_mem train.ema_beta ds
   actor.muon.lr critic.muon.lr actor.muon.momentum critic.muon.momentum actor.adam.lr critic.adam.lr actor.adam.eps critic.adam.eps
   actor.adam.weight_decay critic.adam.weight_decay actor.lr_warmup_ratio critic.lr_warmup_ratio actor.min_lr_ratio critic.min_lr_ratio actor.max_norm
   critic.max_norm reward.overlong_buffer_len reward.overlong_penalty_factor reward.stop_properly_penalty_coef eval.temperature`);
-const FLOAT_PAIRS = words('algo.advantage.is_correction_threshold actor.eps_clip_low_high reward.clip_range actor.adam.betas critic.adam.betas algo.dynamic_filtering_range');
+const FLOAT_PAIRS = words('actor.eps_clip_low_high reward.clip_range actor.adam.betas critic.adam.betas algo.dynamic_filtering_range');
 const CHOICES: Readonly<Record<string, readonly string[]>> = {
-  'algo.advantage.is_correction_type': ['tis', 'icepop', 'seq-mask-tis'],
+  'algo.advantage.is_correction_level': ['off', 'token', 'seq'],
+  'algo.advantage.is_correction_mode': ['mask', 'clip'],
+  'algo.advantage.is_correction_gating': ['ratio', 'binary_kl', 'tv'],
+  'actor.loss_agg_mode': ['token-mean', 'seq-mean-token-mean'],
   'ds.param_dtype': ['bf16', 'fp16'],
   'ds.experts_implementation': ['eager', 'batched_mm', 'grouped_mm', 'deepgemm'],
   'actor.policy_loss_type': ['ppo', 'gspo'],
   'algo.kl.estimator': ['k1', 'k2', 'k3'],
   'actor.optim': ['adam', 'muon'],
   'critic.optim': ['adam', 'muon'],
-  'algo.advantage.estimator': ['gae', 'reinforce', 'rloo', 'reinforce_baseline', 'group_norm', 'dr_grpo'],
+  'algo.advantage.estimator': ['gae', 'reinforce', 'rloo', 'reinforce_baseline', 'group_norm', 'dr_grpo', 'flash_reinforce'],
 };
 const OPTIONS: Record<string, ArgSpec> = Object.fromEntries([
   ...INTS.map((n) => [n, { kind: 'int' }]),
@@ -93,6 +107,7 @@ const OPTIONS: Record<string, ArgSpec> = Object.fromEntries([
   ...FLOATS.map((n) => [n, { kind: 'float' }]),
   ...FLOAT_PAIRS.map((n) => [n, { kind: 'float2' }]),
   ['ds.lora.target_modules', { kind: 'str*' }],
+  ['algo.advantage.is_correction_threshold', { kind: 'float+' }],
 ]);
 
 /** train_ppo_ray.py's defaults for the options the double reads. */
@@ -129,6 +144,8 @@ function checkArgs(args: Args): void {
   const assert = (ok: boolean, message: string): void => {
     if (!ok) throw new InputError(`AssertionError: ${message}`);
   };
+  const threshold = args.get('algo.advantage.is_correction_threshold') as number[] | undefined;
+  assert(threshold === undefined || threshold.length <= 2, '--algo.advantage.is_correction_threshold takes HIGH or LOW HIGH');
   const estimator = get<string>(args, 'algo.advantage.estimator') as string;
   if (['rloo', 'reinforce_baseline', 'group_norm', 'dr_grpo'].includes(estimator)) assert(num(args, 'rollout.n_samples_per_prompt') > 1, `${estimator} requires n_samples_per_prompt > 1`);
   if (num(args, 'data.max_images_per_prompt') > 0) {
@@ -317,8 +334,7 @@ async function main(): Promise<void> {
       const advantages = groups.flatMap((g) => groupAdvantages(g.samples.map((s) => s.reward)));
       // The actor's fit reports the mean of every info entry, the reward service's extra_logs among them.
       const logMeans = Object.fromEntries((samples[0]?.logNames ?? []).map((name) => [name, samples.reduce((a, s) => a + (s.logs[name] ?? 0), 0) / samples.length]));
-      const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
-      const std = rewards.length > 1 ? Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / (rewards.length - 1)) : 0;
+      const { 'rollout/reward_mean': mean, 'rollout/reward_std': std } = rolloutRewardStats(rewards);
       state = { episode, global_step: state.global_step + 1, total_consumed_prompts: state.total_consumed_prompts + batch.length };
       const status: Record<string, PyValue> = {
         // An unchanged policy: importance ratios of 1, so the clipped loss is minus the mean advantage, and no KL.
@@ -339,6 +355,13 @@ async function main(): Promise<void> {
   }
   writeModelFolder(get<string>(args, 'ckpt.output_dir') as string, modelOptions(args, state.global_step));
   log(`Saved the final model to ${get<string>(args, 'ckpt.output_dir')} (TEST DOUBLE: placeholder weights)`, 'ppo_actor.py:700');
+}
+
+/** ppo_trainer.py's _compute_rollout_stats of a step's rewards: their mean and torch's (unbiased) std, 0 for one sample. */
+export function rolloutRewardStats(rewards: readonly number[]): { 'rollout/reward_mean': number; 'rollout/reward_std': number } {
+  const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
+  const std = rewards.length > 1 ? Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / (rewards.length - 1)) : 0;
+  return { 'rollout/reward_mean': mean, 'rollout/reward_std': std };
 }
 
 interface Sample {

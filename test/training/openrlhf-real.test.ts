@@ -10,6 +10,7 @@ import type { Config } from '../../config/schema';
 import { formatPlannerOutput } from '../../core/planner-parser';
 import { EXTRA_LOG_NAMES } from '../../core/remote-reward';
 import { grpoRows, plannerMessagesAt, type GrpoRow } from '../../core/training';
+import { rolloutRewardStats } from '../../doubles/trainers/openrlhf';
 import { applyChatTemplate } from '../../doubles/trainers/qwen2-vl';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { freePort } from '../stack';
@@ -152,5 +153,12 @@ describe("OpenRLHF 0.11.2's own reward, advantage and replay-buffer code against
     assert.deepEqual(await Promise.all(healthy.map((s) => count(s.metrics, 'empty'))), [0, 0, 0]);
     const mean = run.rolloutStats['rollout/reward_mean']!;
     assert.ok(close(mean, 1), `rollout/reward_mean ${mean}`);
+  });
+
+  it("the OpenRLHF double's rollout statistics are OpenRLHF's on the same rewards", () => {
+    for (const run of results) {
+      const double = rolloutRewardStats(run.samples.map((s) => s.rewards.values[0]!));
+      for (const key of ['rollout/reward_mean', 'rollout/reward_std'] as const) assert.ok(close(double[key], run.rolloutStats[key]!), `${key}: double ${double[key]}, OpenRLHF ${run.rolloutStats[key]}`);
+    }
   });
 });
