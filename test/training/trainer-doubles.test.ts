@@ -87,6 +87,10 @@ describe('trainer doubles: input validation as the real trainers do it', functio
       [grpoArgs({ '--rollout.n_samples_per_prompt': 'eight' }), /argument --rollout\.n_samples_per_prompt: invalid int value: 'eight'/],
       [grpoArgs({ '--algo.advantage.estimator': 'grpo' }), /argument --algo\.advantage\.estimator: invalid choice: 'grpo' \(choose from 'gae', 'reinforce'/],
       [grpoArgs({ '--reward.clip_range': '-10' }), /argument --reward\.clip_range: expected 2 arguments/],
+      // 0.11.0's importance-sampling flags, replaced in 0.11.2 by is_correction_level/mode/gating.
+      [[...grpoArgs(), '--algo.advantage.is_correction_enable'], /unrecognized arguments: --algo\.advantage\.is_correction_enable/],
+      [grpoArgs({ '--algo.advantage.is_correction_level': 'sample' }), /argument --algo\.advantage\.is_correction_level: invalid choice: 'sample' \(choose from 'off', 'token', 'seq'\)/],
+      [grpoArgs({ '--algo.advantage.is_correction_threshold': 'high' }), /argument --algo\.advantage\.is_correction_threshold: invalid float value: 'high'/],
     ];
     for (const [args, message] of cases) {
       const out = run('openrlhf.js', args);
@@ -101,6 +105,7 @@ describe('trainer doubles: input validation as the real trainers do it', functio
       [grpoArgs({ '--algo.advantage.estimator': 'gae' }), /VLM training does not support critic model/],
       [grpoArgs({ '--rollout.batch_size': '1', '--rollout.micro_batch_size': '8' }), /The number of sample batches must be greater than or equal to the effective number of actor processes/],
       [grpoArgs({ '--data.apply_chat_template': null }), /holds chat messages: pass --data\.apply_chat_template/],
+      [[...grpoArgs(), '--algo.advantage.is_correction_threshold', '0.5', '2', '5'], /--algo\.advantage\.is_correction_threshold takes HIGH or LOW HIGH/],
     ];
     for (const [args, message] of cases) {
       const out = run('openrlhf.js', args);
