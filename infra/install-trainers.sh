@@ -16,7 +16,12 @@ PIP=("$VENV/bin/pip" install -q --disable-pip-version-check)
 # openrlhf.utils), peft and transformers (openrlhf.models), numpy, tqdm, packaging, datasets
 # (openrlhf.datasets, through ppo_trainer.py) and torch (CPU build is enough; LLaMA-Factory's install
 # above brings it).
+# PyPI has only a cp311 wheel of it: the venv's Python must be 3.11.
 OPENRLHF_VERSION="0.11.2"
+if ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+  log "OpenRLHF $OPENRLHF_VERSION is published for Python 3.11 only; $VENV has $("$VENV/bin/python" -V)"
+  exit 1
+fi
 if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('openrlhf') != '$OPENRLHF_VERSION')" 2>/dev/null; then
   log "OpenRLHF $OPENRLHF_VERSION (--no-deps) and what its reward and experience code imports"
   "${PIP[@]}" torch aiohttp pylatexenc sympy peft transformers numpy tqdm packaging datasets

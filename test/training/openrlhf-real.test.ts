@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { ModelGateway } from '../../activities/models/gateway';
 import { s3Images } from '../../activities/models/images';
@@ -91,6 +92,7 @@ describe("OpenRLHF 0.11.2's own reward, advantage and replay-buffer code against
     (await metrics.requests.get()).values.filter((v) => outcome === undefined || v.labels.outcome === outcome).reduce((a, v) => a + v.value, 0);
 
   before(async () => {
+    if (!existsSync(PYTHON)) throw new Error(`${PYTHON}: no trainers' venv; run bash infra/install-trainers.sh (or set CODA_TRAINERS_VENV)`);
     h = await startHarness({ name: 'orlreal', desktops: 1, displayFrom: 560 });
     trajectory = await recordTrajectory(h.stack.store, h.config, h.env, `orlreal${Date.now()}`, 'C-08');
     rows = grpoRows(trajectory.manifest, trajectory.manifestKey, allSteps(trajectory), SCREEN).map((r) => r.row);
