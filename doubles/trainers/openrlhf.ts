@@ -402,7 +402,7 @@ async function rollout(gateway: ModelGateway, client: RewardClient, prompt: Prom
  * gathers each extra_logs name over the answers that have it, and split_experience_batch refuses a
  * name with fewer values than samples.
  */
-function checkMicroBatch(samples: readonly Sample[]): void {
+export function checkMicroBatch(samples: ReadonlyArray<Pick<Sample, 'logNames'>>): void {
   const counts = new Map<string, number>();
   for (const s of samples) for (const name of s.logNames) counts.set(name, (counts.get(name) ?? 0) + 1);
   for (const [name, count] of counts) {

@@ -11,7 +11,7 @@ import type { Config } from '../../config/schema';
 import { formatPlannerOutput } from '../../core/planner-parser';
 import { EXTRA_LOG_NAMES } from '../../core/remote-reward';
 import { grpoRows, plannerMessagesAt, type GrpoRow } from '../../core/training';
-import { rolloutRewardStats } from '../../doubles/trainers/openrlhf';
+import { checkMicroBatch, rolloutRewardStats } from '../../doubles/trainers/openrlhf';
 import { applyChatTemplate } from '../../doubles/trainers/qwen2-vl';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { freePort } from '../stack';
@@ -155,6 +155,15 @@ describe("OpenRLHF 0.11.2's own reward, advantage and replay-buffer code against
     assert.deepEqual(await Promise.all(healthy.map((s) => count(s.metrics, 'empty'))), [0, 0, 0]);
     const mean = run.rolloutStats['rollout/reward_mean']!;
     assert.ok(close(mean, 1), `rollout/reward_mean ${mean}`);
+  });
+
+  it("the OpenRLHF double's micro batches take what OpenRLHF's replay buffer takes, and refuse what it refuses, with its message", () => {
+    for (const run of results) {
+      const names = run.samples.map((s) => ({ logNames: Object.keys(s.info).filter((k) => (EXTRA_LOG_NAMES as readonly string[]).includes(k)) }));
+      for (let i = 0; i < names.length; i += run.microBatches[0]!.size) assert.doesNotThrow(() => checkMicroBatch(names.slice(i, i + run.microBatches[0]!.size)));
+    }
+    // What OpenRLHF 0.11.2 raised on the answers of a service that logged only the names that applied (issue 16, finding 2).
+    assert.throws(() => checkMicroBatch([{ logNames: ['type_match'] }, { logNames: ['unparsable'] }]), /^Error: ValueError: Size of info\[type_match\] \(1\) does not match batch_size \(2\)$/);
   });
 
   it("the OpenRLHF double's rollout statistics are OpenRLHF's on the same rewards", () => {
