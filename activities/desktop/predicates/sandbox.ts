@@ -51,6 +51,9 @@ const START_ALLOWANCE_MS = 10_000;
 
 const ARGS = ['-I', '-S', '-c', RUNNER];
 
+/** Only PATH, to find python3; -I makes it ignore PYTHON* variables anyway. */
+const CHILD_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+
 /** Runs the checks against `dump` in one sandboxed python3 child; one result per check, in order. Never throws for what a check does. */
 export async function evaluateChecks(checks: readonly PredicateCheck[], dump: unknown, options: SandboxOptions = {}): Promise<PredicateResult[]> {
   if (checks.length === 0) return [];
@@ -78,7 +81,7 @@ type Line = { start?: unknown; i?: unknown; ok?: unknown; field?: unknown; error
 /** Runs the child to its end; `stopped` says why it ended early (killed, crashed), or is '' when it ended by itself. */
 function runChild(python: string, request: string, wallMs: number, maxOutputBytes: number, onLine: (line: Line) => void): Promise<{ stopped: string }> {
   return new Promise((resolve) => {
-    const child = spawn(python, ARGS, { cwd: tmpdir(), env: {}, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(python, ARGS, { cwd: tmpdir(), env: CHILD_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
     let stopped = '';
     let written = 0;
     let pending = '';
@@ -130,7 +133,7 @@ export function compileErrors(sources: readonly string[], options: Pick<SandboxO
   const { python, timeoutMs } = { ...DEFAULTS, ...options };
   const out = spawnSync(python, ARGS, {
     cwd: tmpdir(),
-    env: {},
+    env: CHILD_ENV,
     input: JSON.stringify({ mode: 'compile', sources }),
     timeout: timeoutMs + START_ALLOWANCE_MS,
     maxBuffer: 16 * 1024 * 1024,
