@@ -283,6 +283,10 @@ export class OsworldDesktop implements Desktop {
         return;
       case 'download':
         return this.download(String(fields.url), String(fields.path));
+      case 'append':
+        // VTask's _append: the VM server's /append; any 200 is success.
+        await this.appContext().vmHttp.send({ method: 'POST', path: '/append', json: { path: fields.path, content: fields.content }, idempotent: false });
+        return;
     }
     const func = String(fields.func);
     if (this.session !== undefined && (await this.session.initialize(func, fields))) return;
