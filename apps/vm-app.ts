@@ -8,15 +8,20 @@ import type { VmHttp } from '../activities/desktop/osworld/http';
  * ScienceBoard's sci/<App>/<app>.py and task.py do. Runs on the vm-host.
  */
 
-/** One Python check as ScienceBoard's tasks write it: `key` and `pred` are lambda sources, run on the dump. */
-export interface PythonCheck {
-  readonly key: string;
-  readonly value: unknown;
-  readonly pred?: string;
-}
+/**
+ * One check for the predicate sandbox (activities/desktop/predicates), as ScienceBoard evaluates
+ * it with `eval`: `info` (Celestia's and GRASS GIS's `info` and GRASS's `db`) is
+ * `pred(key(dump), value)`; `states` is ChimeraX's states check over its states dump; `file` is
+ * ChimeraX's file check (`value`, or what its lambda returns, is in `content`). `dump`, when given,
+ * replaces the shared dump for that check (a `db` check's stdout).
+ */
+export type PythonCheck =
+  | { readonly kind?: 'info'; readonly key: string; readonly value: unknown; readonly pred?: string; readonly dump?: unknown }
+  | { readonly kind: 'states'; readonly key: string; readonly find?: string; readonly value?: unknown; readonly pattern?: string; readonly dump?: unknown }
+  | { readonly kind: 'file'; readonly value: string; readonly content: string | null };
 
-/** Evaluates Python checks on a dump in the predicate sandbox; one outcome per check, in order. */
-export type EvaluatePredicates = (checks: readonly PythonCheck[], dump: unknown) => Promise<Array<{ ok: boolean; error?: string }>>;
+/** Evaluates checks on a dump in the predicate sandbox; one outcome per check, in order (`detail`: what was compared). */
+export type EvaluatePredicates = (checks: readonly PythonCheck[], dump: unknown) => Promise<Array<{ ok: boolean; error?: string; detail?: string }>>;
 
 export interface VmAppContext {
   /** The VM's own server (OSWorld's, port 5000): /setup/*, /read, /write, /append, /chimerax/run, /lean/check. */
@@ -46,25 +51,32 @@ export interface VmApp {
   session(task: { readonly id: string; readonly query?: unknown; readonly initialize: readonly unknown[] }, context: VmAppContext): VmAppSession;
 }
 
-/** A failed check naming the field and what Python said (a predicate that raised, timed out or did not compile). */
-export function predicateFailure(index: number, type: CheckResult['type'], what: string, error: string): CheckResult {
-  return { index, type, passed: false, detail: `${what}: ${error}` };
-}
-
-/** `key`/`pred` checks on one dump, one result per check, detail naming the key and the expected value. */
-export async function checkPredicates(
+/**
+ * Checks run in the sandbox, one result per check: passed when the sandbox says ok; the detail is
+ * what the sandbox compared, or why the check could not be decided (the source raised, timed out,
+ * was refused), naming the check's fields.
+ */
+export async function sandboxChecks(
   predicates: EvaluatePredicates,
-  checks: ReadonlyArray<{ index: number; check: Readonly<Record<string, unknown>> }>,
+  checks: ReadonlyArray<{ index: number; check: Readonly<Record<string, unknown>>; python: PythonCheck }>,
   dump: unknown,
   source: string,
 ): Promise<CheckResult[]> {
-  const python = checks.map(({ check }) => ({ key: String(check.key), value: check.value, ...(typeof check.pred === 'string' ? { pred: check.pred } : {}) }));
-  const outcomes = await predicates(python, dump);
+  if (checks.length === 0) return [];
+  const outcomes = await predicates(checks.map((c) => c.python), dump);
   return checks.map(({ index, check }, i) => {
     const outcome = outcomes[i] ?? { ok: false, error: 'no outcome from the predicate sandbox' };
-    const what = `${check.pred === undefined ? 'expected' : `pred ${String(check.pred)} with`} key ${String(check.key)} ${check.pred === undefined ? '==' : 'and value'} ${JSON.stringify(check.value)} on ${source}`;
-    return outcome.ok
-      ? { index, type: check.type as CheckResult['type'], passed: true, detail: what }
-      : predicateFailure(index, check.type as CheckResult['type'], what, outcome.error ?? 'the predicate is false');
+    const fields = ['key', 'find', 'pred', 'pattern'].filter((f) => typeof check[f] === 'string').map((f) => `${f} ${String(check[f])}`);
+    const what = `${fields.join(', ')}${Object.hasOwn(check, 'value') ? ` value ${JSON.stringify(check.value)?.slice(0, 200)}` : ''} on ${source}`;
+    const detail = outcome.error !== undefined ? `${what}: ${outcome.error}` : `${what}${outcome.detail === undefined ? '' : `: ${outcome.detail}`}`;
+    return { index, type: check.type as CheckResult['type'], passed: outcome.ok && outcome.error === undefined, detail };
   });
 }
+
+/** An `info` (or `db`) check as the sandbox takes it. */
+export const infoCheck = (check: Readonly<Record<string, unknown>>, dump?: unknown): PythonCheck => ({
+  key: String(check.key),
+  value: check.value,
+  ...(typeof check.pred === 'string' ? { pred: check.pred } : {}),
+  ...(dump === undefined ? {} : { dump }),
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkPredicates, type VmApp } from '../vm-app';
+import { infoCheck, sandboxChecks, type VmApp } from '../vm-app';
 
 /**
  * Celestia on a ScienceBoard VM, as sci/Celestia/celestia.py and task.py run it: the modified
@@ -27,7 +27,7 @@ export const celestiaVm: VmApp = {
         if (checks.length === 0) return [];
         const request = { method: 'POST', path: '/dump', text: JSON.stringify(task.query ?? []), idempotent: true, timeoutMs: APP_TIMEOUT_MS } as const;
         const dump = await appHttp.json(request, dumpAnswer);
-        return checkPredicates(predicates, checks, dump, "Celestia's /dump");
+        return sandboxChecks(predicates, checks.map((c) => ({ ...c, python: infoCheck(c.check) })), dump, "Celestia's /dump");
       },
     };
   },

@@ -69,6 +69,8 @@ export function chimeraxDouble(vmRoot: string, state: ChimeraxState = { states: 
           return /^[xyz]$/.test(args[0] ?? '') && Number.isFinite(Number(args[1] ?? '90')) ? answer([]) : userError(`Expected an axis: ${command}`);
         case 'alphafold':
           return args[0] === 'match' && ALPHAFOLD.includes(args[1] ?? '') ? answer([`1 AlphaFold model found using UniProt identifier: ${args[1]}`]) : userError(`No AlphaFold model for ${args.slice(1).join(' ')}`);
+        case 'version':
+          return answer(['UCSF ChimeraX version: 1.8 (2024-06-10)']);
         case 'color':
         case 'rainbow':
           return answer([]);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CheckResult } from '../../core/evaluation';
 import type { VmHttp } from '../../activities/desktop/osworld/http';
-import { checkPredicates, type VmApp } from '../vm-app';
+import { infoCheck, sandboxChecks, type VmApp } from '../vm-app';
 
 /**
  * GRASS GIS on a ScienceBoard VM, as sci/GrassGIS/grass.py and task.py run it: the GUI's Flask
@@ -54,14 +54,16 @@ export const grassVm: VmApp = {
         const info = checks.filter(({ check }) => check.type === 'info');
         if (info.length > 0) {
           const dump = await appHttp.json({ method: 'GET', path: '/dump', idempotent: true, timeoutMs: APP_TIMEOUT_MS }, dumpAnswer);
-          results.push(...(await checkPredicates(predicates, info, dump, "GRASS GIS's /dump")));
+          results.push(...(await sandboxChecks(predicates, info.map((c) => ({ ...c, python: infoCheck(c.check) })), dump, "GRASS GIS's /dump")));
         }
+        // Each db check runs its module; its key and pred read the run's stdout (not retried once it reached the app: v.to.db may write).
+        const db = [];
         for (const entry of checks.filter(({ check }) => check.type === 'db')) {
           const { cmd, kwargs } = entry.check;
-          // A module run may write (v.to.db): not retried once it reached the app.
           const ran = await appHttp.json({ method: 'POST', path: '/gcmd', json: { cmd, kwargs }, idempotent: false, timeoutMs: APP_TIMEOUT_MS }, gcmdAnswer);
-          results.push(...(await checkPredicates(predicates, [entry], ran.stdout, `the stdout of ${String(cmd)} ${JSON.stringify(kwargs)} (/gcmd)`)));
+          db.push({ ...entry, python: infoCheck(entry.check, ran.stdout ?? null) });
         }
+        results.push(...(await sandboxChecks(predicates, db, null, 'the stdout of its GRASS module (/gcmd)')));
         return results.sort((a, b) => a.index - b.index);
       },
     };
