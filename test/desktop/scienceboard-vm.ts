@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { OsworldVmConfig } from '../../config/schema';
 import type { Task } from '../../core/task';
 import { celestiaDouble, type CelestiaDouble, type CelestiaState } from '../../apps/celestia/double';
-import { chimeraxDouble, type ChimeraxDouble, type ChimeraxState } from '../../apps/chimerax/double';
+import { chimeraxDouble, type ChimeraxDouble } from '../../apps/chimerax/double';
 import { grassDouble, type GrassDouble, type GrassState } from '../../apps/grassgis/double';
 import { leanDouble, type LeanDouble } from '../../apps/lean/double';
 import { BASIC_LEAN, leanHeader } from '../../apps/lean/vm';
@@ -13,7 +13,7 @@ import { createKalgebraState } from '../../activities/desktop/osworld/kalgebra-s
 import { appStateUrl, OsworldDesktop, type OsworldDesktopOptions } from '../../activities/desktop/osworld/osworld-desktop';
 import { freePort } from '../../infra/ephemeral';
 import { CELESTIA_STATES } from './app-states/Celestia';
-import { CHIMERAX_STATES, chimeraxFiles } from './app-states/ChimeraX';
+import { CHIMERAX_STATES, type ChimeraxTaskState } from './app-states/ChimeraX';
 import { GRASS_STATES } from './app-states/GrassGIS';
 import { LEAN_STATES, type LeanState } from './app-states/Lean';
 import { withValue, type TaskState } from './app-states/types';
@@ -35,12 +35,6 @@ export const STATES: Readonly<Record<string, Readonly<Record<string, TaskState<u
   ChimeraX: CHIMERAX_STATES,
   GrassGIS: GRASS_STATES,
   Lean: LEAN_STATES,
-};
-
-/** The day as Python's datetime.today() prints it here (ChimeraX D-03's log check). */
-const today = (): string => {
-  const d = new Date();
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 };
 
 export interface DoubledVm {
@@ -99,15 +93,15 @@ export async function startDoubledVm(): Promise<DoubledVm> {
       case 'GrassGIS':
         grass.state = state as GrassState;
         break;
-      case 'ChimeraX':
-        chimerax.state = state as ChimeraxState;
-        if (task.evaluate.some((c) => c.type === 'file')) {
-          for (const [file, text] of Object.entries(chimeraxFiles(today(), variant === 'off'))) {
-            mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-            writeFileSync(path.join(root, file), text);
-          }
+      case 'ChimeraX': {
+        const { files = {}, ...app } = state as ChimeraxTaskState;
+        chimerax.state = app;
+        for (const [file, text] of Object.entries(files)) {
+          mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+          writeFileSync(path.join(root, file), text);
         }
         break;
+      }
       case 'Lean': {
         const header = leanHeader(task.initialize);
         const file = path.join(root, BASIC_LEAN);

@@ -1,17 +1,30 @@
 import type { ChimeraxState } from '../../../apps/chimerax/double';
 import type { TaskState } from './types';
 
-/** ChimeraX's states dump (dotted attribute paths) and `info` log lines after the agent, as each task's checks read them. */
+/**
+ * ChimeraX's states dump (dotted attribute paths), its `info` log lines and the VM files it wrote,
+ * after the agent, as each task's checks read them.
+ */
+export type ChimeraxTaskState = ChimeraxState & { readonly files?: Readonly<Record<string, string>> };
 
 const MODEL = '_state_containers.models._models.(1,)';
 const VIEW = `${MODEL}._atoms_drawing._draw_shape.bindings._opengl_context.window.view`;
-const base = (name: string, extra: Record<string, unknown> = {}): ChimeraxState => ({ states: { [`${MODEL}._name`]: name, [`${MODEL}.display`]: true, ...extra }, info: {} });
+const base = (name: string, extra: Record<string, unknown> = {}): ChimeraxTaskState => ({ states: { [`${MODEL}._name`]: name, [`${MODEL}.display`]: true, ...extra }, info: {} });
 const colors = (residues: number, color: string, last = color) => Array.from({ length: residues }, (_, i) => `#1/A:${i + 1} color ${i === residues - 1 ? last : color}`);
 /** The hydrogen-bond pseudobond group ChimeraX adds as submodel (1, 1). */
 const HBONDS = `_state_containers.models._models.(1, 1)`;
+/** The day as Python's datetime.today() prints it here (D-03's log check asks for the prediction's day). */
+const now = new Date();
+const TODAY = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, '0')}-${String(now.getDate()).padStart(2, '0')}`;
+const BEST_MODEL = '/home/user/Downloads/ChimeraX/AlphaFold/prediction_1/best_model.pdb';
+/** AlphaFold's prediction in the VM (D-03): its model's atoms and its log of today. */
+const PREDICTION: Readonly<Record<string, string>> = {
+  [BEST_MODEL]: ['ATOM     14  CA  ASN A   2', 'ATOM     28  OD2 ASP A   4', 'ATOM     57  CB  LEU A   8'].map((atom) => `${atom}      1.000  1.000  1.000\n`).join(''),
+  '/home/user/Downloads/ChimeraX/AlphaFold/prediction_1/log.txt': `${TODAY} 10:00:00 AlphaFold prediction finished\n`,
+};
 const DARK_RED = `[${Array.from({ length: 20 }, () => '[139   0   0 255]').join(' ')}]`;
 
-export const CHIMERAX_STATES: Readonly<Record<string, TaskState<ChimeraxState>>> = {
+export const CHIMERAX_STATES: Readonly<Record<string, TaskState<ChimeraxTaskState>>> = {
   'A-01': { state: base('2olx'), off: { path: ['states', `${MODEL}._name`], value: '2olx.cif' } },
   'A-02': { state: base('prot.cif'), off: { path: ['states', `${MODEL}._name`], value: '3ppd' } },
   'A-04': {
@@ -62,14 +75,5 @@ export const CHIMERAX_STATES: Readonly<Record<string, TaskState<ChimeraxState>>>
     state: base('A8Z1J3', { '_state_containers.models._models.(1, 2)._name': 'contacts', '_state_containers.tools.log.page_source': '<html>41 distances between residues</html>' }),
     off: { path: ['states', '_state_containers.tools.log.page_source'], value: '<html>40 distances between residues</html>' },
   },
-  'D-03': { state: base('prediction_1') },
+  'D-03': { state: { ...base('prediction_1'), files: PREDICTION }, off: { path: ['files', BEST_MODEL], value: (PREDICTION[BEST_MODEL] ?? '').replace('LEU', 'ILE') } },
 };
-
-/** The VM files D-03's `file` checks read, under the VM's root: AlphaFold's prediction and its log of today. */
-export function chimeraxFiles(today: string, off: boolean): Record<string, string> {
-  const atoms = ['ATOM     14  CA  ASN A   2', 'ATOM     28  OD2 ASP A   4', off ? 'ATOM     57  CB  ILE A   8' : 'ATOM     57  CB  LEU A   8'];
-  return {
-    '/home/user/Downloads/ChimeraX/AlphaFold/prediction_1/best_model.pdb': `${atoms.join('      1.000  1.000  1.000\n')}\n`,
-    '/home/user/Downloads/ChimeraX/AlphaFold/prediction_1/log.txt': `${today} 10:00:00 AlphaFold prediction finished\n`,
-  };
-}
