@@ -1,8 +1,10 @@
+import { APPS, appColumn, appOf } from '../apps/index';
 import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summary } from './metrics';
 
 /**
  * Evaluation reports (REFERENCE.md §1, the paper's table 1): one row per planner checkpoint, one
- * column per software plus Overall, Average@k and Pass@k; and what changed since the previous
+ * column per software named by its ScienceBoard domain ("GIS (GRASS GIS)"), in the order of the
+ * app registry (apps/index.ts: the paper's order), Overall last; Average@k and Pass@k; and what changed since the previous
  * report of the same series (which tasks started or stopped passing, i.e. were solved at least
  * once in k attempts). Tasks the deployment cannot run are listed apart, never counted as failures.
  */
@@ -40,7 +42,7 @@ export interface EvaluationReport {
   readonly run: string;
   readonly k: number;
   readonly createdAt: string;
-  /** Column order. */
+  /** Column order: the registry's apps first, in its order, then any other software by name. */
   readonly softwares: string[];
   readonly rows: ReportRow[];
   readonly unsupported: UnsupportedTask[];
@@ -66,8 +68,21 @@ export function buildEvaluationReport(input: {
   unsupported?: readonly UnsupportedTask[];
 }): EvaluationReport {
   const rows = input.rows.map((row) => ({ planner: row.planner, model: row.model, runs: row.runs, metrics: summarizeRuns(row.records, input.k) }));
-  const softwares = [...new Set(rows.flatMap((row) => Object.keys(row.metrics.bySoftware)))].sort();
+  const softwares = columnOrder(rows.flatMap((row) => Object.keys(row.metrics.bySoftware)));
   return { schema: REPORT_SCHEMA, series: input.series, run: input.run, k: input.k, createdAt: input.createdAt, softwares, rows, unsupported: [...(input.unsupported ?? [])] };
+}
+
+/** Software names in report order: the registry's (the paper's) first, then the others by name. */
+export function columnOrder(softwares: Iterable<string>): string[] {
+  const present = new Set(softwares);
+  const known = APPS.map((app) => app.software as string).filter((s) => present.has(s));
+  return [...known, ...[...present].filter((s) => !known.includes(s)).sort()];
+}
+
+/** A column's title: "Domain (App)" for a registry app (e.g. "Biochemistry (ChimeraX)"), else the software's name. */
+export function columnTitle(software: string): string {
+  const app = appOf(software);
+  return app === undefined ? software : appColumn(app);
 }
 
 const solved = (row: ReportRow): Set<string> =>
@@ -107,7 +122,7 @@ function table(report: EvaluationReport, title: string, pick: (s: Summary) => nu
   return [
     `## ${title}@${report.k} (%)`,
     '',
-    `| Planner | ${report.softwares.join(' | ')} | Overall |`,
+    `| Planner | ${report.softwares.map(columnTitle).join(' | ')} | Overall |`,
     `| --- | ${report.softwares.map(() => '---:').join(' | ')} | ---: |`,
     ...report.rows.map(
       (row) =>
@@ -131,13 +146,14 @@ export function renderReportMarkdown(report: EvaluationReport): string {
     ...report.rows.flatMap((row) =>
       report.softwares.map((software) => {
         const tasks = row.metrics.tasks.filter((t) => t.software === software);
-        return `- ${row.planner}, ${software}: ${tasks.map((t) => `${t.taskId} ${t.successes}/${t.runs}`).join(', ') || 'none'} (run \`${row.runs[software] ?? '-'}\`)`;
+        return `- ${row.planner}, ${columnTitle(software)}: ${tasks.map((t) => `${t.taskId} ${t.successes}/${t.runs}`).join(', ') || 'none'} (run \`${row.runs[software] ?? '-'}\`)`;
       }),
     ),
     '',
   ];
   if (report.unsupported.length > 0) {
-    lines.push('## Not run here (unsupported, not counted)', '', ...report.unsupported.map((u) => `- ${u.software}/${u.taskId}: ${u.reason}`), '');
+    const unsupported = columnOrder(report.unsupported.map((u) => u.software)).flatMap((software) => report.unsupported.filter((u) => u.software === software));
+    lines.push('## Not run here (unsupported, not counted)', '', ...unsupported.map((u) => `- ${u.software}/${u.taskId}: ${u.reason}`), '');
   }
   if (report.previous !== undefined && report.diff !== undefined) {
     lines.push(`## Since ${report.previous.run} (${report.previous.createdAt})`, '');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { confusion } from '../../core/judge/metrics';
 import { totalCost } from '../../core/judge/verdict-file';
 import type { RunRecord } from '../../core/metrics';
-import { buildEvaluationReport, renderReportMarkdown, withDiff } from '../../core/report';
+import { buildEvaluationReport, columnOrder, renderReportMarkdown, withDiff } from '../../core/report';
 
 /** k runs of `task`, the first `successes` of them successful. */
 const runs = (software: string, task: string, successes: number, k = 2): RunRecord[] =>
@@ -32,6 +32,23 @@ describe('evaluation reports', () => {
     assert.throws(() => buildEvaluationReport({ series: 's', run: 'r', k: 3, createdAt: 'x', rows: [{ planner: 'p', model: 'm', runs: {}, records: runs('K', 'A', 1) }] }), /at least 3 runs/);
   });
 
+  it('puts the columns in the paper\'s layout: ScienceBoard domain and software, in the registry\'s order, Overall last', () => {
+    const six = ['TeXstudio', 'Lean', 'Celestia', 'GrassGIS', 'ChimeraX', 'KAlgebra'];
+    const all = buildEvaluationReport({
+      series: 's',
+      run: 'r',
+      k: 1,
+      createdAt: 't',
+      rows: [{ planner: 'base', model: 'm', runs: {}, records: [...six, 'InHouseApp'].flatMap((software, i) => runs(software, 'A-01', i % 2, 1)) }],
+    });
+    assert.deepEqual(all.softwares, ['KAlgebra', 'ChimeraX', 'GrassGIS', 'Celestia', 'TeXstudio', 'Lean', 'InHouseApp']);
+    assert.match(
+      renderReportMarkdown(all),
+      /\| Planner \| Algebra \(KAlgebra\) \| Biochemistry \(ChimeraX\) \| GIS \(GRASS GIS\) \| Astronomy \(Celestia\) \| Documents \(TeXstudio\) \| Theorem proving \(Lean\) \| InHouseApp \| Overall \|\n\| --- \| ---: \| ---: \| ---: \| ---: \| ---: \| ---: \| ---: \| ---: \|\n\| base \(`m`\) \| 100\.00 \| 0\.00 \| 100\.00 \| 0\.00 \| 0\.00 \| 100\.00 \| 0\.00 \| 42\.86 \|/,
+    );
+    assert.deepEqual(columnOrder(['Zeta', 'Lean', 'Alpha', 'KAlgebra']), ['KAlgebra', 'Lean', 'Alpha', 'Zeta']);
+  });
+
   it('names the tasks that started and stopped passing since the previous report, among those both ran', () => {
     const diffed = withDiff(second, first, 'coda/reports/nightly/x-n1.json');
     assert.deepEqual(diffed.previous, { key: 'coda/reports/nightly/x-n1.json', run: 'n1', createdAt: '2026-11-20T02:00:00.000Z' });
@@ -45,9 +62,9 @@ describe('evaluation reports', () => {
   it('renders the paper table layout, the tasks, the unsupported ones and the diff as Markdown', () => {
     const markdown = renderReportMarkdown(withDiff(second, first, 'k'));
     assert.match(markdown, /^# Evaluation nightly \/ n2\n/);
-    assert.match(markdown, /## Average@2 \(%\)\n\n\| Planner \| KAlgebra \| TeXstudio \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 50\.00 \| 100\.00 \| 75\.00 \|/);
-    assert.match(markdown, /## Pass@2 \(%\)\n\n\| Planner \| KAlgebra \| TeXstudio \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 66\.67 \| 100\.00 \| 83\.33 \|/);
-    assert.match(markdown, /- base, KAlgebra: A-01 0\/2, C-01 1\/2, C-03 2\/2 \(run `n2-KAlgebra`\)/);
+    assert.match(markdown, /## Average@2 \(%\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 50\.00 \| 100\.00 \| 75\.00 \|/);
+    assert.match(markdown, /## Pass@2 \(%\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 66\.67 \| 100\.00 \| 83\.33 \|/);
+    assert.match(markdown, /- base, Algebra \(KAlgebra\): A-01 0\/2, C-01 1\/2, C-03 2\/2 \(run `n2-KAlgebra`\)/);
     assert.match(markdown, /## Not run here \(unsupported, not counted\)\n\n- TeXstudio\/A-01: needs ChimeraX/);
     assert.match(markdown, /## Since n1 \(2026-11-20T02:00:00\.000Z\)\n\n- base: Average@2 KAlgebra 0\.00, TeXstudio \+50\.00, overall \+25\.00; started passing: KAlgebra\/C-01; stopped passing: KAlgebra\/A-01/);
     const alone = renderReportMarkdown(buildEvaluationReport({ series: 's', run: 'r', k: 1, createdAt: 't', rows: [{ planner: 'p', model: 'm', runs: {}, records: [] }] }));
@@ -58,7 +75,7 @@ describe('evaluation reports', () => {
       rows: [{ planner: 'a', model: 'm', runs: {}, records: runs('KAlgebra', 'A-01', 1, 1) }, { planner: 'b', model: 'm', runs: {}, records: runs('TeXstudio', 'D-01', 0, 1) }],
     }));
     assert.match(partial, /\| a \(`m`\) \| 100\.00 \| – \| 100\.00 \|/);
-    assert.match(partial, /- b, KAlgebra: none \(run `-`\)/);
+    assert.match(partial, /- b, Algebra \(KAlgebra\): none \(run `-`\)/);
     const noDelta = renderReportMarkdown(withDiff(report('n4', 't', runs('KAlgebra', 'A-01', 1), 'other'), first, 'k'));
     assert.match(noDelta, /- other: Average@2 not in the previous report; started passing: none; stopped passing: none/);
   });

@@ -162,7 +162,7 @@ describe('viewer in a real browser, on real rollouts', function () {
       `(() => { const c = Chart.getChart('average-chart'); return { labels: c.data.labels, datasets: c.data.datasets.map((d) => ({ label: d.label, data: d.data })) }; })()`,
     )) as { labels: string[]; datasets: Array<{ label: string; data: number[] }> };
     assert.deepEqual(plotted.labels, reports.map((r) => r.run));
-    assert.deepEqual(plotted.datasets.find((d) => d.label.endsWith('KAlgebra'))?.data, reports.map((r) => percent(r.rows[0]!.metrics.bySoftware.KAlgebra!.averageAtK)));
+    assert.deepEqual(plotted.datasets.find((d) => d.label.endsWith('Algebra (KAlgebra)'))?.data, reports.map((r) => percent(r.rows[0]!.metrics.bySoftware.KAlgebra!.averageAtK)));
     // Chart.js drew on the canvas: it is not blank.
     await chartDrawn('pass-chart');
     const painted = (await page.evaluate(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { KEY_SEGMENT, reportSeriesPrefix } from '../../core/keys';
-import { REPORT_SCHEMA } from '../../core/report';
+import { columnOrder, columnTitle, REPORT_SCHEMA } from '../../core/report';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { check, type ViewerSources } from '../sources';
@@ -106,8 +106,8 @@ async function readReport(src: ViewerSources, key: string): Promise<Report> {
 
 function metricTable(report: Report, title: string, pick: (s: z.output<typeof summary>) => number, id: string): Html {
   return html`<h3>${title}@${report.k} (%)</h3>${table(
-    ['planner', ...report.softwares, 'Overall'],
-    report.rows.map((row) => [`${row.planner} (${row.model})`, ...report.softwares.map((s) => pct(row.metrics.bySoftware[s] === undefined ? undefined : pick(row.metrics.bySoftware[s]!))), pct(pick(row.metrics.overall))]),
+    ['planner', ...columnOrder(report.softwares).map(columnTitle), 'Overall'],
+    report.rows.map((row) => [`${row.planner} (${row.model})`, ...columnOrder(report.softwares).map((s) => pct(row.metrics.bySoftware[s] === undefined ? undefined : pick(row.metrics.bySoftware[s]!))), pct(pick(row.metrics.overall))]),
     { id },
   )}`;
 }
@@ -115,12 +115,12 @@ function metricTable(report: Report, title: string, pick: (s: z.output<typeof su
 /** Average@k and Pass@k per planner and column, one point per report, oldest first. */
 function plots(reports: readonly Report[]): Html {
   const labels = reports.map((r) => r.run);
-  const columns = [...new Set(reports.flatMap((r) => r.softwares))].sort();
+  const columns = columnOrder(reports.flatMap((r) => r.softwares));
   const planners = [...new Set(reports.flatMap((r) => r.rows.map((row) => row.planner)))];
   const series = (pick: (s: z.output<typeof summary>) => number) =>
     planners.flatMap((planner) =>
       [...columns, 'Overall'].map((column) => ({
-        label: `${planner} ${column}`,
+        label: `${planner} ${column === 'Overall' ? column : columnTitle(column)}`,
         data: reports.map((r) => {
           const row = r.rows.find((x) => x.planner === planner);
           const s = column === 'Overall' ? row?.metrics.overall : row?.metrics.bySoftware[column];
