@@ -1,6 +1,7 @@
 import type { CheckResult } from '../core/evaluation';
 import type { OsworldClient } from '../activities/desktop/osworld/client';
 import type { VmHttp } from '../activities/desktop/osworld/http';
+import type { PredicateCheck, PredicateResult } from '../activities/desktop/predicates/sandbox';
 
 /**
  * What each application's `vm.ts` gives the OSWorld desktop: how a ScienceBoard VM runs the app's
@@ -8,20 +9,11 @@ import type { VmHttp } from '../activities/desktop/osworld/http';
  * ScienceBoard's sci/<App>/<app>.py and task.py do. Runs on the vm-host.
  */
 
-/**
- * One check for the predicate sandbox (activities/desktop/predicates), as ScienceBoard evaluates
- * it with `eval`: `info` (Celestia's and GRASS GIS's `info` and GRASS's `db`) is
- * `pred(key(dump), value)`; `states` is ChimeraX's states check over its states dump; `file` is
- * ChimeraX's file check (`value`, or what its lambda returns, is in `content`). `dump`, when given,
- * replaces the shared dump for that check (a `db` check's stdout).
- */
-export type PythonCheck =
-  | { readonly kind?: 'info'; readonly key: string; readonly value: unknown; readonly pred?: string; readonly dump?: unknown }
-  | { readonly kind: 'states'; readonly key: string; readonly find?: string; readonly value?: unknown; readonly pattern?: string; readonly dump?: unknown }
-  | { readonly kind: 'file'; readonly value: string; readonly content: string | null };
+/** One check for the predicate sandbox (activities/desktop/predicates): `info` (the default), `states` or `file`. */
+export type PythonCheck = PredicateCheck;
 
-/** Evaluates checks on a dump in the predicate sandbox; one outcome per check, in order (`detail`: what was compared). */
-export type EvaluatePredicates = (checks: readonly PythonCheck[], dump: unknown) => Promise<Array<{ ok: boolean; error?: string; detail?: string }>>;
+/** Evaluates checks on a dump in the predicate sandbox; one outcome per check, in order. */
+export type EvaluatePredicates = (checks: readonly PredicateCheck[], dump: unknown) => Promise<PredicateResult[]>;
 
 export interface VmAppContext {
   /** The VM's own server (OSWorld's, port 5000): /setup/*, /read, /write, /append, /chimerax/run, /lean/check. */

@@ -8,6 +8,7 @@ import { checkFile, checkInclude, usesBibtex } from '../../../core/texstudio/che
 import type { InitializeStep, Task } from '../../../core/task';
 import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { vmAppOf } from '../../../apps/vm-apps';
+import { evaluateChecks } from '../predicates/sandbox';
 import type { EvaluatePredicates, VmAppContext, VmAppSession } from '../../../apps/vm-app';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
 import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy } from './http';
@@ -55,8 +56,11 @@ export interface OsworldDesktopOptions {
   readonly fetchUrl?: (url: string) => Promise<Buffer>;
 }
 
-/** The predicate sandbox (activities/desktop/predicates), with its time limit per run. */
-const sandboxPredicates: EvaluatePredicates = () => Promise.reject(new Error('the predicate sandbox is not merged yet'));
+/** How long each check's Python sources may run in the sandbox (ScienceBoard sets none; a predicate is one expression). */
+export const PREDICATE_TIMEOUT_MS = 5000;
+
+/** The predicate sandbox (activities/desktop/predicates). */
+const sandboxPredicates: EvaluatePredicates = (checks, dump) => evaluateChecks(checks, dump, { timeoutMs: PREDICATE_TIMEOUT_MS });
 
 /** How long a `download` may take on the host (ScienceBoard's urlretrieve has no limit; OSWorld's setup waits minutes). */
 export const DOWNLOAD_TIMEOUT_MS = 300_000;
