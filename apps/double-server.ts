@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 /**
  * What the TEST DOUBLES of the apps' in-VM servers share: a Flask-like HTTP server on 127.0.0.1
  * that is not listening until the app is launched (as in the VM, where the app's server starts
- * with the app), answers an uncaught error with a 500 HTML page (Flask without debug), and can be
+ * with the app), closes each connection after its response, answers an uncaught error with a 500
+ * HTML page (Flask without debug), and can be
  * told to fail its next requests with a status or to hang (accept and never answer).
  */
 
@@ -16,8 +17,15 @@ export interface DoubleRequest {
 
 export type DoubleFault = { readonly kind: 'status'; readonly status: number } | { readonly kind: 'hang' };
 
-/** An error the view raised: Flask answers 500 with its generic page. */
-export class ViewError extends Error {}
+/** An error the view raised: Flask answers 500 with its generic page (400 for a body that is not JSON). */
+export class ViewError extends Error {
+  constructor(
+    message: string,
+    readonly status = 500,
+  ) {
+    super(message);
+  }
+}
 
 export type Route = (request: DoubleRequest, url: URL) => { status?: number; type?: string; body: unknown } | undefined;
 
@@ -37,6 +45,9 @@ export interface AppServerDouble {
 
 const INTERNAL_ERROR_PAGE =
   '<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n<p>The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.</p>\n';
+
+const BAD_REQUEST_PAGE =
+  '<!doctype html>\n<html lang=en>\n<title>400 Bad Request</title>\n<h1>Bad Request</h1>\n<p>The browser (or proxy) sent a request that this server could not understand.</p>\n';
 
 const NOT_FOUND_PAGE =
   '<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n<p>The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.</p>\n';
@@ -62,6 +73,7 @@ export function appServerDouble(port: number, route: Route): AppServerDouble {
       answer = route(request, url);
     } catch (err) {
       if (!(err instanceof ViewError)) throw err;
+      if (err.status === 400) return reply(res, 400, 'text/html; charset=utf-8', BAD_REQUEST_PAGE);
       return reply(res, 500, 'text/html; charset=utf-8', INTERNAL_ERROR_PAGE);
     }
     if (answer === undefined) return reply(res, 404, 'text/html; charset=utf-8', NOT_FOUND_PAGE);
@@ -100,15 +112,16 @@ export function appServerDouble(port: number, route: Route): AppServerDouble {
 
 function reply(res: ServerResponse, status: number, type: string, body: string): void {
   if (res.headersSent) return;
-  res.writeHead(status, STATUS_CODES[status] ?? '', { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  // Werkzeug's development server closes the connection after each response.
+  res.writeHead(status, STATUS_CODES[status] ?? '', { 'content-type': type, 'content-length': Buffer.byteLength(body), connection: 'close' });
   res.end(body);
 }
 
-/** The JSON body of a request, or the view's failure (Flask's `request.json` on a bad body). */
+/** The JSON body of a request, or Flask's 400 for a body that is not JSON (`request.json`). */
 export function jsonBody(request: DoubleRequest): unknown {
   try {
     return JSON.parse(request.body);
   } catch {
-    throw new ViewError('bad JSON');
+    throw new ViewError('Failed to decode JSON object', 400);
   }
 }

@@ -79,7 +79,8 @@ export function grassDouble(port: number, state: GrassState = { dump: {}, gcmd: 
         return { body: { stdout: ran.stdout, stderr: ran.stderr ?? '', returncode: ran.returncode ?? 0 } };
       }
       case 'POST /quit':
-        void self.quit();
+        // The app exits while answering: its 500 goes out, then nothing listens.
+        setTimeout(() => void self.quit(), 50);
         throw new ViewError('the app exits');
       default:
         return undefined;
