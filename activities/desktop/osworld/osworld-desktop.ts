@@ -82,6 +82,7 @@ export class OsworldDesktop implements Desktop {
   private taskId: string | undefined;
   /** The reset's session with the task's app (celestia, chimerax, grassgis, lean), when it has a vm.ts. */
   private session: VmAppSession | undefined;
+  private context: VmAppContext | undefined;
 
   constructor(private readonly options: OsworldDesktopOptions) {
     this.id = options.id;
@@ -242,16 +243,19 @@ export class OsworldDesktop implements Desktop {
     return combineChecks(checks.sort((a, b) => a.index - b.index));
   }
 
+  /** The apps' view of this VM, made once: its servers' clients keep one request at a time each, as the VM's server needs. */
   private appContext(): VmAppContext {
+    if (this.context !== undefined) return this.context;
     const { vm, client, appPolicy } = this.options;
     const policy = { ...DEFAULT_RETRY_POLICY, ...appPolicy };
-    return {
+    this.context = {
       client,
       vmHttp: createVmHttp(vm.url, policy),
       appHttp: createVmHttp(appStateUrl(vm), policy),
       appPort: vm.appStatePort,
       predicates: this.options.predicates ?? sandboxPredicates,
     };
+    return this.context;
   }
 
   /** The server answers and its X display does: /screen_size opens a connection to it. */
