@@ -29,6 +29,16 @@ describe('reference policies of Celestia, ChimeraX, GRASS GIS and Lean (the stop
     assert.deepEqual(perturbedPlanFor(a01!, SCREEN), { replayable: false, reason: "its checks read the app's state, which no stop changes" });
   });
 
+  it('has no plan for a task without a stop, an ans or a check of the app (a generated task the generator wrote no plan for)', () => {
+    const [a01] = loadTasks('ChimeraX').filter((t) => t.id === 'A-01');
+    const generated = { ...a01!, evaluate: [], instruction: 'Render a movie of 4tut turning in ChimeraX.' };
+    const none = { replayable: false, reason: "no reference answer: no stop check, no ANS, FAIL or DONE in its ans, and no check of the app's state" };
+    assert.deepEqual(referencePlanFor(generated, SCREEN), none);
+    assert.deepEqual(perturbedPlanFor(generated, SCREEN), none);
+    assert.deepEqual(referencePlanFor({ ...generated, ans: 'DONE' }, SCREEN), { replayable: true, actions: [{ type: 'done' }] });
+    assert.deepEqual(perturbedPlanFor({ ...generated, ans: 'DONE' }, SCREEN), { replayable: true, actions: [{ type: 'fail' }] });
+  });
+
   it('has a replayable reference plan for every task of the four apps', () => {
     for (const software of VM_APPS) {
       for (const task of loadTasks(software)) assert.equal(referencePlanFor(task, SCREEN).replayable, true, `${software} ${task.id}`);

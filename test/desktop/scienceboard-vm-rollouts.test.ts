@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
+import type { TaskSetSummary } from '../../activities/tasks/generation';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
+import { parseTrajectoryManifest } from '../../core/trajectory';
+import { taskSetManifestSchema } from '../../core/task-set';
+import { readTask } from '../../doubles/scripted-models/generated-tasks';
+import type { BatchResult } from '../../workflows/batch';
+import { taskGenerationWorkflowId } from '../../workflows/task-generation';
 import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';
 import type { Task } from '../../core/task';
 import { rolloutWorkflowId } from '../../workflows/rollout';
@@ -70,6 +76,7 @@ describe('rollout workflow on a ScienceBoard VM of doubles: every Celestia, Chim
   let good: Deployment;
   let off: Deployment;
   const results = new Map<string, { pass: RolloutResult; off: RolloutResult }>();
+  let revertsOfTasks = 0;
 
   before(async () => {
     [good, off] = await Promise.all([deploy('sbvm-ok', 0), deploy('sbvm-off', 1)]);
@@ -81,6 +88,7 @@ describe('rollout workflow on a ScienceBoard VM of doubles: every Celestia, Chim
     };
     const [passed, failed] = await Promise.all([runAll(good, 'pass'), runAll(off, 'off')]);
     for (const [key, result] of passed) results.set(key, { pass: result, off: failed.get(key) as RolloutResult });
+    revertsOfTasks = good.vm.reverts();
   });
 
   after(async () => {
@@ -126,8 +134,30 @@ describe('rollout workflow on a ScienceBoard VM of doubles: every Celestia, Chim
     });
   }
 
+  it('specializes on each app: the generator double writes a task set, a batch runs it on the VM, each rollout stops as the task\'s plan says', async () => {
+    const version = `g${Date.now()}`;
+    for (const software of SOFTWARE) {
+      const summary = await good.h.execute<TaskSetSummary>('taskGeneration', taskGenerationWorkflowId(software, version), { software, version, count: 4 });
+      const manifest = taskSetManifestSchema.parse(await good.h.stack.store.getJson(summary.manifestKey));
+      assert.equal(manifest.tasks.length, 4, software);
+      const batchRun = `${run}-spec-${software}`;
+      const batch = await good.h.execute<BatchResult>('rolloutBatch', `batch-${batchRun}`, { run: batchRun, software, taskSet: version, attempts: 1, stage: 'specialization' });
+      assert.deepEqual({ completed: batch.completed, unevaluated: batch.unevaluated, errors: batch.errors }, { completed: 4, unevaluated: 4, errors: 0 }, software);
+      const keys = (await good.h.stack.store.list(`${good.h.config.storage.prefix}/runs/${batchRun}/${software}/`)).filter((k) => k.endsWith('/manifest.json'));
+      assert.equal(keys.length, 4, software);
+      for (const key of keys) {
+        const trajectory = parseTrajectoryManifest(await good.h.stack.store.getJson(key), key);
+        const entry = manifest.tasks.find((t) => t.id === trajectory.taskId);
+        const plan = readTask(software, entry?.instruction ?? '')?.ans;
+        const last = trajectory.steps.at(-1)?.action;
+        const expected = plan === undefined ? { type: 'fail' } : plan.startsWith('ANS ') ? { type: 'answer', text: plan.slice(4) } : { type: 'done' };
+        assert.deepEqual(last, expected, `${software} ${entry?.instruction}`);
+      }
+    }
+  });
+
   it('reverted the VM for every rollout and ran the apps\' funcs on the doubles', () => {
-    assert.equal(good.vm.reverts(), tasks.length);
+    assert.equal(revertsOfTasks, tasks.length);
     assert.ok(good.vm.grass.requests.some((r) => r.path === '/init/layer'));
     assert.ok(good.vm.chimerax.commands.includes('alphafold match A8Z1J3'));
     assert.ok(good.vm.server.requests.some((r) => r.path === '/lean/check'));

@@ -84,6 +84,8 @@ export async function startDoubledVm(): Promise<DoubledVm> {
     applied = true;
     const { task, variant } = current;
     const entry = STATES[task.type]?.[task.id];
+    // A generated task has no checks and no test state: the app keeps what its reset left.
+    if (entry === undefined && task.evaluate.length === 0) return;
     if (entry === undefined) throw new Error(`no test state for ${task.type} ${task.id}`);
     const state = variant === 'off' && entry.off !== undefined ? withValue(entry.state, entry.off.path, entry.off.value) : entry.state;
     switch (task.type) {
