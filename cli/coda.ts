@@ -17,6 +17,9 @@ import { runsQuery, STATUS_NAMES } from './runs-query';
 import { startViewer } from '../viewer/server';
 import { syncSchedules } from './schedules';
 import { manifestKeyOf, startRequest, type StartOptions } from './start';
+import { renderCensus, taskCensus } from './task-census';
+import { DEFAULT_TASK_ROOT } from '../activities/tasks/library';
+import { deploymentCapabilities } from '../core/requirements';
 
 /**
  * `coda`: one command for every operation on a CODA deployment (the one temporal.yaml describes,
@@ -401,6 +404,16 @@ async function main(argv: string[]): Promise<void> {
       for (const key of keys) if (!(await c.store().exists(key))) throw new UsageError(`no report at ${c.store().uri(key)}`);
       await fetchKeys(c.store(), keys, path.posix.dirname(base), options.out);
       print(`${keys.map((k) => path.join(options.out, path.posix.basename(k))).join('\n')}`);
+    });
+
+  program
+    .command('tasks [folder]')
+    .description("for a folder of ScienceBoard task files (one folder per software, or one software's): how many parse, how many each host can run, and why not")
+    .option('--json', 'print the census as JSON')
+    .action((folder: string | undefined, options: { json?: boolean }) => {
+      const deployment = deploymentCapabilities(ctx().config);
+      const census = taskCensus(folder ?? DEFAULT_TASK_ROOT, deployment);
+      print(options.json ? json(census) : renderCensus(census, deployment));
     });
 
   try {

@@ -109,9 +109,10 @@ export const EVALUATOR_TYPES = [...new Set([...Object.keys(commonChecks), ...APP
 export interface Task extends ScienceBoardTask {
   readonly id: string;
   /**
-   * What the pipeline does not know in the file, each in words naming it (`initialize[2]: func
-   * "frobnicate" is not known for Celestia (known: ...)`); absent when it knows everything. Such
-   * items are left out of `initialize` and `evaluate`: the task is never run.
+   * What the pipeline does not know or will not run in the file, each in words naming it
+   * (`initialize[2]: func "frobnicate" is not known for Celestia (known: ...)`; the loader adds
+   * Python predicates that do not compile); absent when there is nothing. Unknown items are left
+   * out of `initialize` and `evaluate`: the task is never run.
    */
   readonly unknown?: readonly string[];
 }

@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskKey, taskSetManifestKey, taskSetTaskKey } from '../../core/keys';
-import { hasEvaluators, parseTask, type Task } from '../../core/task';
+import { hasEvaluators, parseTask, pythonSources, type Task } from '../../core/task';
 import { taskSetManifestSchema } from '../../core/task-set';
 import { ValidationError } from '../../core/validation';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskEntry } from '../../workflows/rollout-types';
 import { PromiseCache } from '../cache';
+import { compileErrors } from '../desktop/predicates/sandbox';
 
 /** The ScienceBoard tasks shipped with the repository (data/scienceboard/<Software>/<id>.json). */
 export const DEFAULT_TASK_ROOT = path.resolve(__dirname, '..', '..', '..', 'data', 'scienceboard');
@@ -24,7 +25,9 @@ export class TaskLibrary {
 
   /**
    * The tasks of `software` (all, or the listed ids), validated. Unknown software or ids, and
-   * every invalid task, are reported together by name.
+   * every invalid task, are reported together by name. A task the pipeline cannot run — a func or
+   * check it does not know, a Python predicate that does not compile or that the sandbox refuses —
+   * loads with the reason in `unknown` (unsupported everywhere), so one such task hides nothing else.
    */
   load(software: string, ids?: readonly string[]): Task[] {
     const known = this.software();
@@ -50,9 +53,33 @@ export class TaskLibrary {
       }
     }
     if (problems.length > 0) throw new ValidationError(`task set ${software}`, problems);
-    return tasks;
+    return withPredicatesChecked(tasks);
   }
 }
+
+/**
+ * The tasks, each Python predicate compiled by real python3 under the sandbox's rules (one child
+ * for all of them); a task with one that fails gets the reason, naming the task and the field.
+ */
+export function withPredicatesChecked(tasks: readonly Task[]): Task[] {
+  const sources = tasks.flatMap((task) => pythonSources(task).map((s) => s.source));
+  let errors: Map<string, string>;
+  try {
+    errors = compileErrors(sources);
+  } catch (err) {
+    const why = (err as Error).message;
+    return tasks.map((task) => (pythonSources(task).length === 0 ? task : withReasons(task, [`its Python predicates could not be checked: ${why}`])));
+  }
+  return tasks.map((task) => {
+    const bad = pythonSources(task).flatMap(({ field, source }) => {
+      const error = errors.get(source);
+      return error === undefined ? [] : [`task ${task.id} ${field}: the predicate sandbox refuses it: ${error}`];
+    });
+    return bad.length === 0 ? task : withReasons(task, bad);
+  });
+}
+
+const withReasons = (task: Task, reasons: readonly string[]): Task => ({ ...task, unknown: [...(task.unknown ?? []), ...reasons] });
 
 /** Where a desktop or a model activity reads a staged task from. */
 export interface TaskReader {
@@ -69,10 +96,12 @@ export function s3TaskReader(store: ObjectStore): TaskReader {
 
 /** Writes validated tasks to S3 under the key scheme and returns their entries. */
 export async function stageTasks(store: ObjectStore, prefix: string, tasks: readonly Task[]): Promise<TaskEntry[]> {
+  const unrunnable = tasks.filter((task) => task.unknown !== undefined);
+  if (unrunnable.length > 0) throw new Error(`unsupported tasks cannot be staged: ${unrunnable.map((t) => `${t.type}/${t.id} (${(t.unknown ?? []).join('; ')})`).join(', ')}`);
   return Promise.all(
     tasks.map(async (task) => {
       const key = taskKey(prefix, task.type, task.id);
-      const { id: _id, ...file } = task;
+      const { id: _id, unknown: _unknown, ...file } = task;
       await store.putJson(key, file);
       return { id: task.id, software: task.type, key, maxSteps: task.steps, evaluated: hasEvaluators(task) };
     }),
