@@ -147,6 +147,17 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
       assert.match(err.message, /ConnectionError|500/);
     });
 
+    it('scores a ChimeraX the agent closed (the VM server cannot reach its REST port) as failed checks, not the VM\'s fault (A-08)', async () => {
+      const t = task('ChimeraX', 'A-08');
+      vm.prepare(t, 'pass');
+      await desktop.reset(t);
+      await desktop.screenshot();
+      vm.chimerax.quit();
+      const closed = await desktop.evaluate(t, { reason: 'DONE' });
+      assert.deepEqual(closed.checks.map((c) => c.passed), [false, false, false]);
+      assert.match(closed.checks[0]?.detail ?? '', /^ChimeraX is not running .*ConnectionError/);
+    });
+
     it('checks info by the set of logged lines (A-05)', async () => {
       const t = task('ChimeraX', 'A-05');
       vm.prepare(t, 'off');
