@@ -104,6 +104,10 @@ const osworldHost = z.strictObject({
   resetTimeoutSeconds: z.number().positive().default(300),
   /** After a revert, how long the in-VM server may take to answer again (OSWorld waits up to 300 s). */
   readyTimeoutSeconds: z.number().positive().default(300),
+  /** ScienceBoard pauses this long before each initialize step so the app can settle. */
+  initializePauseSeconds: z.number().min(0).max(60).default(1),
+  /** The share of each initialize step's own `wait` that is slept: 1 as ScienceBoard; a test against doubles sets 0. */
+  initializeWaitScale: z.number().min(0).max(1).default(1),
   metricsPort: localHost.shape.metricsPort,
 });
 

@@ -61,10 +61,11 @@ export function evaluateStop(check: Extract<Evaluator, { type: 'stop' }>, index:
   const found = stop.reason === 'ANS' ? `ANS ${JSON.stringify([stop.answer ?? ''])}` : stop.reason;
   let passed = stop.reason === check.value;
   if (passed && check.value === 'ANS' && check.args !== undefined) {
-    passed = check.args.length === 1 && normaliseAnswer(check.args[0] ?? '') === normaliseAnswer(stop.answer ?? '');
+    // ScienceBoard's ANS takes the answer's words as its args (`ANS TYC 2082-2143-1` -> ["TYC", "2082-2143-1"]).
+    passed = check.args.length > 0 && normaliseAnswer(check.args.join(' ')) === normaliseAnswer(stop.answer ?? '');
   }
   return { index, type: 'stop', passed, detail: `expected ${expected}, found ${found}` };
 }
 
-/** Answers compare without surrounding whitespace or quotes. */
-const normaliseAnswer = (text: string): string => text.trim().replace(/^["'`]|["'`]$/g, '').trim();
+/** Answers compare without surrounding whitespace or quotes, their words separated by single spaces. */
+const normaliseAnswer = (text: string): string => text.trim().replace(/^["'`]|["'`]$/g, '').trim().replace(/\s+/g, ' ');

@@ -1,3 +1,7 @@
+import * as celestia from '../../apps/celestia/reference';
+import * as chimerax from '../../apps/chimerax/reference';
+import * as grassgis from '../../apps/grassgis/reference';
+import * as lean from '../../apps/lean/reference';
 import type { Size } from '../smart-resize';
 import type { Task } from '../task';
 import * as kalgebra from './kalgebra-reference';
@@ -14,7 +18,7 @@ interface Policy {
   perturbedPlan(task: Task, screen: Size): ReferencePlan;
 }
 
-const POLICIES: Readonly<Record<string, Policy>> = { KAlgebra: kalgebra, TeXstudio: texstudio };
+const POLICIES: Readonly<Record<string, Policy>> = { KAlgebra: kalgebra, TeXstudio: texstudio, Celestia: celestia, ChimeraX: chimerax, GrassGIS: grassgis, Lean: lean };
 
 /** The software that have a reference policy. */
 export const POLICY_SOFTWARE: readonly string[] = Object.keys(POLICIES);

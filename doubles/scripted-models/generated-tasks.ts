@@ -138,7 +138,70 @@ const TEXSTUDIO: readonly Template[] = [
   },
 ];
 
-const TEMPLATES: Readonly<Record<string, readonly Template[]>> = { KAlgebra: KALGEBRA, TeXstudio: TEXSTUDIO };
+/**
+ * Templates of the apps only a ScienceBoard VM runs, whose reference policy is the stop alone
+ * (apps/stop-reference.ts): questions whose answer follows from the instruction (a date, a sum),
+ * settings the agent changes and then says DONE, and tasks the scripted planner has no plan for.
+ */
+const fixed = (instruction: string, ans: string): Template => ({
+  write: () => ({ instruction, ans }),
+  read: (text) => (text === instruction ? { instruction, ans } : undefined),
+});
+const unplanned = (instructions: readonly string[]): Template => ({
+  write: (pick) => ({ instruction: pick(instructions) }),
+  read: (instruction) => (instructions.includes(instruction) ? { instruction } : undefined),
+});
+/** A question "what is a+b" asked in an app's own words, answered with the sum. */
+const sum = (phrase: (a: number, b: number) => string, pattern: RegExp): Template => ({
+  write: (pick) => {
+    const [a, b] = [pick([12, 25, 37, 48, 150, 365]), pick([3, 7, 11, 30, 99])];
+    return { instruction: phrase(a, b), ans: `ANS ${a + b}` };
+  },
+  read: (instruction) => {
+    const m = pattern.exec(instruction);
+    return m === null ? undefined : { instruction, ans: `ANS ${Number(m[1]) + Number(m[2])}` };
+  },
+});
+const BODIES = ['Mars', 'Jupiter', 'Saturn', 'the Moon', 'Titan', 'Europa'] as const;
+const STRUCTURES = ['2olx', '3ppd', '1dns', '4tut', '102l'] as const;
+const STYLES = ['bychain', 'byhetero', 'bypolymer'] as const;
+
+const CELESTIA: readonly Template[] = [
+  {
+    write: (pick) => ({ instruction: `In Celestia, travel to ${pick(BODIES)} and pause the time.`, ans: 'DONE' }),
+    read: (instruction) => (new RegExp(`^In Celestia, travel to ${oneOf(BODIES)} and pause the time\\.$`).test(instruction) ? { instruction, ans: 'DONE' } : undefined),
+  },
+  sum((a, b) => `In Celestia, the time rate is ${a}x; what is it once raised by ${b}x? Submit the new rate as your answer.`, /^In Celestia, the time rate is (\d+)x; what is it once raised by (\d+)x\? Submit the new rate as your answer\.$/),
+  unplanned(['Record a video of the Earth rotating in Celestia.', 'Show the constellation art of Orion in Celestia.']),
+];
+const CHIMERAX: readonly Template[] = [
+  {
+    write: (pick) => ({ instruction: `Open ${pick(STRUCTURES)} in ChimeraX and color it ${pick(STYLES)}.`, ans: 'DONE' }),
+    read: (instruction) => (new RegExp(`^Open ${oneOf(STRUCTURES)} in ChimeraX and color it ${oneOf(STYLES)}\\.$`).test(instruction) ? { instruction, ans: 'DONE' } : undefined),
+  },
+  {
+    write: (pick) => {
+      const id = pick(STRUCTURES);
+      return { instruction: `Open ${id} in ChimeraX and submit its PDB identifier in upper case as your answer.`, ans: `ANS ${id.toUpperCase()}` };
+    },
+    read: (instruction) => {
+      const m = new RegExp(`^Open ${oneOf(STRUCTURES)} in ChimeraX and submit its PDB identifier in upper case as your answer\\.$`).exec(instruction);
+      return m === null ? undefined : { instruction, ans: `ANS ${(m[1] ?? '').toUpperCase()}` };
+    },
+  },
+  unplanned(['Render a movie of 4tut turning in ChimeraX.', 'Run a molecular dynamics simulation of 2olx in ChimeraX.']),
+];
+const GRASS: readonly Template[] = [
+  fixed('In GRASS GIS, switch to the natural_earth_dataset location and show the countries map.', 'DONE'),
+  sum((a, b) => `In GRASS GIS, a region spans ${a} cells plus ${b} cells of margin; how many cells is that? Submit the number as your answer.`, /^In GRASS GIS, a region spans (\d+) cells plus (\d+) cells of margin; how many cells is that\? Submit the number as your answer\.$/),
+  unplanned(['Georeference a scanned map in GRASS GIS.', 'Publish the current map of GRASS GIS as a web map service.']),
+];
+const LEAN: readonly Template[] = [
+  sum((a, b) => `In Lean 4, evaluate ${a} + ${b} with #eval in the open file and submit the result as your answer.`, /^In Lean 4, evaluate (\d+) \+ (\d+) with #eval in the open file and submit the result as your answer\.$/),
+  unplanned(['Prove the Riemann hypothesis in Lean 4.', 'Port the open file of Lean 4 to Lean 3.']),
+];
+
+const TEMPLATES: Readonly<Record<string, readonly Template[]>> = { KAlgebra: KALGEBRA, TeXstudio: TEXSTUDIO, Celestia: CELESTIA, ChimeraX: CHIMERAX, GrassGIS: GRASS, Lean: LEAN };
 
 /** Whether the generator double can write tasks for `software`. */
 export const writesTasksFor = (software: string): boolean => TEMPLATES[software] !== undefined;

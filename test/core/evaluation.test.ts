@@ -20,6 +20,11 @@ describe('evaluation', () => {
     assert.equal(evaluateStop(check, 0, { reason: 'DONE' }).passed, false);
     assert.equal(evaluateStop(check, 0, { reason: 'ANS', answer: '1' }).detail, 'expected ANS ["46368"], found ANS ["1"]');
     assert.equal(evaluateStop({ type: 'stop', value: 'ANS' }, 0, { reason: 'ANS', answer: 'anything' }).passed, true);
+    // ScienceBoard's ANS args are the answer's words (GRASS GIS C-03, Celestia C-06).
+    const words = { type: 'stop' as const, value: 'ANS' as const, args: ['Vigili', 'del', 'Fuoco'] };
+    assert.equal(evaluateStop(words, 0, { reason: 'ANS', answer: 'Vigili  del Fuoco' }).passed, true);
+    assert.equal(evaluateStop(words, 0, { reason: 'ANS', answer: 'Vigili del' }).passed, false);
+    assert.equal(evaluateStop({ type: 'stop', value: 'ANS', args: [] }, 0, { reason: 'ANS', answer: '' }).passed, false);
   });
 
   it('passes a task only when every check passes', () => {

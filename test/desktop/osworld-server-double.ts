@@ -39,10 +39,17 @@ import { listenLocally } from './helpers';
  *    restarts it);
  *  - closes the connection after each response (`Connection: close`).
  *
- * It also has ScienceBoard's app routes the TeXstudio and ChimeraX tasks use: /tex/check really runs
- * pdflatex (and bibtex, then pdflatex twice) in the document's folder, as the server does;
- * /chimerax/run answers what a test's stand-in ChimeraX says, and fails as the server does when no
- * ChimeraX listens.
+ * It also has ScienceBoard's app routes the tasks use: /tex/check really runs pdflatex (and bibtex,
+ * then pdflatex twice) in the document's folder, as the server does; /chimerax/run answers what a
+ * test's stand-in ChimeraX says, and fails as the server does when no ChimeraX listens; /opt sets the
+ * accessibility tree's depth (Celestia's `opt`); /lean/check looks for the theorem's header line in
+ * /home/user/sci/Sci/Basic.lean and asks a stand-in `lake build` (a 500, as the server's
+ * FileNotFoundError, without one); /setup/upload saves a multipart `file_data` at `file_path` (text
+ * files only: the body is read as UTF-8).
+ *
+ * With `root`, the VM's files (/read, /write, /append, /setup/upload, /lean/check) live under that
+ * folder instead of this machine's /, and with `launch` a test's stand-in apps start instead of real
+ * programs, so tasks written for the VM's paths and apps run here unchanged.
  *
  * Commands really run on this machine unless the test's `execute` answers them. Faults can be
  * injected per route. Listens on 127.0.0.1 only.
@@ -84,7 +91,18 @@ export interface OsworldServerDoubleOptions {
    * TEST DOUBLE of ChimeraX's REST server (absent here): its JSON answer to a command, e.g.
    * `{ error: null }`. Without it, /chimerax/run fails as the server does when nothing listens.
    */
-  readonly chimerax?: (command: string, port: unknown) => Record<string, unknown>;
+  readonly chimerax?: (command: string, port: unknown) => Record<string, unknown> | undefined;
+  /** Called before each screenshot is taken (a test's stand-in for what an agent does while it looks). */
+  readonly onScreenshot?: () => void | Promise<void>;
+  /** The VM's `/`: its files are read and written under this folder (this machine's / by default). */
+  readonly root?: string;
+  /**
+   * Answers /setup/launch itself for the commands it returns an answer for: `undefined` to launch
+   * for real, `null` when the stand-in started, or the message of a program that cannot start.
+   */
+  readonly launch?: (command: unknown, shell: boolean) => string | null | undefined;
+  /** TEST DOUBLE of `lake build` in /home/user/sci (Lean): its exit code and output for the file's text. */
+  readonly lake?: (basicLean: string) => { returncode: number; stdout: string };
 }
 
 export interface OsworldServerDouble {
@@ -93,6 +111,10 @@ export interface OsworldServerDouble {
   readonly requests: RecordedRequest[];
   /** Bodies of /execute requests, parsed. */
   readonly executed: Array<{ command: unknown; shell: unknown }>;
+  /** Bodies of /setup/launch requests, parsed. */
+  readonly launched: Array<{ command: unknown; shell: unknown }>;
+  /** The accessibility tree's depth /opt last set (50 at start, as the server's MAX_DEPTH). */
+  readonly treeDepth: () => number;
   /** The most /screenshot requests it was handling at once. */
   readonly screenshotsAtOnce: () => number;
   /** How often it crashed (ran out of X clients). */
@@ -141,6 +163,9 @@ const ROUTES: Readonly<Record<string, 'GET' | 'POST'>> = {
   '/append': 'POST',
   '/chimerax/run': 'POST',
   '/tex/check': 'POST',
+  '/opt': 'POST',
+  '/lean/check': 'POST',
+  '/setup/upload': 'POST',
 };
 
 const DESCRIPTIONS: Readonly<Record<number, string>> = {
@@ -153,6 +178,10 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
   const screen = options.screen ?? { width: 1280, height: 800 };
   const requests: RecordedRequest[] = [];
   const executed: Array<{ command: unknown; shell: unknown }> = [];
+  const launchedRequests: Array<{ command: unknown; shell: unknown }> = [];
+  let treeDepth = 50;
+  /** A VM path as a path of this machine: under `root` when the test gave one. */
+  const onVm = (file: string): string => (options.root === undefined ? file : path.join(options.root, path.resolve('/', file)));
   const faults = new Map<string, { fault: Fault; left: number }>();
   const launched: ChildProcess[] = [];
   const png = await drawScreen(screen.width, screen.height);
@@ -201,6 +230,7 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
       case '/platform':
         return answer(res, 200, 'text/html; charset=utf-8', 'Linux');
       case '/screenshot':
+        await options.onScreenshot?.();
         return screenshot(res);
       case '/screen_size':
         if (xClients >= (options.screenshotsBeforeXRefuses ?? Infinity)) {
@@ -233,23 +263,26 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
         const data = requestJson(req, body);
         const shell = truthy(data.shell ?? false);
         const command = 'command' in data ? data.command : shell ? '' : [];
+        launchedRequests.push({ command: data.command, shell: data.shell });
         const argv = commandLine(command, shell);
-        const failure = await launch(argv);
+        const stood = options.launch?.(data.command, shell);
+        const failure = stood === undefined ? await launch(argv) : (stood ?? undefined);
         if (failure !== undefined) return answerJson(res, 500, { status: 'error', message: failure });
         const shown = shell ? (Array.isArray(command) ? pythonList(argv.slice(2)) : String(command)) : argv.join(' ');
         return answer(res, 200, 'text/html; charset=utf-8', `${shown} launched successfully`);
       }
       case '/read': {
         const file = url.searchParams.get('path') ?? '/dev/null';
-        const bytes = await readFile(file).catch((err: unknown) => {
+        const bytes = await readFile(onVm(file)).catch((err: unknown) => {
           throw osError(err, file);
         });
         return answer(res, 200, 'text/html; charset=utf-8', universalNewlines(decodeUtf8(bytes)));
       }
       case '/chimerax/run': {
         const data = requestJson(req, body);
-        if (options.chimerax === undefined) throw new PythonError('requests.exceptions.ConnectionError', `HTTPConnectionPool(host='localhost', port=${String(data.port ?? 8000)}): Max retries exceeded`);
-        return answerJson(res, 200, options.chimerax(String(data.command ?? ''), data.port ?? 8000));
+        const said = options.chimerax?.(String(data.command ?? ''), data.port ?? 8000);
+        if (said === undefined) throw new PythonError('requests.exceptions.ConnectionError', `HTTPConnectionPool(host='localhost', port=${String(data.port ?? 8000)}): Max retries exceeded`);
+        return answerJson(res, 200, said);
       }
       case '/tex/check': {
         // pdflatex (and, with bibtex, bibtex then pdflatex twice) in the document's folder, as the server runs them.
@@ -263,12 +296,40 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
         }
         return answerJson(res, 200, { pass: true });
       }
+      case '/opt': {
+        const data = requestJson(req, body);
+        treeDepth = typeof data.depth === 'number' ? data.depth : 50;
+        return answer(res, 200, 'text/html; charset=utf-8', 'OK');
+      }
+      case '/lean/check': {
+        const data = requestJson(req, body);
+        const header = typeof data.header === 'string' ? data.header : '__PANIC__';
+        const basic = '/home/user/sci/Sci/Basic.lean';
+        const text = universalNewlines(decodeUtf8(await readFile(onVm(basic)).catch((err: unknown) => {
+          throw osError(err, basic);
+        })));
+        if (!text.split('\n').includes(header)) return answerJson(res, 200, { pass: false });
+        if (options.lake === undefined) throw osError(Object.assign(new Error('no lake'), { code: 'ENOENT' }), '/home/user/.elan/bin/lake');
+        const lake = options.lake(text);
+        return answerJson(res, 200, { pass: !lake.stdout.includes("declaration uses 'sorry'") && lake.returncode === 0 });
+      }
+      case '/setup/upload': {
+        const form = multipartForm(req, body);
+        const target = form.get('file_path');
+        const data = form.get('file_data');
+        if (target === undefined || data?.filename === undefined) return answerJson(res, 400, { error: 'file_path and file_data are required' });
+        const file = target.value.startsWith('~/') ? path.join('/home/user', target.value.slice(2)) : target.value;
+        await writeFile(onVm(file), data.value, 'utf8').catch((err: unknown) => {
+          throw osError(err, file);
+        });
+        return answer(res, 200, 'text/html; charset=utf-8', 'File Uploaded');
+      }
       case '/write':
       case '/append': {
         const data = requestJson(req, body);
         const file = typeof data.path === 'string' ? data.path : '/dev/null';
         const content = typeof data.content === 'string' ? data.content : '';
-        await (url.pathname === '/write' ? writeFile : appendFile)(file, content, 'utf8').catch((err: unknown) => {
+        await (url.pathname === '/write' ? writeFile : appendFile)(onVm(file), content, 'utf8').catch((err: unknown) => {
           throw osError(err, file);
         });
         return answer(res, 200, 'text/html; charset=utf-8', 'OK');
@@ -337,6 +398,8 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
     port,
     requests,
     executed,
+    launched: launchedRequests,
+    treeDepth: () => treeDepth,
     screenshotsAtOnce: () => mostShooting,
     crashes: () => crashes,
     fault(route, fault, times = 1) {
@@ -457,6 +520,25 @@ function shlexSplit(text: string): string[] {
   if (quote !== undefined) throw new PythonError('ValueError', 'No closing quotation');
   if (inWord) words.push(word);
   return words;
+}
+
+/** request.form and request.files of a multipart/form-data body (parts by name; a file part has its filename). */
+function multipartForm(req: IncomingMessage, body: string): Map<string, { value: string; filename?: string }> {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(req.headers['content-type'] ?? '');
+  const parts = new Map<string, { value: string; filename?: string }>();
+  const mark = boundary?.[1] ?? boundary?.[2];
+  if (mark === undefined) return parts;
+  for (const chunk of body.split(`--${mark}`).slice(1)) {
+    const split = chunk.indexOf('\r\n\r\n');
+    if (split === -1) continue;
+    const head = chunk.slice(0, split);
+    const name = /name="([^"]*)"/.exec(head)?.[1];
+    const filename = /filename="([^"]*)"/.exec(head)?.[1];
+    if (name === undefined) continue;
+    const value = chunk.slice(split + 4).replace(/\r\n$/, '');
+    parts.set(name, filename === undefined ? { value } : { value, filename });
+  }
+  return parts;
 }
 
 /** request.json: 415 without a JSON Content-Type, 400 for malformed JSON; the view then calls data.get. */

@@ -64,6 +64,8 @@ export interface VmRequest {
   readonly path: string;
   readonly json?: unknown;
   readonly text?: string;
+  /** A multipart/form-data body (OSWorld's /setup/upload). */
+  readonly form?: FormData;
   /**
    * Sending it twice leaves the VM as sending it once does (reads, queries, overwrites): such a
    * request is retried after timeouts, dropped connections and 502/503/504. Any other request is
@@ -100,13 +102,15 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
   async function attempt(request: VmRequest): Promise<VmResponse> {
     const timeoutMs = request.timeoutMs ?? policy.timeoutMs;
     const headers: Record<string, string> = {};
-    let body: string | undefined;
+    let body: string | FormData | undefined;
     if (request.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(request.json);
     } else if (request.text !== undefined) {
       headers['content-type'] = 'text/plain; charset=utf-8';
       body = request.text;
+    } else if (request.form !== undefined) {
+      body = request.form;
     }
     try {
       const response = await fetch(base + request.path, {

@@ -7,8 +7,11 @@ import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
 import { checkFile, checkInclude, usesBibtex } from '../../../core/texstudio/checks';
 import type { InitializeStep, Task } from '../../../core/task';
 import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
+import { vmAppOf } from '../../../apps/vm-apps';
+import { evaluateChecks } from '../predicates/sandbox';
+import type { EvaluatePredicates, VmAppContext, VmAppSession } from '../../../apps/vm-app';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
-import { VmHttpError } from './http';
+import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy } from './http';
 import { checkPlot, checkValue, checkVariable, plotQuery } from './kalgebra-checks';
 import { createKalgebraState, type KalgebraState } from './kalgebra-state';
 import { CommandVmProvider, type VmProvider } from './vm-provider';
@@ -40,7 +43,33 @@ export interface OsworldDesktopOptions {
   readonly screenshotAttempts?: number;
   /** Pause after a failed screenshot, doubled after each further one (1 s by default: 15 s over 5 attempts). */
   readonly screenshotBackoffMs?: number;
+  /** The share of each initialize step's `wait` slept (1: as ScienceBoard). */
+  readonly waitScale?: number;
+  /** Evaluates the Python `key`/`pred` checks of the apps (the predicate sandbox). */
+  readonly predicates?: EvaluatePredicates;
+  /** Retry policy of the requests to the VM's and the app's servers made for the apps' funcs and checks. */
+  readonly appPolicy?: Partial<RetryPolicy>;
+  /**
+   * Fetches a `download` func's URL on this host, as ScienceBoard does before copying the file into
+   * the VM (the VM may have no network): the bytes, or a thrown error.
+   */
+  readonly fetchUrl?: (url: string) => Promise<Buffer>;
 }
+
+/** How long each check's Python sources may run in the sandbox (ScienceBoard sets none; a predicate is one expression). */
+export const PREDICATE_TIMEOUT_MS = 5000;
+
+/** The predicate sandbox (activities/desktop/predicates). */
+const sandboxPredicates: EvaluatePredicates = (checks, dump) => evaluateChecks(checks, dump, { timeoutMs: PREDICATE_TIMEOUT_MS });
+
+/** How long a `download` may take on the host (ScienceBoard's urlretrieve has no limit; OSWorld's setup waits minutes). */
+export const DOWNLOAD_TIMEOUT_MS = 300_000;
+
+const fetchOnHost = async (url: string): Promise<Buffer> => {
+  const response = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
+  if (!response.ok) throw new Error(`GET ${url} answered HTTP ${response.status}`);
+  return Buffer.from(await response.arrayBuffer());
+};
 
 /**
  * A ScienceBoard/OSWorld VM as a Desktop: reset reverts its snapshot and replays the task's
@@ -51,6 +80,9 @@ export class OsworldDesktop implements Desktop {
   readonly id: string;
   readonly screen: { readonly width: number; readonly height: number };
   private taskId: string | undefined;
+  /** The reset's session with the task's app (celestia, chimerax, grassgis, lean), when it has a vm.ts. */
+  private session: VmAppSession | undefined;
+  private context: VmAppContext | undefined;
 
   constructor(private readonly options: OsworldDesktopOptions) {
     this.id = options.id;
@@ -68,6 +100,7 @@ export class OsworldDesktop implements Desktop {
     await this.waitUntilReady('the revert');
     await this.runResetScript();
     await this.checkScreen();
+    this.session = vmAppOf(task.type)?.session(task, this.appContext());
     for (const [i, step] of task.initialize.entries()) {
       await sleep(this.options.stepPauseMs ?? 1000);
       try {
@@ -75,10 +108,20 @@ export class OsworldDesktop implements Desktop {
       } catch (err) {
         throw this.error(err, `initialize[${i}] ${step.func}`);
       }
-      if (step.wait) await sleep(step.wait * 1000);
+      if (step.wait) await sleep(step.wait * 1000 * (this.options.waitScale ?? 1));
     }
-    // Only ScienceBoard's modified KAlgebra has a state server to probe; TeXstudio is the stock app.
+    // The modified apps have a state server to probe (KAlgebra's /version); TeXstudio is the stock app.
     if (task.type === 'KAlgebra') await this.waitForApp();
+    const session = this.session;
+    if (session?.ready !== undefined) {
+      await this.poll(
+        (timeoutMs) => session.ready?.(timeoutMs) ?? Promise.resolve(),
+        this.options.appReadyTimeoutMs ?? 30_000,
+        `${task.type}'s server in the VM`,
+        "after the task's initialize steps (does the VM image have ScienceBoard's build of the app?)",
+        'app state',
+      );
+    }
   }
 
   /**
@@ -119,6 +162,8 @@ export class OsworldDesktop implements Desktop {
   }
 
   async evaluate(task: Task, stop: StopInfo): Promise<EvaluationResult> {
+    const app = vmAppOf(task.type);
+    if (app !== undefined) return this.evaluateApp(task, stop, app.session(task, this.appContext()));
     const { appState } = this.options;
     let variables: Promise<Record<string, string>> | undefined;
     const checks: CheckResult[] = [];
@@ -175,6 +220,44 @@ export class OsworldDesktop implements Desktop {
     return combineChecks(checks);
   }
 
+  /**
+   * The checks of an app with a vm.ts: `stop` here, the rest read from the app as its vm.ts says.
+   * An app that refuses the connection (or that the VM's server cannot reach: ChimeraX behind
+   * /chimerax/run) is not running: the agent's failure, as ScienceBoard scores it. Any other failure
+   * to read its state is the VM's fault.
+   */
+  private async evaluateApp(task: Task, stop: StopInfo, session: VmAppSession): Promise<EvaluationResult> {
+    const checks: CheckResult[] = [];
+    const own: Array<{ index: number; check: Readonly<Record<string, unknown>> }> = [];
+    for (const [index, check] of task.evaluate.entries()) {
+      if (check.type === 'stop') checks.push(evaluateStop(check, index, stop));
+      else own.push({ index, check: check as unknown as Readonly<Record<string, unknown>> });
+    }
+    try {
+      checks.push(...(await session.evaluate(own)));
+    } catch (err) {
+      if (!appGone(err)) throw this.error(err, `evaluate ${task.type}`, task.id);
+      const detail = `${task.type} is not running (its server does not answer): ${(err as Error).message}`;
+      checks.push(...own.map(({ index, check }) => ({ index, type: check.type as CheckResult['type'], passed: false, detail })));
+    }
+    return combineChecks(checks.sort((a, b) => a.index - b.index));
+  }
+
+  /** The apps' view of this VM, made once: its servers' clients keep one request at a time each, as the VM's server needs. */
+  private appContext(): VmAppContext {
+    if (this.context !== undefined) return this.context;
+    const { vm, client, appPolicy } = this.options;
+    const policy = { ...DEFAULT_RETRY_POLICY, ...appPolicy };
+    this.context = {
+      client,
+      vmHttp: createVmHttp(vm.url, policy),
+      appHttp: createVmHttp(appStateUrl(vm), policy),
+      appPort: vm.appStatePort,
+      predicates: this.options.predicates ?? sandboxPredicates,
+    };
+    return this.context;
+  }
+
   /** The server answers and its X display does: /screen_size opens a connection to it. */
   async healthy(): Promise<boolean> {
     try {
@@ -200,6 +283,21 @@ export class OsworldDesktop implements Desktop {
 
   private async initialize(step: InitializeStep): Promise<void> {
     const { client, appState, vm } = this.options;
+    const fields = step as unknown as Readonly<Record<string, unknown>>;
+    switch (fields.func) {
+      case 'opt':
+        // The VM server's /opt: the accessibility tree's depth (Celestia's tree is deep); any 200 is success.
+        await this.appContext().vmHttp.send({ method: 'POST', path: '/opt', json: { depth: fields.depth }, idempotent: true });
+        return;
+      case 'download':
+        return this.download(String(fields.url), String(fields.path));
+      case 'append':
+        // VTask's _append: the VM server's /append; any 200 is success.
+        await this.appContext().vmHttp.send({ method: 'POST', path: '/append', json: { path: fields.path, content: fields.content }, idempotent: false });
+        return;
+    }
+    const func = String(fields.func);
+    if (this.session !== undefined && (await this.session.initialize(func, fields))) return;
     const withPort = (command: string | readonly string[]): string | string[] =>
       typeof command === 'string' ? command.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)) : command.map((part) => part.replaceAll(PORT_PLACEHOLDER, String(vm.appStatePort)));
     switch (step.func) {
@@ -224,6 +322,19 @@ export class OsworldDesktop implements Desktop {
       case 'touch':
         return client.writeFile(step.path, step.text);
     }
+    throw new Error(`func ${JSON.stringify(func)} has no way to run on a ScienceBoard VM`);
+  }
+
+  /**
+   * A `download` as ScienceBoard's vm_download does it: fetched on this host, then written into
+   * the VM at `path` (OSWorld's /setup/upload, as its own setup controller copies files in).
+   */
+  private async download(url: string, file: string): Promise<void> {
+    const bytes = await (this.options.fetchUrl ?? fetchOnHost)(url);
+    const form = new FormData();
+    form.set('file_path', file);
+    form.set('file_data', new Blob([new Uint8Array(bytes)]), file.split('/').pop() ?? 'download');
+    await this.appContext().vmHttp.send({ method: 'POST', path: '/setup/upload', form, idempotent: true, timeoutMs: DOWNLOAD_TIMEOUT_MS });
   }
 
   /**
@@ -309,6 +420,16 @@ export class OsworldDesktop implements Desktop {
   }
 }
 
+/**
+ * Whether a failure to read an app's state means the app is not running: its own server refuses the
+ * connection, or the VM's server says it could not reach it (ChimeraX's REST server behind /chimerax/run).
+ */
+function appGone(err: unknown): boolean {
+  if (!(err instanceof VmHttpError)) return false;
+  if (err.code === 'ECONNREFUSED') return true;
+  return err.failure === 'status' && err.status === 500 && /ConnectionError|Max retries exceeded/.test(err.message);
+}
+
 /** The base URL of a VM's app state server: the VM's own address, the configured port. */
 export function appStateUrl(vm: OsworldVmConfig): string {
   const url = new URL(vm.url);
@@ -335,5 +456,7 @@ export function createOsworldDesktop(
     client: createOsworldClient(vm.url),
     appState: createKalgebraState(appStateUrl(vm)),
     readyTimeoutMs: host.readyTimeoutSeconds * 1000,
+    stepPauseMs: host.initializePauseSeconds * 1000,
+    waitScale: host.initializeWaitScale,
   });
 }

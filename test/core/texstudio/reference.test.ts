@@ -83,12 +83,12 @@ describe('TeXstudio reference policy (plans)', () => {
     assert.equal(reason({ ...task('C-06'), steps: 4 }), 'the plan needs 5 steps, the task allows 4');
   });
 
-  it('dispatches by software: KAlgebra and TeXstudio have policies, others none', () => {
-    assert.deepEqual(POLICY_SOFTWARE, ['KAlgebra', 'TeXstudio']);
+  it('dispatches by software: the six ScienceBoard apps have policies, others none', () => {
+    assert.deepEqual(POLICY_SOFTWARE, ['KAlgebra', 'TeXstudio', 'Celestia', 'ChimeraX', 'GrassGIS', 'Lean']);
     assert.deepEqual(referencePlanFor(task('D-01'), SCREEN), referencePlan(task('D-01')));
     assert.deepEqual(perturbedPlanFor(task('D-01'), SCREEN), perturbedPlan(task('D-01')));
-    const celestia = { ...task('D-01'), type: 'Celestia' };
-    assert.deepEqual(referencePlanFor(celestia, SCREEN), { replayable: false, reason: 'no reference policy for Celestia' });
-    assert.deepEqual(perturbedPlanFor(celestia, SCREEN), { replayable: false, reason: 'no reference policy for Celestia' });
+    const unknown = { ...task('D-01'), type: 'Frobnicator' };
+    assert.deepEqual(referencePlanFor(unknown, SCREEN), { replayable: false, reason: 'no reference policy for Frobnicator' });
+    assert.deepEqual(perturbedPlanFor(unknown, SCREEN), { replayable: false, reason: 'no reference policy for Frobnicator' });
   });
 });
