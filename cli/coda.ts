@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Client, WorkflowFailedError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -16,6 +16,9 @@ import { formatHistory, summarizeHistory } from './history';
 import { runsQuery, STATUS_NAMES } from './runs-query';
 import { startViewer } from '../viewer/server';
 import { syncSchedules } from './schedules';
+import { taskCensus } from '../activities/tasks/census';
+import { DEFAULT_TASK_ROOT } from '../activities/tasks/library';
+import { formatCensus } from './tasks';
 import { manifestKeyOf, startRequest, type StartOptions } from './start';
 
 /**
@@ -401,6 +404,19 @@ async function main(argv: string[]): Promise<void> {
       for (const key of keys) if (!(await c.store().exists(key))) throw new UsageError(`no report at ${c.store().uri(key)}`);
       await fetchKeys(c.store(), keys, path.posix.dirname(base), options.out);
       print(`${keys.map((k) => path.join(options.out, path.posix.basename(k))).join('\n')}`);
+    });
+
+  program
+    .command('tasks')
+    .description('for a folder of task files (one subfolder per application): files, how many parse, how many each host and host kind runs, and why not')
+    .option('--folder <dir>', 'the folder of task files', DEFAULT_TASK_ROOT)
+    .option('--config <file>', 'the deployment (default: $CODA_CONFIG or temporal.yaml)')
+    .option('--markdown', 'the table as Markdown (the README has it)')
+    .option('--json', 'everything as JSON, per task too')
+    .action(async (options: { folder: string; config?: string; markdown?: boolean; json?: boolean }) => {
+      if (!existsSync(options.folder)) throw new UsageError(`no folder ${options.folder}`);
+      const census = await taskCensus({ folder: options.folder, config: loadConfig(options.config) });
+      print(options.json ? json(census) : formatCensus(census, options.markdown));
     });
 
   try {
