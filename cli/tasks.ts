@@ -12,7 +12,7 @@ export function formatCensus(census: TaskCensus, markdown = false): string {
   rows.push(['total', sum((a) => a.files), sum((a) => a.parsed), ...census.columns.map((_, c) => sum((a) => a.support[c]?.supported ?? 0))]);
   const lines = [markdown ? markdownTable(header, rows) : textTable(header, rows), ''];
   const kinds = census.columns.filter((c) => !c.inDeployment).map((c) => c.name);
-  if (kinds.length > 0) lines.push(`* a host kind the deployment has none of (${kinds.join(', ')}): what such a host would run`, '');
+  if (kinds.length > 0) lines.push(`${markdown ? '\\*' : '*'} a host kind the deployment has none of (${kinds.join(', ')}): what such a host would run`, '');
   lines.push('Columns: each host of the deployment; `local`: a local host on this machine (probed: app binaries with a driver, pdflatex/bibtex, TeX files by kpsewhich; no network, an empty HOME); `osworld`: a ScienceBoard VM (every app, the snapshot, the internet).', '');
   for (const [c, column] of census.columns.entries()) {
     const apps = census.applications.filter((a) => (a.support[c]?.reasons.length ?? 0) > 0);
@@ -23,8 +23,9 @@ export function formatCensus(census: TaskCensus, markdown = false): string {
     }
     lines.push('');
   }
-  const errors = census.applications.flatMap((a) => a.errors.map((e) => `${a.software}/${e.file}: ${e.error}`));
-  if (errors.length > 0) lines.push('files that do not parse:', ...errors.map((e) => `  ${e}`), '');
+  // One line per file: the loader's first complaint (--json has every one).
+  const errors = census.applications.flatMap((a) => a.errors.map((e) => `${a.software}/${e.file}: ${e.error.split('\n').slice(0, 2).map((l) => l.trim()).join(' ')}`));
+  if (errors.length > 0) lines.push(`${errors.length} files do not parse:`, ...errors.map((e) => `${markdown ? '- ' : '  '}${e}`), '');
   return lines.join('\n').trimEnd();
 }
 
