@@ -416,7 +416,9 @@ async function main(argv: string[]): Promise<void> {
     .action(async (options: { folder: string; config?: string; markdown?: boolean; json?: boolean }) => {
       if (!existsSync(options.folder)) throw new UsageError(`no folder ${options.folder}`);
       const census = await taskCensus({ folder: options.folder, config: loadConfig(options.config) });
-      print(options.json ? json(census) : formatCensus(census, options.markdown));
+      // Waits until the text is written: the process exits right after, and a pipe takes large output in several writes.
+      const text = `${options.json ? json(census) : formatCensus(census, options.markdown)}\n`;
+      await new Promise<void>((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
     });
 
   try {
