@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { parseTask, type generatedProvenanceSchema, type InitializeStep, type Task } from './task';
+import { parseTask, SCIENCEBOARD_SNAPSHOT, type generatedProvenanceSchema, type InitializeStep, type Task } from './task';
 
 /**
  * A task written by the task-generator model, in the form every worker runs: a ScienceBoard task
@@ -24,7 +24,7 @@ export interface StartState {
 export function defaultStartState(seeds: readonly Task[]): StartState | undefined {
   const launching = seeds.filter((seed) => seed.initialize.some((step) => step.func === 'launch'));
   const shortest = [...launching].sort((a, b) => a.initialize.length - b.initialize.length || a.id.localeCompare(b.id))[0];
-  return shortest === undefined ? undefined : { initialize: shortest.initialize, snapshot: shortest.snapshot, version: shortest.version };
+  return shortest === undefined ? undefined : { initialize: shortest.initialize, snapshot: shortest.snapshot ?? SCIENCEBOARD_SNAPSHOT, version: shortest.version };
 }
 
 export interface GeneratedTaskInput {

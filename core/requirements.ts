@@ -217,6 +217,8 @@ export function unmetNeeds(task: Task, host: Capabilities): Need[] {
 
 /** Whether some host of the deployment can run the task; if none can, why, in words. */
 export function taskSupport(task: Task, deployment: readonly Capabilities[]): Support {
+  // What the pipeline does not know, no host can be said to run (core/task.ts parseTask).
+  if (task.unknown !== undefined && task.unknown.length > 0) return { supported: false, reason: `the pipeline does not know all it asks: ${task.unknown.join('; ')}` };
   const needs = taskNeeds(task);
   const able = deployment.filter((host) => unmet(needs, host).length === 0).map((host) => host.host);
   if (able.length > 0) return { supported: true, hosts: able };

@@ -1,91 +1,64 @@
 import { z } from 'zod';
+import { APPS, appOf, type App } from '../apps/index';
+import { celestiaQuerySchema } from '../apps/celestia/schema';
+import { lean } from '../apps/lean/schema';
+import { texstudio } from '../apps/texstudio/schema';
 import { KEY_SEGMENT } from './keys';
-import { parseOrThrow } from './validation';
+import { commonChecks, commonFuncs } from './task-common';
+import { formatPath, parseOrThrow, ValidationError } from './validation';
 
 /**
- * ScienceBoard tasks, one JSON file each (REFERENCE.md §2). The schema is strict: an unknown
- * `initialize` func or `evaluate` type is reported by name instead of being silently dropped.
+ * ScienceBoard tasks, one JSON file each (REFERENCE.md §2). A task's `initialize` funcs and
+ * `evaluate` types are read by its `type`: the funcs and checks every app has (core/task-common.ts)
+ * and the app's own (apps/<slug>/schema.ts, listed in apps/index.ts). A known func or check with
+ * a bad field is an error naming the field (a broken file); a func or check the pipeline does not
+ * know — one a later ScienceBoard release may add — is not: the task loads with it listed in
+ * `unknown`, and core/requirements.ts makes such a task unsupported on every host, with that reason.
  */
 
-const unknownVariant = (field: string) => (issue: { code: string; input?: unknown; options?: unknown }) => {
-  if (issue.code !== 'invalid_union') return undefined;
-  const got = (issue.input as Record<string, unknown> | undefined)?.[field];
-  const expected = Array.isArray(issue.options) ? issue.options.join(', ') : '';
-  return `unknown ${field} ${JSON.stringify(got)} (expected one of ${expected})`;
-};
+type ValueOf<T> = T[keyof T];
+type StepOf<A extends { readonly funcs: object }> = z.output<ValueOf<A['funcs']> & z.ZodType>;
+type CheckOf<A extends { readonly checks: object }> = z.output<ValueOf<A['checks']> & z.ZodType>;
 
-const wait = z.number().min(0).max(600).optional();
+/** Every func of every app, each shaped as its app defines it (ChimeraX's and Lean's `open` differ). */
+export type InitializeStep = z.output<ValueOf<typeof commonFuncs>> | { [K in App['software']]: StepOf<Extract<App, { software: K }>> }[App['software']];
 
-/** A command as ScienceBoard writes it: one line (run by a shell when `shell` is true) or an argv list. */
-const command = z.union([z.string().min(1), z.array(z.string()).min(1)]);
+/** Every check of every app, each shaped as its app defines it (TeXstudio's and ChimeraX's `file` differ). */
+export type Evaluator = z.output<ValueOf<typeof commonChecks>> | { [K in App['software']]: CheckOf<Extract<App, { software: K }>> }[App['software']];
 
-/**
- * Every func ScienceBoard's tasks use, whatever app they drive. Which of them a desktop can run
- * is a property of the desktop (core/requirements.ts), not of the task.
- */
-export const initializeStepSchema = z.discriminatedUnion(
-  'func',
-  [
-    /** Starts an app (its VM command line; «PORTLIKE» is the app state server's port). */
-    z.strictObject({ func: z.literal('launch'), command, shell: z.boolean().optional(), wait }),
-    /** Runs a command in the VM and waits for it (TeXstudio's tasks remove files with it). */
-    z.strictObject({ func: z.literal('execute'), command, shell: z.boolean().optional(), wait }),
-    /** Writes `text` to the VM file `path`. */
-    z.strictObject({ func: z.literal('touch'), text: z.string(), path: z.string().min(1), wait }),
-    /** KAlgebra: 0 calculator, 1 2D graph, 2 3D graph, 3 dictionary. */
-    z.strictObject({ func: z.literal('tab'), index: z.number().int().min(0).max(3), wait }),
-    z.strictObject({ func: z.literal('func_2d'), expr: z.string().min(1), wait }),
-    z.strictObject({ func: z.literal('func_3d'), expr: z.string().min(1), wait }),
-    /** ChimeraX commands sent to its REST server (`log clear`, `open <name>`, `turn <axis> <angle>`). */
-    z.strictObject({ func: z.literal('chimerax_clear_log'), wait }),
-    z.strictObject({ func: z.literal('chimerax_open'), name: z.string().min(1), wait }),
-    z.strictObject({ func: z.literal('chimerax_turn'), axis: z.string().min(1), angle: z.number(), wait }),
-  ],
-  { error: unknownVariant('func') },
-);
+/** The funcs of one app's tasks (common ones included) and its checks. */
+export type StepOfApp<S extends App['software']> = z.output<ValueOf<typeof commonFuncs>> | StepOf<Extract<App, { software: S }>>;
+export type CheckOfApp<S extends App['software']> = z.output<ValueOf<typeof commonChecks>> | CheckOf<Extract<App, { software: S }>>;
+
+/** TeXstudio's `file` check (ChimeraX has another). */
+export type TeXFileCheck = z.output<typeof texstudio.checks.file>;
+export const isTeXFileCheck = (check: Evaluator): check is TeXFileCheck => check.type === 'file' && 'path' in check;
+
+/** A step of any app's tasks, as generated task sets store the steps their tasks start with. */
+export const initializeStepSchema: z.ZodType<InitializeStep> = z.union([
+  ...Object.values(commonFuncs),
+  ...APPS.flatMap((app) => Object.values(app.funcs) as z.ZodType[]),
+] as unknown as [z.ZodType<InitializeStep>, z.ZodType<InitializeStep>, ...z.ZodType<InitializeStep>[]]);
 
 /** A command as one line, for matching and messages (an argv list joined by spaces). */
 export const commandLine = (command: string | readonly string[]): string => (typeof command === 'string' ? command : command.join(' '));
 
-const point = z.array(z.number()).min(2).max(3);
+/** The funcs a task of `software` may use, by name (the common ones first). */
+export function funcsOf(software: string): Readonly<Record<string, z.ZodType>> {
+  return { ...commonFuncs, ...(appOf(software)?.funcs ?? {}) };
+}
 
-export const evaluatorSchema = z.discriminatedUnion(
-  'type',
-  [
-    /** Variable `key` prints exactly `value`; "#UNDEF" means it must not exist. */
-    z.strictObject({ type: z.literal('var'), key: z.string().min(1), value: z.string() }),
-    /** Variable `key` is numerically `value` within 1e-6. */
-    z.strictObject({ type: z.literal('val'), key: z.string().min(1), value: z.number() }),
-    /**
-     * The plotted functions: `#SIZE` = how many; or points with, per point, whether it lies on a
-     * plotted function. `value` is keyed by the point written as "(x, y)"; extra keys (e.g.
-     * "color", "style") ask about the plot's look.
-     */
-    z.strictObject({
-      type: z.literal('eqn'),
-      key: z.union([z.literal('#SIZE'), z.array(point).min(1)]),
-      value: z.union([z.number().int().min(0), z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]))]),
-    }),
-    /**
-     * TeXstudio: the file equals its initial `touch` text with every `source` replaced by
-     * `target`; without them, the file is unchanged.
-     */
-    z
-      .strictObject({ type: z.literal('file'), path: z.string().min(1), source: z.string().min(1).optional(), target: z.string().optional() })
-      .refine((c) => (c.source === undefined) === (c.target === undefined), { message: 'source and target come together', path: ['target'] }),
-    /** TeXstudio: the regular expression `pattern` is found in the file. */
-    z.strictObject({ type: z.literal('include'), path: z.string().min(1), pattern: z.string().min(1) }),
-    /** TeXstudio: `file`.tex in the folder `path` compiles with pdflatex (and bibtex when the task wrote a .bib). */
-    z.strictObject({ type: z.literal('compile'), path: z.string().min(1), file: z.string().min(1) }),
-    /** How the agent ended: DONE, FAIL, or ANS with `args` equal to the submitted answer. */
-    z.strictObject({
-      type: z.literal('stop'),
-      value: z.enum(['DONE', 'FAIL', 'ANS']),
-      args: z.array(z.string()).optional(),
-    }),
-  ],
-  { error: unknownVariant('type') },
-);
+/** The checks a task of `software` may use, by name (`stop` first). */
+export function checksOf(software: string): Readonly<Record<string, z.ZodType>> {
+  return { ...commonChecks, ...(appOf(software)?.checks ?? {}) };
+}
+
+/** The app a func of a `software` task drives: the app's own funcs drive it, cross-app funcs another; common funcs none. */
+export function funcDrives(software: string, func: string): string | undefined {
+  const app = appOf(software);
+  if (app === undefined || !Object.hasOwn(app.funcs, func)) return undefined;
+  return app.drives?.[func] ?? app.software;
+}
 
 /**
  * Where a task written by the task-generator model came from (REFERENCE.md §1): the task set it
@@ -98,47 +71,118 @@ export const generatedProvenanceSchema = z.strictObject({
   promptVersion: z.string().min(1),
 });
 
-export const scienceBoardTaskSchema = z
-  .strictObject({
-    type: z.string().min(1),
-    sort: z.string().min(1),
-    steps: z.number().int().min(1).max(100),
-    instruction: z.string().min(1),
-    version: z.string(),
-    snapshot: z.string(),
-    initialize: z.array(initializeStepSchema),
-    evaluate: z.array(evaluatorSchema),
-    ans: z.string().optional(),
-    penalty: z.unknown().optional(),
-    /** Set on generated tasks, which have no `evaluate` checks: only the judge says whether a rollout solved one. */
-    generated: generatedProvenanceSchema.optional(),
-  })
-  .superRefine((task, ctx) => {
-    if (task.evaluate.length === 0 && task.generated === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['evaluate'], message: 'expected at least one check (only generated tasks have none)' });
-    }
-  });
+/** The snapshot a task without `snapshot` reverts to (ScienceBoard's VManager.INIT_NAME). */
+export const SCIENCEBOARD_SNAPSHOT = 'sci_bench';
 
-export type InitializeStep = z.output<typeof initializeStepSchema>;
-export type Evaluator = z.output<typeof evaluatorSchema>;
+/** A func or check as the file holds it, before its app's schema reads it. */
+const rawStep = z.looseObject({ func: z.string().min(1) });
+const rawCheck = z.looseObject({ type: z.string().min(1) });
 
-/** The evaluator types the schema knows, taken from it (so results can be validated by the same list). */
-export const EVALUATOR_TYPES = evaluatorSchema.options.map((option) => option.shape.type.value) as [Evaluator['type'], ...Evaluator['type'][]];
-export type ScienceBoardTask = z.output<typeof scienceBoardTaskSchema>;
+/** The fields of a task file; `initialize` and `evaluate` items are read by the task's app afterwards. */
+const taskFileSchema = z.strictObject({
+  type: z.string().min(1),
+  sort: z.string().min(1),
+  steps: z.number().int().min(1).max(100),
+  instruction: z.string().min(1),
+  version: z.string(),
+  /** The VM snapshot to revert to; without it ScienceBoard uses "sci_bench" (Lean's tasks name none). */
+  snapshot: z.string().optional(),
+  initialize: z.array(rawStep),
+  evaluate: z.array(rawCheck),
+  /** Celestia: the bodies its state dump reports on. */
+  query: z.array(celestiaQuerySchema).optional(),
+  ans: z.string().optional(),
+  penalty: z.unknown().optional(),
+  /** Set on generated tasks, which have no `evaluate` checks: only the judge says whether a rollout solved one. */
+  generated: generatedProvenanceSchema.optional(),
+});
+
+export type ScienceBoardTask = Omit<z.output<typeof taskFileSchema>, 'initialize' | 'evaluate'> & {
+  initialize: InitializeStep[];
+  evaluate: Evaluator[];
+};
+
+/** The evaluator types the apps know, taken from their schemas (so results can be validated by the same list). */
+export const EVALUATOR_TYPES = [...new Set([...Object.keys(commonChecks), ...APPS.flatMap((app) => Object.keys(app.checks))])] as [Evaluator['type'], ...Evaluator['type'][]];
 
 /** A task with the id it is known by (its file name without `.json`, e.g. `A-01`). */
 export interface Task extends ScienceBoardTask {
   readonly id: string;
+  /**
+   * What the pipeline does not know in the file, each in words naming it (`initialize[2]: func
+   * "frobnicate" is not known for Celestia (known: ...)`); absent when it knows everything. Such
+   * items are left out of `initialize` and `evaluate`: the task is never run.
+   */
+  readonly unknown?: readonly string[];
 }
 
 /** A task id is one segment of its storage keys (core/keys.ts). */
 export const TASK_ID = KEY_SEGMENT;
 
-/** Validates one task; a failure throws a ValidationError naming the task and every bad field. */
+/**
+ * Validates one task; a broken file throws a ValidationError naming the task and every bad field.
+ * Funcs and checks the task's app does not know are listed in `unknown` instead.
+ */
 export function parseTask(raw: unknown, id: string): Task {
   if (!TASK_ID.test(id)) throw new Error(`task id "${id}" is not a valid id (letters, digits, . _ -; no "..")`);
-  return { id, ...parseOrThrow(scienceBoardTaskSchema, raw, `task ${id}`) };
+  const source = `task ${id}`;
+  const file = parseOrThrow(taskFileSchema, raw, source);
+  const problems: string[] = [];
+  const unknown: string[] = [];
+  const app = appOf(file.type);
+  if (app === undefined) unknown.push(`type: application "${file.type}" is not known (known: ${APPS.map((a) => a.software).join(', ')})`);
+  const read = <T>(items: ReadonlyArray<Record<string, unknown>>, field: 'initialize' | 'evaluate', by: 'func' | 'type', table: Readonly<Record<string, z.ZodType>>): T[] => {
+    const known: T[] = [];
+    for (const [i, item] of items.entries()) {
+      const name = item[by] as string;
+      const schema = Object.hasOwn(table, name) ? table[name] : undefined;
+      if (schema === undefined) {
+        unknown.push(`${field}[${i}]: ${by === 'func' ? 'func' : 'check'} "${name}" is not known for ${file.type} (known: ${Object.keys(table).join(', ')})`);
+        continue;
+      }
+      const parsed = schema.safeParse(item);
+      if (parsed.success) known.push(parsed.data as T);
+      else problems.push(...parsed.error.issues.map((issue) => `${formatPath([field, i, ...issue.path])}: ${issue.message}`));
+    }
+    return known;
+  };
+  const initialize = read<InitializeStep>(file.initialize, 'initialize', 'func', funcsOf(file.type));
+  const evaluate = read<Evaluator>(file.evaluate, 'evaluate', 'type', checksOf(file.type));
+  if (file.evaluate.length === 0 && file.generated === undefined) problems.push('evaluate: expected at least one check (only generated tasks have none)');
+  if (file.type === lean.software) problems.push(...leanProblems(initialize));
+  if (problems.length > 0) throw new ValidationError(source, problems);
+  const task: Task = { id, ...file, initialize, evaluate };
+  return unknown.length > 0 ? { ...task, unknown } : task;
 }
+
+/** ScienceBoard's Lean tasks state exactly one theorem, with `query`, ending in `by sorry` (sci/Lean/task.py check_config). */
+function leanProblems(initialize: readonly InitializeStep[]): string[] {
+  const queries = [...initialize.entries()].filter(([, step]) => step.func === 'query');
+  if (queries.length !== 1) return [`initialize: expected exactly one "query" func in a Lean task, found ${queries.length}`];
+  const [[index, step]] = queries as [[number, InitializeStep]];
+  return step.func === 'query' && !step.expr.endsWith('by sorry') ? [`initialize[${index}].expr: expected the statement to end in "by sorry"`] : [];
+}
+
+/**
+ * The Python sources of a task, by where they are (`evaluate[0].key`), as its app's `python`
+ * table says ScienceBoard evaluates them: checked to compile when the task is loaded, run in the
+ * predicate sandbox (activities/desktop/predicates/) when it is evaluated.
+ */
+export function pythonSources(task: ScienceBoardTask): Array<{ readonly field: string; readonly source: string }> {
+  const table = appOf(task.type)?.python ?? {};
+  const out: Array<{ field: string; source: string }> = [];
+  for (const [i, check] of task.evaluate.entries()) {
+    const fields = Object.hasOwn(table, check.type) ? table[check.type] : undefined;
+    for (const [name, when] of Object.entries(fields ?? {})) {
+      const source = (check as Record<string, unknown>)[name];
+      if (typeof source === 'string' && (when === 'always' || isLambda(source))) out.push({ field: `evaluate[${i}].${name}`, source });
+    }
+  }
+  return out;
+}
+
+/** Whether ScienceBoard treats the text as a lambda to evaluate (ChimeraX tests `startswith("lambda")`). */
+export const isLambda = (source: string): boolean => source.trimStart().startsWith('lambda');
 
 /** Whether rollouts of the task can be scored by its own checks (generated tasks are judged instead). */
 export const hasEvaluators = (task: ScienceBoardTask): boolean => task.evaluate.length > 0;

@@ -1,6 +1,6 @@
 import type { GuiAction } from '../actions';
 import type { Size } from '../smart-resize';
-import { commandLine, type Evaluator, type Task } from '../task';
+import { commandLine, isTeXFileCheck, type Task } from '../task';
 import { initialText } from '../texstudio/checks';
 import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from './plans';
 
@@ -40,7 +40,7 @@ function plan(task: Task, perturb: boolean): ReferencePlan {
   const shown = shownDocument(task);
   const lines = (task.ans ?? '').split('\n').map((l) => l.trim()).filter((l) => l !== '' && l !== 'N/A');
   const stops = lines.map(stopOf).filter((s): s is StopAction => s !== undefined);
-  const edits: Edit[] = task.evaluate.filter((c): c is Extract<Evaluator, { type: 'file' }> => c.type === 'file' && c.source !== undefined).map((c) => ({ path: c.path, source: c.source ?? '', target: c.target ?? '' }));
+  const edits: Edit[] = task.evaluate.filter(isTeXFileCheck).filter((c) => c.source !== undefined).map((c) => ({ path: c.path, source: c.source ?? '', target: c.target ?? '' }));
   for (const line of lines) {
     const arrow = /^(.+?)\s+->\s+(.+)$/.exec(line);
     if (arrow !== null && stopOf(line) === undefined && shown !== undefined) edits.push({ path: shown, source: arrow[1] ?? '', target: arrow[2] ?? '' });

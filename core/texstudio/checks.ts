@@ -1,5 +1,5 @@
 import type { CheckResult } from '../evaluation';
-import type { Evaluator, Task } from '../task';
+import type { Evaluator, Task, TeXFileCheck } from '../task';
 import { unifiedDiff } from '../unified-diff';
 
 /**
@@ -15,7 +15,7 @@ import { unifiedDiff } from '../unified-diff';
  *   module says whether bibtex is part of it and reads LaTeX's first error out of its output.
  */
 
-type FileCheck = Extract<Evaluator, { type: 'file' }>;
+type FileCheck = TeXFileCheck;
 type IncludeCheck = Extract<Evaluator, { type: 'include' }>;
 
 /** The text the task's first `touch` of `path` wrote, or undefined. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { taskSupport } from '../../core/requirements';
 import { commandLine, hasReferenceAnswer, parseTask } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 
@@ -90,17 +91,40 @@ describe('ScienceBoard tasks', () => {
     });
   });
 
-  it('reports an unknown initialize func and evaluate type by name', () => {
-    const raw = { ...(load('A-01.json') as object), initialize: [{ func: 'open_browser', url: 'x' }], evaluate: [{ type: 'pixel', at: 1 }] };
+  it('loads a task with a func or check it does not know, listing each by name, and makes it unsupported', () => {
+    const raw = { ...(load('A-01.json') as object), initialize: [{ func: 'launch', command: 'kalgebra' }, { func: 'open_browser', url: 'x' }], evaluate: [{ type: 'pixel', at: 1 }] };
+    const task = parseTask(raw, 'A-01');
+    assert.deepEqual(task.unknown, [
+      'initialize[1]: func "open_browser" is not known for KAlgebra (known: launch, execute, touch, download, opt, append, tab, func_2d, func_3d)',
+      'evaluate[0]: check "pixel" is not known for KAlgebra (known: stop, var, val, eqn)',
+    ]);
+    assert.deepEqual(task.initialize, [{ func: 'launch', command: 'kalgebra' }]);
+    assert.deepEqual(task.evaluate, []);
+    const support = taskSupport(task, [{ host: 'vm', apps: 'any', network: true, vmSnapshot: true }]);
+    assert.equal(support.supported, false);
+    assert.match(support.supported ? '' : support.reason, /func "open_browser" is not known for KAlgebra/);
+  });
+
+  it('reads funcs by the task\'s application: Celestia\'s opt is known to every VM task, ChimeraX\'s open is not TeXstudio\'s', () => {
+    const tex = load('A-01.json', TEX_DIR) as Record<string, unknown>;
+    const withOpen = parseTask({ ...tex, initialize: [...(tex.initialize as object[]), { func: 'open', name: '2olx' }, { func: 'opt', depth: 6 }] }, 'A-01');
+    assert.deepEqual(withOpen.unknown, [
+      `initialize[${(tex.initialize as object[]).length}]: func "open" is not known for TeXstudio (known: launch, execute, touch, download, opt, append, chimerax_clear_log, chimerax_open, chimerax_turn)`,
+    ]);
+    const future = parseTask({ ...tex, type: 'Stellarium' }, 'A-01');
+    assert.equal(future.unknown?.[0], 'type: application "Stellarium" is not known (known: KAlgebra, ChimeraX, GrassGIS, Celestia, TeXstudio, Lean)');
+  });
+
+  it('still names the bad field of a func it knows: a broken file is an error, not an unknown func', () => {
+    const raw = { ...(load('A-01.json') as object), initialize: [{ func: 'tab', index: 9 }, { func: 'launch', command: 'kalgebra', sudo: true }] };
     assert.throws(
       () => parseTask(raw, 'A-01'),
       (error: unknown) => {
         assert.ok(error instanceof ValidationError);
         assert.equal(error.source, 'task A-01');
-        assert.deepEqual(error.problems, [
-          'initialize[0].func: unknown func "open_browser" (expected one of launch, execute, touch, tab, func_2d, func_3d, chimerax_clear_log, chimerax_open, chimerax_turn)',
-          'evaluate[0].type: unknown type "pixel" (expected one of var, val, eqn, file, include, compile, stop)',
-        ]);
+        assert.equal(error.problems.length, 2);
+        assert.match(error.problems[0] ?? '', /^initialize\[0\]\.index: /);
+        assert.match(error.problems[1] ?? '', /^initialize\[1\]: Unrecognized key: "sudo"/);
         return true;
       },
     );

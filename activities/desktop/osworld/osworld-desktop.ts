@@ -143,6 +143,10 @@ export class OsworldDesktop implements Desktop {
           }
           case 'file':
           case 'include': {
+            if (!('path' in check)) {
+              checks.push({ index, type: check.type, passed: false, detail: `this host does not read ${task.type}'s "${check.type}" checks` });
+              break;
+            }
             const text = await this.readVmFile(check.path);
             const found = 'text' in text ? text.text : undefined;
             const problem = 'problem' in text ? text.problem : undefined;
@@ -155,6 +159,8 @@ export class OsworldDesktop implements Desktop {
             checks.push({ index, type: 'compile', passed, detail: `${runs} of ${check.file}.tex in ${check.path} ${passed ? 'succeeded' : 'failed'} (the VM's /tex/check)` });
             break;
           }
+          default:
+            checks.push({ index, type: check.type, passed: false, detail: `this host does not read ${task.type}'s "${check.type}" checks` });
         }
       } catch (err) {
         // A refused connection means the app is gone (the agent may have closed it): the task

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkFile, checkInclude, expectedText, firstLatexError, initialText, usesBibtex } from '../../../core/texstudio/checks';
-import { parseTask, type Evaluator, type Task } from '../../../core/task';
+import { isTeXFileCheck, parseTask, type Evaluator, type Task, type TeXFileCheck } from '../../../core/task';
 import { unifiedDiff } from '../../../core/unified-diff';
 
 const DIR = path.resolve(__dirname, '../../../../data/scienceboard/TeXstudio');
 const task = (id: string): Task => parseTask(JSON.parse(readFileSync(path.join(DIR, `${id}.json`), 'utf8')), id);
-const fileCheck = (t: Task): Extract<Evaluator, { type: 'file' }> => {
-  const check = t.evaluate.find((c) => c.type === 'file');
-  assert.ok(check?.type === 'file');
+const fileCheck = (t: Task): TeXFileCheck => {
+  const check = t.evaluate.find(isTeXFileCheck);
+  assert.ok(check !== undefined);
   return check;
 };
 

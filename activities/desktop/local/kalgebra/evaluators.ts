@@ -94,6 +94,8 @@ class KAlgebraChecker {
       case 'include':
       case 'compile':
         return { index, type: check.type, passed: false, detail: `"${check.type}" checks a TeXstudio document, not KAlgebra's state` };
+      default:
+        return { index, type: check.type, passed: false, detail: `"${check.type}" is not a KAlgebra check` };
     }
   }
 

@@ -24,6 +24,7 @@ async function checkOne(task: Task, check: Evaluator, index: number, stop: StopI
       return evaluateStop(check, index, stop);
     case 'file':
     case 'include': {
+      if (!('path' in check)) return failed(`this "${check.type}" check is not a TeXstudio one`);
       const read = readText(check.path, home);
       const found = 'text' in read ? read.text : undefined;
       const problem = 'problem' in read ? read.problem : undefined;
@@ -45,6 +46,8 @@ async function checkOne(task: Task, check: Evaluator, index: number, stop: StopI
     case 'val':
     case 'eqn':
       return failed(`"${check.type}" checks KAlgebra's state, not a TeXstudio document`);
+    default:
+      return failed(`"${check.type}" is not a TeXstudio check`);
   }
 }
 

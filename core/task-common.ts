@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * The parts of a ScienceBoard task that every application shares (REFERENCE.md §2), and the shape
+ * in which each application (apps/<slug>/schema.ts) lists its own funcs and checks. ScienceBoard
+ * runs an `initialize` item by its `func` name: the app task class's `_<func>` method if it has
+ * one, else VTask's (`execute`, `launch`, `opt`, `append`), else base/init.py's `vm_<func>`
+ * (`touch`, `download`). Every `evaluate` item of type `stop` is judged by base/task.py whatever
+ * the app; the other types are the app's `_eval_<type>`.
+ */
+
+/** Seconds ScienceBoard pauses after the func (its `func(func, wait=0, **kwargs)`). */
+export const wait = z.number().min(0).max(600).optional();
+
+/** A command as ScienceBoard writes it: one line (run by a shell when `shell` is true) or an argv list. */
+export const command = z.union([z.string().min(1), z.array(z.string()).min(1)]);
+
+/** A Python lambda's source, as ScienceBoard writes `key`, `pred` and `find` (evaluated with `eval`). */
+export const pythonSource = z.string().min(1);
+
+/**
+ * The funcs of every ScienceBoard VM task, whatever its app: VTask's and base/init.py's. Which of
+ * them a desktop can run is a property of the desktop (core/requirements.ts), not of the task.
+ */
+export const commonFuncs = {
+  /** Starts an app (its VM command line; «PORTLIKE» is the app state server's port). */
+  launch: z.strictObject({ func: z.literal('launch'), command, shell: z.boolean().optional(), wait }),
+  /** Runs a command in the VM and waits for it (tasks remove files with it). */
+  execute: z.strictObject({ func: z.literal('execute'), command, shell: z.boolean().optional(), wait }),
+  /** Writes `text` to the VM file `path`. */
+  touch: z.strictObject({ func: z.literal('touch'), text: z.string(), path: z.string().min(1), wait }),
+  /** Downloads `url` on the host running the task and copies it to the VM file `path` (needs the internet). */
+  download: z.strictObject({ func: z.literal('download'), url: z.url(), path: z.string().min(1), wait }),
+  /** Sets the VM server's accessibility-tree depth (its `/opt`): Celestia's tree is deep and slow to walk. */
+  opt: z.strictObject({ func: z.literal('opt'), depth: z.number().int().min(1), wait }),
+  /** Appends `content` to the VM file `path` (its `/append`). */
+  append: z.strictObject({ func: z.literal('append'), path: z.string().min(1), content: z.string(), wait }),
+} as const;
+
+/** The checks of every app: how the agent ended, DONE, FAIL, or ANS with `args` equal to the submitted answer. */
+export const commonChecks = {
+  stop: z.strictObject({
+    type: z.literal('stop'),
+    value: z.enum(['DONE', 'FAIL', 'ANS']),
+    args: z.array(z.string()).optional(),
+  }),
+} as const;
+
+/** Funcs or checks by name; each schema's discriminant (`func` or `type`) is its name. */
+export type SchemaTable = Readonly<Record<string, z.ZodType>>;
+
+/**
+ * One ScienceBoard application as the task schema sees it: its name in task files (`type`, data
+ * folder), how people call it, its domain (the paper's table 1), what its launch commands run,
+ * and its own funcs and checks. A func that drives another app (TeXstudio's `chimerax_open`)
+ * names that app in `drives`.
+ */
+export interface AppSchema {
+  /** As in task files' `type` and data/scienceboard/<software>/ (e.g. "GrassGIS"). */
+  readonly software: string;
+  /** How reports and people name it (e.g. "GRASS GIS"). */
+  readonly display: string;
+  /** Its ScienceBoard domain (e.g. "GIS"). */
+  readonly domain: string;
+  /** Matches the command lines of its launch steps. */
+  readonly launch: RegExp;
+  /** Its own `initialize` funcs, beyond the common ones. */
+  readonly funcs: SchemaTable;
+  /** Its own `evaluate` types, beyond `stop`. */
+  readonly checks: SchemaTable;
+  /** Funcs that drive another app, by func name: that app's software name. */
+  readonly drives?: Readonly<Record<string, string>>;
+  /**
+   * The check fields ScienceBoard evaluates as Python, by check type and field: 'always' (it
+   * calls `eval` on the text whatever it is) or 'lambda' (only text starting with "lambda").
+   */
+  readonly python?: Readonly<Record<string, Readonly<Record<string, 'always' | 'lambda'>>>>;
+}
