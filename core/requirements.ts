@@ -1,5 +1,6 @@
+import { APPS } from '../apps/index';
 import { texDependencies } from './texstudio/dependencies';
-import { commandLine, type Task } from './task';
+import { commandLine, funcDrives, type Task } from './task';
 
 /**
  * Whether a deployment can run a task, decided before any desktop is leased. What a task needs
@@ -42,25 +43,11 @@ export type Need =
 
 export type Support = { readonly supported: true; readonly hosts: readonly string[] } | { readonly supported: false; readonly reason: string };
 
-/** ScienceBoard's apps by what their launch commands run (`/app/bin/kalgebra`, `texstudio file...`, `grass --gui`, ...), named as task `type`s. */
-const LAUNCHED_APPS: ReadonlyArray<{ readonly app: string; readonly command: RegExp }> = [
-  { app: 'KAlgebra', command: /(^|[\s/])kalgebra(\s|$)/ },
-  { app: 'TeXstudio', command: /(^|[\s/])texstudio(\s|$)/ },
-  { app: 'ChimeraX', command: /(^|[\s/])chimerax(\s|$)/ },
-  { app: 'GrassGIS', command: /(^|[\s/"])grass(\s|$)/ },
-  { app: 'Celestia', command: /(^|[\s/])celestia(-qt\d*)?(\s|$)/ },
-  { app: 'VS Code', command: /(^|[\s/])code(\s|$)/ },
-];
-
-/** Func prefixes ScienceBoard gives another app's funcs in a task (sci/TeXstudio/task.py dispatches `chimerax_*` to ChimeraX's manager). */
-const FUNC_PREFIXES: ReadonlyArray<{ readonly prefix: string; readonly app: string }> = [
-  { prefix: 'chimerax_', app: 'ChimeraX' },
-  { prefix: 'kalgebra_', app: 'KAlgebra' },
-  { prefix: 'grass_', app: 'GrassGIS' },
-  { prefix: 'celestia_', app: 'Celestia' },
-  { prefix: 'lean_', app: 'Lean' },
-  { prefix: 'texstudio_', app: 'TeXstudio' },
-];
+/**
+ * The app a launch command starts, by the launch patterns of apps/index.ts (`/app/bin/kalgebra`,
+ * `texstudio file...`, `grass --gui`, `code` for Lean's VS Code), named as task `type`s.
+ */
+const launchedApp = (line: string): string | undefined => APPS.find((app) => app.launch.test(line))?.software;
 
 /** The VM user's home: a path under it that no step writes comes from the VM snapshot. */
 const VM_HOME = '/home/user/';
@@ -135,26 +122,23 @@ export function taskNeeds(task: Task): Need[] {
 }
 
 /** The funcs and checks of the task the schema did not know (`task.unknown`, set by the loader), one reason each. */
-const unknownOf = (task: Task): readonly string[] => {
-  const unknown = field(task, 'unknown');
-  return Array.isArray(unknown) ? unknown.filter((u): u is string => typeof u === 'string') : [];
-};
+const unknownOf = (task: Task): readonly string[] => task.unknown ?? [];
 
 function stepNeeds(step: Step, at: string, software: string, isWritten: (vmPath: string) => boolean): Need[] {
   const needs: Need[] = [];
   const func = step.func as string;
   if (func === 'launch') {
     const line = commandLine(field(step, 'command') as string | string[]);
-    const app = LAUNCHED_APPS.find((a) => a.command.test(line))?.app ?? `the program of ${JSON.stringify(line)}`;
+    const app = launchedApp(line) ?? `the program of ${JSON.stringify(line)}`;
     needs.push({ kind: 'app', app, because: `${at} launches it` });
     for (const vmPath of homePathsOf(line)) if (!isWritten(vmPath)) needs.push({ kind: 'vmFile', path: vmPath, because: `${at} opens it` });
     return needs;
   }
   if (func === 'touch' || func === 'execute') return needs;
-  const prefixed = FUNC_PREFIXES.find((p) => func.startsWith(p.prefix));
-  const app = prefixed?.app ?? software;
-  if (prefixed !== undefined) needs.push({ kind: 'app', app, because: `${at} ${func} drives it` });
-  const name = prefixed === undefined ? func : func.slice(prefixed.prefix.length);
+  // The app a func drives (apps/index.ts: an app's own funcs drive it, `chimerax_open` in a TeXstudio task ChimeraX); common funcs none.
+  const app = funcDrives(software, func) ?? software;
+  if (app !== software) needs.push({ kind: 'app', app, because: `${at} ${func} drives it` });
+  const name = func.startsWith(`${app.toLowerCase()}_`) ? func.slice(app.length + 1) : func;
   // What the app's own funcs reach: ChimeraX fetches what it opens, GRASS GIS opens a location.
   const url = field(step, 'url');
   if (typeof url === 'string' && /^https?:\/\//.test(url)) needs.push({ kind: 'network', because: `${at} ${func} downloads ${url}` });
@@ -217,8 +201,6 @@ export function unmetNeeds(task: Task, host: Capabilities): Need[] {
 
 /** Whether some host of the deployment can run the task; if none can, why, in words. */
 export function taskSupport(task: Task, deployment: readonly Capabilities[]): Support {
-  // What the pipeline does not know, no host can be said to run (core/task.ts parseTask).
-  if (task.unknown !== undefined && task.unknown.length > 0) return { supported: false, reason: `the pipeline does not know all it asks: ${task.unknown.join('; ')}` };
   const needs = taskNeeds(task);
   const able = deployment.filter((host) => unmet(needs, host).length === 0).map((host) => host.host);
   if (able.length > 0) return { supported: true, hosts: able };

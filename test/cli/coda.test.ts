@@ -225,6 +225,8 @@ describe('coda tasks: a folder of task files, what parses and which hosts run it
     assert.match(markdown, /^\| software \| files \| parsed \| local-1 \| local \| osworld\* \|\n\| --- \| ---: \| ---: \| ---: \| ---: \| ---: \|\n/);
     assert.match(markdown, /^\| KAlgebra \| 20 \| 20 \| 20 \| 20 \| 20 \|$/m);
     assert.match(markdown, /^\| TeXstudio \| 12 \| 12 \| 4 \| 4 \| 12 \|$/m);
+    for (const row of ['Celestia | 22 | 22', 'ChimeraX | 20 | 20', 'GrassGIS | 23 | 23', 'Lean | 18 | 18']) assert.match(markdown, new RegExp(`^\\| ${row.replace(/\|/g, '\\|')} \\| 0 \\| 0 \\| \\d+ \\|$`, 'm'), row);
+    assert.match(markdown, /^\| total \| 115 \| 115 \| 24 \| 24 \| 115 \|$/m);
   });
 
   it('refuses a folder that does not exist with exit code 2', async () => {

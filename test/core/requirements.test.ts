@@ -48,7 +48,7 @@ describe('task requirements derived from the task, capabilities from the host', 
       'needs the TeX files kpfonts.sty, beramono.sty (used by /home/user/atelier/main.tex, which initialize[0] writes); ' +
         "/home/user/atelier/figs/envelope.pdf, /home/user/atelier/figs/token.pdf, /home/user/atelier/figs/lat.pdf of ScienceBoard's VM snapshot (used by /home/user/atelier/main.tex, which initialize[0] writes), which host local-1 does not have",
     );
-    assert.equal(reasonOf(byId('C-05'), [LOCAL]), "needs VS Code (initialize[0] launches it); /home/user/sci, /home/user/sci/Sci/Basic.lean of ScienceBoard's VM snapshot (initialize[0] opens it), which host local-1 does not have");
+    assert.equal(reasonOf(byId('C-05'), [LOCAL]), "needs Lean (initialize[0] launches it); /home/user/sci, /home/user/sci/Sci/Basic.lean of ScienceBoard's VM snapshot (initialize[0] opens it), which host local-1 does not have");
   });
 
   it('never calls a document task supported where a TeX file or program it needs is missing, and names it', () => {
@@ -111,6 +111,20 @@ describe('task requirements derived from the task, capabilities from the host', 
       reasonOf(unknown, [LOCAL, VMS]),
       'needs what no host has: initialize[2]: func "frobnicate" is not known for TeXstudio (known: launch, execute, touch), which hosts local-1, rack-3 do not have',
     );
+  });
+
+  it('classifies the tasks of the four VM-only applications from their needs: none runs locally, every one on a VM', () => {
+    for (const software of ['Celestia', 'ChimeraX', 'GrassGIS', 'Lean']) {
+      const tasks = load(software);
+      assert.ok(tasks.length >= 18, software);
+      for (const task of tasks) {
+        assert.deepEqual(taskSupport(task, [VMS]), { supported: true, hosts: ['rack-3'] }, `${software}/${task.id}`);
+        assert.match(reasonOf(task, [LOCAL]), new RegExp(`^needs ${software} \\(it is a ${software} task`), `${software}/${task.id}`);
+      }
+    }
+    // GRASS GIS: every task opens a location of the VM snapshot's grassdata, so even a host with GRASS could not run it.
+    const withGrass: Capabilities = { ...LOCAL, apps: ['KAlgebra', 'TeXstudio', 'GrassGIS'] };
+    for (const task of load('GrassGIS')) assert.match(reasonOf(task, [withGrass]), /^needs \/home\/user\/grassdata\/\S+(, \S+)* of ScienceBoard's VM snapshot \(initialize\[\d\] (opens it|map opens this GRASS GIS location)/, task.id);
   });
 
   it('supports every task on ScienceBoard VMs, and a task where any host of the deployment can run it', () => {
