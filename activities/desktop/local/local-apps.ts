@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { LocalApp } from '../../../config/schema';
-import { commandLine, type Task } from '../../../core/task';
+import { commandLine, funcDrives, type Task } from '../../../core/task';
 
 /** A task's app could not be mapped to a local binary; `step` names the initialize step at fault. */
 export class UnknownAppError extends Error {
@@ -49,13 +49,12 @@ export function localAppsFor(task: Task, apps: readonly LocalApp[]): TaskApps {
 }
 
 /**
- * The software whose driver performs an app step: the localApps software its func is prefixed
- * with (ScienceBoard writes another app's funcs so: `chimerax_open` in a TeXstudio task), else the
- * task's own.
+ * The software whose driver performs an app step: the app the func drives (apps/index.ts: an
+ * app's own funcs drive it; ScienceBoard writes another app's funcs with its prefix, `chimerax_open`
+ * in a TeXstudio task), else the task's own.
  */
-export function stepSoftware(func: string, task: Task, apps: readonly LocalApp[]): string {
-  const prefixed = apps.find((a) => func.toLowerCase().startsWith(`${a.software.toLowerCase()}_`));
-  return prefixed?.software ?? task.type;
+export function stepSoftware(func: string, task: Task): string {
+  return funcDrives(task.type, func) ?? task.type;
 }
 
 /** Where ScienceBoard's VMs keep the user's files; on a local desktop that is the desktop's own HOME. */

@@ -201,7 +201,7 @@ export class LocalDesktop implements Desktop {
       case 'execute':
         return runVmCommand(step, display.home);
       default: {
-        const software = stepSoftware(step.func, task, this.options.apps);
+        const software = stepSoftware(step.func, task);
         const app = this.apps.get(software);
         if (app === undefined) throw new Error(`${step.func} needs ${software}, and no launch of it came before`);
         return app.driver.initialize(step, this.session(display, app.process));
