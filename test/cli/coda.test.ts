@@ -146,7 +146,7 @@ describe('the coda CLI, run as its own process against the real stack', function
 
   it('refuses bad input with exit code 2, naming the option, and starts nothing', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['start', 'batch', '--software', 'Excel'], /--software: unknown software "Excel": expected one of KAlgebra/],
+      [['start', 'batch', '--software', 'Excel'], /--software: unknown software "Excel": expected one of Celestia, ChimeraX, GrassGIS, KAlgebra, Lean, TeXstudio/],
       [['start', 'batch'], /required option '--software <name>' not specified/],
       [['start', 'evaluation', '--attempts', '0'], /^evaluation input is invalid:\n {2}- attempts: expected an integer >= 1/],
       [['start', 'evaluation', '--tasks', 'A-01'], /--tasks: expected SOFTWARE:ID,ID/],

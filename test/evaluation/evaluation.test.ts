@@ -126,7 +126,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
 
   it('fails at once on bad input, naming the field', async () => {
     const cases: Array<[unknown, RegExp]> = [
-      [{ software: ['Excel'] }, /software: unknown software "Excel": expected one of KAlgebra/],
+      [{ software: ['Excel'] }, /software: unknown software "Excel": expected one of Celestia, ChimeraX, GrassGIS, KAlgebra, Lean, TeXstudio/],
       [{ attempts: 0 }, /attempts: expected an integer >= 1/],
       [{ planners: [{ name: 'a', model: 'm' }, { name: 'a', model: 'n' }] }, /planners\[1\]\.name: duplicate planner "a"/],
       [{ taskIds: { TeXstudio: ['A-01'] }, software: ['KAlgebra'] }, /taskIds\.TeXstudio: "TeXstudio" is not among the software evaluated/],

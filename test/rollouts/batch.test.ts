@@ -98,7 +98,7 @@ describe('rollout batches: fan-out, progress, continue-as-new, idempotent re-run
     const run = `bad${Date.now()}`;
     await assert.rejects((await start(run, ['A-01'], 1, `${run}-sw`, 'Excel')).result(), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
-      assert.match(String(err.cause?.message), /^task set is invalid:\n {2}- unknown software "Excel": expected one of KAlgebra/);
+      assert.match(String(err.cause?.message), /^task set is invalid:\n {2}- unknown software "Excel": expected one of Celestia, ChimeraX, GrassGIS, KAlgebra, Lean, TeXstudio/);
       return true;
     });
     await assert.rejects((await start(run, ['A-01', 'Z-99'], 1, `${run}-task`)).result(), (err: unknown) => {

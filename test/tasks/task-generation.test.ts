@@ -93,7 +93,7 @@ describe('task generation: a versioned task set from the generator model, run an
 
   it('fails at once on bad input, naming the field', async () => {
     const cases: Array<[unknown, RegExp]> = [
-      [{ software: 'Excel' }, /^input is invalid:\n {2}- software: unknown software "Excel": expected one of KAlgebra/],
+      [{ software: 'Excel' }, /^input is invalid:\n {2}- software: unknown software "Excel": expected one of Celestia, ChimeraX, GrassGIS, KAlgebra, Lean, TeXstudio/],
       [{ software: 'KAlgebra', count: 0 }, /^task generation input is invalid:\n {2}- count: expected an integer >= 1$/],
       [{ software: 'KAlgebra', version: '../x' }, /version: expected an id of letters/],
       [{ software: 'KAlgebra', seedTaskIds: ['Z-99'] }, /^task set KAlgebra is invalid:\n {2}- unknown KAlgebra task "Z-99"$/],

@@ -1,0 +1,202 @@
+/**
+ * The Python program of the predicate sandbox, run as `python3 -I -S -c RUNNER` (isolated mode,
+ * no site packages). It reads one JSON request on stdin, imports what it needs itself, then
+ * limits itself (CPU seconds, address space, no file writes, no new file descriptors) before it
+ * evaluates a single task source, and answers one JSON line per source or check on stdout.
+ *
+ * Task sources are evaluated with `eval` as ScienceBoard does, but against a fixed allow-list of
+ * builtins, after their compiled code (every nested code object) was checked to name nothing
+ * beginning with "_" (no `__class__`, `__subclasses__`, `__globals__` walks) nor the frame,
+ * code, generator and traceback attributes (`gi_frame`, `f_back`, `tb_frame`, `co_code`, ...).
+ * The one such name allowed is `__import__`, which here is a guard: it gives the `datetime`
+ * classes (ChimeraX D-03's file check asks for today's date) and `math`'s functions (Celestia
+ * B-12's key takes square roots), as plain namespaces, and refuses every other module.
+ * A source that runs longer than its time is stopped by a timer (SIGALRM); one the timer cannot
+ * stop (a long C call) by the CPU limit, or by the wall clock of the Node side.
+ *
+ * Requests: {"mode": "compile", "sources": [..]} -> {"i", "error"?} per source;
+ * {"mode": "evaluate", "checks": [..], "dump": .., "timeoutMs", "cpuSeconds", "memoryBytes"} ->
+ * {"start": i} before and {"i", "ok", "field"?, "error"?, "detail"?} after each check (`field`: the
+ * check field whose source was running when it failed).
+ */
+export const RUNNER = String.raw`
+import sys, json, re, resource, signal, types, datetime, time, _strptime
+
+request = json.loads(sys.stdin.buffer.read().decode('utf-8'))
+# Warm what the datetime classes load lazily (time zone, strptime), before files are closed to us.
+datetime.datetime.today().strftime('%Y-%m-%d')
+datetime.datetime.strptime('2000-01-01', '%Y-%m-%d')
+
+def limit(cpu_seconds, memory_bytes):
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (3, 3))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+def emit(obj):
+    sys.stdout.buffer.write((json.dumps(obj) + '\n').encode('utf-8'))
+    sys.stdout.buffer.flush()
+
+def short(value, limit=300):
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + '...'
+
+DATETIME = types.SimpleNamespace(datetime=datetime.datetime, date=datetime.date, time=datetime.time,
+                                 timedelta=datetime.timedelta, timezone=datetime.timezone)
+
+import math
+MATH = types.SimpleNamespace(**{n: getattr(math, n) for n in dir(math) if not n.startswith('_')})
+
+def guarded_import(name, *args, **kwargs):
+    if name == 'datetime':
+        return DATETIME
+    if name == 'math':
+        return MATH
+    if name == 'time':
+        # datetime's C code imports it through this same hook (strftime); a module of functions only.
+        return time
+    raise ImportError('import of %r is not allowed in a predicate' % (name,))
+
+ALLOWED = ['abs', 'all', 'any', 'bool', 'chr', 'dict', 'divmod', 'enumerate', 'filter', 'float',
+           'frozenset', 'hash', 'int', 'isinstance', 'iter', 'len', 'list', 'map', 'max', 'min',
+           'next', 'ord', 'pow', 'range', 'repr', 'reversed', 'round', 'set', 'slice', 'sorted',
+           'str', 'sum', 'tuple', 'zip', 'callable',
+           'Exception', 'ArithmeticError', 'AssertionError', 'IndexError', 'KeyError', 'LookupError',
+           'TypeError', 'ValueError', 'ZeroDivisionError', 'StopIteration']
+import builtins
+SAFE_BUILTINS = {name: getattr(builtins, name) for name in ALLOWED}
+SAFE_BUILTINS['__import__'] = guarded_import
+FORBIDDEN_PREFIXES = ('_', 'gi_', 'cr_', 'ag_', 'f_', 'tb_', 'co_')
+
+def refused_names(code):
+    bad = [n for n in code.co_names if n != '__import__' and n.startswith(FORBIDDEN_PREFIXES)]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            bad += refused_names(const)
+    return bad
+
+def compiled(source):
+    code = compile(source, '<predicate>', 'eval')
+    bad = refused_names(code)
+    if bad:
+        raise ValueError('names %s are not allowed in a predicate' % ', '.join(sorted(set(bad))))
+    return code
+
+def run(source):
+    return eval(compiled(source), {'__builtins__': SAFE_BUILTINS}, {})
+
+def failure(err):
+    text = '%s: %s' % (type(err).__name__, err)
+    return text if len(text) <= 500 else text[:500] + '...'
+
+class Timeout(BaseException):
+    pass
+
+def on_alarm(signum, frame):
+    raise Timeout()
+
+class At:
+    # The check field whose source is running, for the error.
+    field = None
+
+def at(field):
+    At.field = field
+
+def check_info(check, dump):
+    # ScienceBoard (Celestia, GRASS GIS): key is eval'd; a callable is applied to the dump, anything else is a key of it.
+    at('key')
+    key = run(check['key'])
+    found = key(dump) if callable(key) else dump[check['key']]
+    at('pred')
+    pred = run(check['pred']) if check.get('pred') is not None else (lambda left, right: left == right)
+    ok = bool(pred(found, check['value']))
+    return ok, 'found %s, expected %s%s' % (short(found), short(check['value']), ' (pred)' if check.get('pred') is not None else '')
+
+def check_states(check, states):
+    # ScienceBoard's ChimeraX _eval_states, step by step.
+    key = check['key']
+    find = check.get('find')
+    pattern = check.get('pattern')
+    has_value = 'value' in check
+    value = check.get('value')
+    check_null = has_value and value is None
+    at('key')
+    if key.startswith('lambda'):
+        key = run(key)
+    if find is not None:
+        at('find')
+        find = run(find)
+        meta_keys = [k for k, v in states.items() if find(k, v)]
+        if check_null:
+            # ScienceBoard reads an undefined name here (raw_keys): such a check always fails there.
+            raise NameError("ScienceBoard's states check cannot ask for absence with find")
+        if not meta_keys:
+            return False, 'no entry matches find'
+        at('key')
+        raw_key = key(meta_keys[0])
+    elif callable(key):
+        raw_keys = [k for k in states.keys() if key(k)]
+        if check_null:
+            return len(raw_keys) == 0, 'entries matching key: %s' % short(raw_keys)
+        if not raw_keys:
+            return False, 'no entry matches key'
+        raw_key = raw_keys[0]
+    else:
+        if check_null:
+            # As ScienceBoard: it tests its unset raw_key (None), so a plain key with a null value always holds.
+            return None not in states, 'a plain key with a null value holds in ScienceBoard whatever the states'
+        raw_key = key
+    if raw_key not in states:
+        return False, 'no entry %s' % short(raw_key)
+    raw_value = states[raw_key]
+    if pattern is not None:
+        text = raw_value if isinstance(raw_value, str) else json.dumps(raw_value)
+        return re.search(pattern, text) is not None, '%s is %s; pattern %s' % (short(raw_key), short(text), short(pattern))
+    if value is not None:
+        return value == raw_value, '%s is %s, expected %s' % (short(raw_key), short(raw_value), short(value))
+    return False, 'the check has neither a value nor a pattern'
+
+def check_file(check, _):
+    # ScienceBoard's ChimeraX _eval_file: a lambda value (no argument) gives the text to find.
+    value = check['value']
+    at('value')
+    if value.startswith('lambda'):
+        value = run(value)()
+    content = check.get('content')
+    return content is not None and value in content, 'looked for %s' % short(value)
+
+KINDS = {'info': check_info, 'states': check_states, 'file': check_file}
+
+if request['mode'] == 'compile':
+    limit(10, 512 * 1024 * 1024)
+    for i, source in enumerate(request['sources']):
+        try:
+            compiled(source)
+            emit({'i': i})
+        except BaseException as err:
+            emit({'i': i, 'error': failure(err)})
+else:
+    limit(request['cpuSeconds'], request['memoryBytes'])
+    signal.signal(signal.SIGALRM, on_alarm)
+    seconds = request['timeoutMs'] / 1000.0
+    for i, check in enumerate(request['checks']):
+        emit({'start': i})
+        at(None)
+        try:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, seconds)
+                ok, detail = KINDS[check.get('kind', 'info')](check, check['dump'] if 'dump' in check else request['dump'])
+            finally:
+                # The timer is off before any handler below runs, so none of them can be interrupted.
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            outcome = {'i': i, 'ok': bool(ok), 'detail': detail}
+        except Timeout:
+            outcome = {'i': i, 'ok': False, 'field': At.field, 'error': 'timed out after %s s' % seconds}
+        except BaseException as err:
+            outcome = {'i': i, 'ok': False, 'field': At.field, 'error': failure(err)}
+        emit(outcome)
+`;
