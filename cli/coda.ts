@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Client, WorkflowFailedError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -16,10 +16,10 @@ import { formatHistory, summarizeHistory } from './history';
 import { runsQuery, STATUS_NAMES } from './runs-query';
 import { startViewer } from '../viewer/server';
 import { syncSchedules } from './schedules';
-import { manifestKeyOf, startRequest, type StartOptions } from './start';
-import { renderCensus, taskCensus } from './task-census';
+import { taskCensus } from '../activities/tasks/census';
 import { DEFAULT_TASK_ROOT } from '../activities/tasks/library';
-import { deploymentCapabilities } from '../core/requirements';
+import { formatCensus } from './tasks';
+import { manifestKeyOf, startRequest, type StartOptions } from './start';
 
 /**
  * `coda`: one command for every operation on a CODA deployment (the one temporal.yaml describes,
@@ -407,13 +407,18 @@ async function main(argv: string[]): Promise<void> {
     });
 
   program
-    .command('tasks [folder]')
-    .description("for a folder of ScienceBoard task files (one folder per software, or one software's): how many parse, how many each host can run, and why not")
-    .option('--json', 'print the census as JSON')
-    .action((folder: string | undefined, options: { json?: boolean }) => {
-      const deployment = deploymentCapabilities(ctx().config);
-      const census = taskCensus(folder ?? DEFAULT_TASK_ROOT, deployment);
-      print(options.json ? json(census) : renderCensus(census, deployment));
+    .command('tasks')
+    .description('for a folder of task files (one subfolder per application): files, how many parse, how many each host and host kind runs, and why not')
+    .option('--folder <dir>', 'the folder of task files', DEFAULT_TASK_ROOT)
+    .option('--config <file>', 'the deployment (default: $CODA_CONFIG or temporal.yaml)')
+    .option('--markdown', 'the table as Markdown (the README has it)')
+    .option('--json', 'everything as JSON, per task too')
+    .action(async (options: { folder: string; config?: string; markdown?: boolean; json?: boolean }) => {
+      if (!existsSync(options.folder)) throw new UsageError(`no folder ${options.folder}`);
+      const census = await taskCensus({ folder: options.folder, config: loadConfig(options.config) });
+      // Waits until the text is written: the process exits right after, and a pipe takes large output in several writes.
+      const text = `${options.json ? json(census) : formatCensus(census, options.markdown)}\n`;
+      await new Promise<void>((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
     });
 
   try {

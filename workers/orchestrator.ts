@@ -6,7 +6,9 @@ import { decisionStore } from '../activities/models/decision';
 import { orchestratorSizing, preparedBoxes } from '../config/schema';
 import { ModelGateway } from '../activities/models/gateway';
 import { ImagePreparer, s3Images } from '../activities/models/images';
-import { deploymentCapabilities } from '../core/requirements';
+import { deploymentCapabilities, probesOf } from '../core/requirements';
+import { defaultDrivers } from '../activities/desktop/local/drivers';
+import { probeLocalHost } from '../activities/desktop/local/host-facts';
 import { createDatasetActivities } from '../activities/datasets/activities';
 import { createJudgeActivities } from '../activities/judge/activities';
 import { createJudgeEvaluationActivities } from '../activities/judge/evaluation';
@@ -58,7 +60,14 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
     ...workflowSource(deps.workflowBundle),
     activities: {
       ...createStorageActivities(store, prefix),
-      ...createTaskActivities({ library, store, prefix, gateway, capabilities: deploymentCapabilities(config) }),
+      ...createTaskActivities({
+        library,
+        store,
+        prefix,
+        gateway,
+        // The local hosts' facts are probed on this machine: the dev stack and a single-machine deployment run them here.
+        capabilities: async (tasks) => deploymentCapabilities(config, await probeLocalHost(config.localApps, probesOf(tasks), { drivers: Object.keys(defaultDrivers()) })),
+      }),
       ...createTrajectoryActivities({ store, prefix, tasks, decisions, metrics }),
       ...createModelActivities({ gateway, decisions, prefix, tasks }),
       ...createRunActivities(deps.client, config, library),

@@ -1,6 +1,7 @@
 import { finalOnBadInput } from '../bad-input';
 import type { UnsupportedTask } from '../../core/report';
 import { taskSupport, type Capabilities } from '../../core/requirements';
+import type { Task } from '../../core/task';
 import type { TaskEntry } from '../../workflows/rollout-types';
 import type { ObjectStore } from '../storage/object-store';
 import type { ModelGateway } from '../models/gateway';
@@ -17,11 +18,18 @@ export interface StagedTasks {
  * Task activities (orchestrator queue): stage a task set in S3 for the workers — the real
  * ScienceBoard tasks of the library, or a generated set — and generate new sets.
  */
-export function createTaskActivities(deps: { library: TaskLibrary; store: ObjectStore; prefix: string; gateway: ModelGateway; capabilities: readonly Capabilities[] }) {
+export function createTaskActivities(deps: {
+  library: TaskLibrary;
+  store: ObjectStore;
+  prefix: string;
+  gateway: ModelGateway;
+  /** What each host of the deployment really has for these tasks (local hosts probed: binaries, kpsewhich). */
+  capabilities: (tasks: readonly Task[]) => Promise<readonly Capabilities[]>;
+}) {
   return {
     /**
-     * Stages the tasks of a batch; those no host of the deployment can run (an app or a network it
-     * does not have) are set apart with the reason, before any desktop is leased.
+     * Stages the tasks of a batch; those no host of the deployment can run (an app, a TeX file, the
+     * network or the VM snapshot it does not have) are set apart with the reason, before any desktop is leased.
      */
     async stageTaskSet(input: { software: string; taskIds?: readonly string[]; taskSet?: string }): Promise<StagedTasks> {
       return finalOnBadInput(async () => {
@@ -30,8 +38,9 @@ export function createTaskActivities(deps: { library: TaskLibrary; store: Object
             ? deps.library.load(input.software, input.taskIds)
             : await taskSetTasks(deps.store, deps.prefix, input.software, input.taskSet, input.taskIds);
         const unsupported: UnsupportedTask[] = [];
+        const capabilities = await deps.capabilities(tasks);
         const supported = tasks.filter((task) => {
-          const support = taskSupport(task, deps.capabilities);
+          const support = taskSupport(task, capabilities);
           if (!support.supported) unsupported.push({ software: task.type, taskId: task.id, reason: support.reason });
           return support.supported;
         });

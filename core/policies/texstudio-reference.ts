@@ -15,6 +15,9 @@ import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction }
  *   selected match and selects the next, once per occurrence; after the last, TeXstudio asks
  *   whether to restart from the beginning, and Escape says no; Ctrl+S saves.
  * - `ANS <answer>`, `FAIL`, `DONE` in `ans`: the stop (D-01 answers 13); otherwise DONE.
+ * - A cross-application task (it launches KAlgebra after TeXstudio) shows the other app on top:
+ *   the plan first goes back to TeXstudio with Alt+Tab (the window focused before). Only when
+ *   TeXstudio is the last or the one but last app launched.
  * The perturbed plan types a target with one more letter (a different file for `file`, an
  * undefined command such as `\veex` for `compile`), or gives the perturbed stop when there is no edit.
  */
@@ -49,6 +52,9 @@ function plan(task: Task, perturb: boolean): ReferencePlan {
   const actions: GuiAction[] = [];
   const [edit] = edits;
   if (edit !== undefined) {
+    const behind = appsLaunchedAfter(task);
+    if (behind > 1) return { replayable: false, reason: `${behind} apps are launched after TeXstudio; Alt+Tab reaches the one but last` };
+    if (behind === 1) actions.push({ type: 'hotkey', keys: ['alt', 'tab'] });
     if (edit.path !== shown) return { replayable: false, reason: `the edit is in ${edit.path}, TeXstudio shows ${shown ?? 'no document'}` };
     const text = initialText(task, edit.path);
     const occurrences = text === undefined ? 0 : text.split(edit.source).length - 1;
@@ -77,4 +83,11 @@ function shownDocument(task: Task): string | undefined {
     if (at !== -1 && at < words.length - 1) shown = words[words.length - 1];
   }
   return shown;
+}
+
+/** How many other programs the task launches after its last TeXstudio launch (their windows cover TeXstudio's). */
+function appsLaunchedAfter(task: Task): number {
+  const launched = task.initialize.flatMap((step) => (step.func === 'launch' ? [/(^|[\s/])texstudio(\s|$)/.test(commandLine(step.command))] : []));
+  const last = launched.lastIndexOf(true);
+  return last === -1 ? 0 : launched.length - 1 - last;
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import type { TaskCensus } from '../../activities/tasks/census';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { eventually } from '../rollouts/helpers';
 
@@ -166,5 +167,69 @@ describe('the coda CLI, run as its own process against the real stack', function
     const [batch] = await Promise.all([coda('progress', 'no-such-workflow')]);
     assert.equal(batch.code, 1);
     assert.match(batch.stderr, /no-such-workflow/);
+  });
+});
+
+describe('coda tasks: a folder of task files, what parses and which hosts run it (no stack needed)', function () {
+  this.timeout(120_000);
+  const REPO = path.resolve(__dirname, '..', '..', '..');
+  const DATA = path.join(REPO, 'data', 'scienceboard');
+  let folder: string;
+
+  before(() => {
+    folder = mkdtempSync(path.join(tmpdir(), 'coda-tasks-'));
+    mkdirSync(path.join(folder, 'TeXstudio'));
+    mkdirSync(path.join(folder, 'KAlgebra'));
+    for (const id of ['A-01', 'B-01', 'C-03', 'D-01']) copyFileSync(path.join(DATA, 'TeXstudio', `${id}.json`), path.join(folder, 'TeXstudio', `${id}.json`));
+    copyFileSync(path.join(DATA, 'KAlgebra', 'A-01.json'), path.join(folder, 'KAlgebra', 'A-01.json'));
+    // A document with a package no TeX installation has: derived, reported by name.
+    const d01 = JSON.parse(readFileSync(path.join(DATA, 'TeXstudio', 'D-01.json'), 'utf8')) as { initialize: Array<{ func: string; text?: string }> };
+    const touch = d01.initialize.find((s) => s.func === 'touch');
+    assert.ok(touch?.text !== undefined);
+    touch.text = touch.text.replace('\\begin{document}', '\\usepackage{no-such-package-coda}\n\\begin{document}');
+    writeFileSync(path.join(folder, 'TeXstudio', 'Z-01.json'), JSON.stringify(d01));
+    writeFileSync(path.join(folder, 'KAlgebra', 'Z-02.json'), '{"type": "KAlgebra", "instruction": ');
+  });
+  after(() => rmSync(folder, { recursive: true, force: true }));
+
+  const tasks = async (...args: string[]): Promise<string> => (await run(process.execPath, [CODA, 'tasks', '--config', path.join(REPO, 'temporal.yaml'), ...args], { timeout: 60_000 })).stdout;
+
+  it('prints per application the files, how many parse, and how many each host and host kind runs, with the reasons grouped', async () => {
+    const stdout = await tasks('--folder', folder);
+    const lines = stdout.split('\n');
+    assert.equal(lines[0]?.replace(/\s+/g, ' '), 'software files parsed local-1 local osworld*');
+    assert.equal(lines[1]?.replace(/\s+/g, ' '), 'KAlgebra 2 1 1 1 1');
+    assert.equal(lines[2]?.replace(/\s+/g, ' '), 'TeXstudio 5 5 2 2 5');
+    assert.equal(lines[3]?.replace(/\s+/g, ' '), 'total 7 6 3 3 6');
+    assert.match(stdout, /^why not on local-1:\n {2}TeXstudio: 1 needs ChimeraX \(A-01\)\n {2}TeXstudio: 1 needs files of ScienceBoard's VM snapshot \(C-03\)\n {2}TeXstudio: 1 needs the internet \(A-01\)\n {2}TeXstudio: 1 needs the TeX file no-such-package-coda\.sty \(Z-01\)\n {2}TeXstudio: 1 needs the TeX files kpfonts\.sty, beramono\.sty \(C-03\)$/m);
+    assert.doesNotMatch(stdout, /why not on osworld/);
+    assert.match(stdout, /^1 files do not parse:\n {2}KAlgebra\/Z-02\.json: .*JSON/m);
+  });
+
+  it('gives everything, per task too, as JSON, and the README table as Markdown', async () => {
+    const census = JSON.parse(await tasks('--folder', folder, '--json')) as TaskCensus;
+    assert.deepEqual(census.columns, [
+      { name: 'local-1', kind: 'local', inDeployment: true },
+      { name: 'local', kind: 'local', inDeployment: true },
+      { name: 'osworld', kind: 'osworld', inDeployment: false },
+    ]);
+    const texstudio = census.applications.find((a) => a.software === 'TeXstudio');
+    assert.deepEqual(texstudio?.tasks, [
+      { id: 'A-01', supportedBy: ['osworld'] },
+      { id: 'B-01', supportedBy: ['local-1', 'local', 'osworld'] },
+      { id: 'C-03', supportedBy: ['osworld'] },
+      { id: 'D-01', supportedBy: ['local-1', 'local', 'osworld'] },
+      { id: 'Z-01', supportedBy: ['osworld'] },
+    ]);
+    const markdown = await tasks('--folder', DATA, '--markdown');
+    assert.match(markdown, /^\| software \| files \| parsed \| local-1 \| local \| osworld\* \|\n\| --- \| ---: \| ---: \| ---: \| ---: \| ---: \|\n/);
+    assert.match(markdown, /^\| KAlgebra \| 20 \| 20 \| 20 \| 20 \| 20 \|$/m);
+    assert.match(markdown, /^\| TeXstudio \| 12 \| 12 \| 4 \| 4 \| 12 \|$/m);
+    for (const row of ['Celestia | 22 | 22', 'ChimeraX | 20 | 20', 'GrassGIS | 23 | 23', 'Lean | 18 | 18']) assert.match(markdown, new RegExp(`^\\| ${row.replace(/\|/g, '\\|')} \\| 0 \\| 0 \\| \\d+ \\|$`, 'm'), row);
+    assert.match(markdown, /^\| total \| 115 \| 115 \| 24 \| 24 \| 115 \|$/m);
+  });
+
+  it('refuses a folder that does not exist with exit code 2', async () => {
+    await assert.rejects(tasks('--folder', path.join(folder, 'nope')), (err: { code?: number; stderr?: string }) => err.code === 2 && /no folder .*nope/.test(err.stderr ?? ''));
   });
 });

@@ -100,7 +100,7 @@ describe('ScienceBoard tasks', () => {
     ]);
     assert.deepEqual(task.initialize, [{ func: 'launch', command: 'kalgebra' }]);
     assert.deepEqual(task.evaluate, []);
-    const support = taskSupport(task, [{ host: 'vm', apps: 'any', network: true, vmSnapshot: true }]);
+    const support = taskSupport(task, [{ host: 'vm', kind: 'osworld', apps: 'any', programs: 'any', texFiles: 'any', network: true, vmSnapshot: true }]);
     assert.equal(support.supported, false);
     assert.match(support.supported ? '' : support.reason, /func "open_browser" is not known for KAlgebra/);
   });

@@ -258,7 +258,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
       desktop.reset({ ...A01, initialize: [{ func: 'launch', command: '/app/bin/celestia' }] }),
       'A-01',
       'initialize[0] launch',
-      /launch command "\/app\/bin\/celestia" matches no localApps entry \(expected it to contain "\/app\/bin\/kalgebra"\)/,
+      /launch command "\/app\/bin\/celestia" matches no localApps entry \(configured: KAlgebra "\/app\/bin\/kalgebra", TeXstudio "texstudio"\)/,
     );
     await rejectsAt(
       desktop.reset({ ...A01, initialize: [launch, { func: 'tab', index: 1 }, { func: 'func_2d', expr: 'x->sin(' }] }),

@@ -124,7 +124,7 @@ describe('LocalDesktop with Debian TeXstudio', function () {
     const command: Task = { ...B01, initialize: [...B01.initialize, { func: 'chimerax_open', name: '2olx' }] };
     const open = await rejectsWith(desktop.reset(command), DesktopError);
     assert.equal(open.step, 'initialize[3] chimerax_open');
-    assert.match(open.message, /TeXstudio has no initialize step "chimerax_open"/);
+    assert.match(open.message, /chimerax_open needs ChimeraX, and no launch of it came before/);
 
     const option: Task = { ...B01, initialize: [...B01.initialize.slice(0, 2), { func: 'launch', command: 'texstudio --master /home/user/atelier/main.tex', shell: true }] };
     const flag = await rejectsWith(desktop.reset(option), DesktopError);

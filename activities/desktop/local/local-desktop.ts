@@ -11,7 +11,7 @@ import { DesktopError, type Desktop } from '../desktop';
 import type { AppDriver, AppSession, LaunchStep } from './app-driver';
 import { defaultDrivers } from './drivers';
 import { performInputEvents } from './input';
-import { homePath, localAppFor, UnknownAppError } from './local-apps';
+import { homePath, localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './local-apps';
 import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess, sleep } from './process';
 import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
@@ -33,11 +33,20 @@ export interface LocalDesktopOptions {
   readonly typingDelayMs: number;
 }
 
+/** An app this desktop started, with the localApps entry and the driver it runs by. */
+interface RunningApp {
+  readonly process: ManagedProcess;
+  readonly config: LocalApp;
+  readonly driver: AppDriver;
+}
+
 /**
  * A desktop on this machine: its own Xvfb display, window manager, D-Bus session and AT-SPI bus
- * (x11-display.ts), its own HOME, and a real app started from config.localApps. reset() restarts
- * the app from a clean HOME and replays the task's `initialize` steps; act() performs real input
- * events with xdotool. Every failure is a DesktopError naming the task and the step, and the
+ * (x11-display.ts), its own HOME, and the real apps a task launches, started from
+ * config.localApps (a cross-application task runs several, e.g. TeXstudio and KAlgebra). reset()
+ * restarts them from a clean HOME and replays the task's `initialize` steps; act() performs real
+ * input events with xdotool. The task's own app (its `type`) is the one whose driver reads the
+ * state for the checks. Every failure is a DesktopError naming the task and the step, and the
  * next reset() starts over from whatever is left (a new display if the old one died).
  */
 export class LocalDesktop implements Desktop {
@@ -46,7 +55,10 @@ export class LocalDesktop implements Desktop {
   /** Tags every process this desktop starts (see killMarked). */
   private readonly marker: string;
   private display: X11Display | undefined;
-  private app: { readonly process: ManagedProcess; readonly config: LocalApp; readonly driver: AppDriver } | undefined;
+  /** The running apps by software, in launch order. */
+  private readonly apps = new Map<string, RunningApp>();
+  /** The software of the task being reset or run: its app is `this.app`. */
+  private mainSoftware: string | undefined;
   private task: Task | undefined;
   private actions = 0;
   /** False after a reset that did not finish: the desktop is in no known state. */
@@ -73,20 +85,18 @@ export class LocalDesktop implements Desktop {
     } catch (err) {
       throw fail('validate', err, true);
     }
-    let config: LocalApp;
-    let driver: AppDriver;
+    let taskApps: TaskApps;
     try {
-      config = localAppFor(parsed, this.options.apps);
-      const found = this.options.drivers[config.software];
-      if (found === undefined) throw new UnknownAppError(`no app driver for software "${config.software}"`, 'launch');
-      driver = found;
+      taskApps = localAppsFor(parsed, this.options.apps);
+      for (const app of new Set([taskApps.main, ...taskApps.launches.values()])) this.driverOf(app.software);
     } catch (err) {
       throw fail(err instanceof UnknownAppError ? err.step : 'launch', err, true);
     }
 
     let display: X11Display;
     try {
-      await this.stopApp();
+      await this.stopApps();
+      this.mainSoftware = parsed.type;
       display = await this.ensureDisplay();
       rmSync(display.home, { recursive: true, force: true });
       mkdirSync(display.home, { recursive: true });
@@ -98,11 +108,11 @@ export class LocalDesktop implements Desktop {
       const name = `initialize[${i}] ${step.func}`;
       const started = Date.now();
       try {
-        await this.initializeStep(step, config, driver, display);
+        await this.initializeStep(step, i, parsed, taskApps, display);
       } catch (err) {
         throw fail(name, err);
       }
-      const waitMs = Math.min(step.wait ?? 0, config.maxStepWaitSeconds) * 1000 - (Date.now() - started);
+      const waitMs = Math.min(step.wait ?? 0, (taskApps.launches.get(i) ?? taskApps.main).maxStepWaitSeconds) * 1000 - (Date.now() - started);
       if (waitMs > 0) await sleep(waitMs);
     }
     this.task = parsed;
@@ -157,14 +167,16 @@ export class LocalDesktop implements Desktop {
   async healthy(): Promise<boolean> {
     if (!this.trusted) return false;
     if (this.display === undefined) return true;
-    if (this.display.problem() !== undefined || this.appProblem() !== undefined || this.app === undefined) return false;
+    if (this.display.problem() !== undefined || this.app === undefined) return false;
+    // Any app gone (the agent closed one, or it crashed) leaves the desktop in no state a reset expects.
+    if ([...this.apps.values()].some((app) => app.process.problem() !== undefined)) return false;
     return this.app.driver.responsive(this.session(this.display, this.app.process));
   }
 
   async close(): Promise<void> {
     this.task = undefined;
     try {
-      await this.stopApp();
+      await this.stopApps();
       await this.display?.stop();
     } finally {
       this.display = undefined;
@@ -173,10 +185,13 @@ export class LocalDesktop implements Desktop {
     }
   }
 
-  private async initializeStep(step: InitializeStep, config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
+  private async initializeStep(step: InitializeStep, index: number, task: Task, taskApps: TaskApps, display: X11Display): Promise<void> {
     switch (step.func) {
-      case 'launch':
-        return this.launch(step, config, driver, display);
+      case 'launch': {
+        const config = taskApps.launches.get(index);
+        if (config === undefined) throw new Error('no localApps entry for this launch');
+        return this.launch(step, config, this.driverOf(config.software), display);
+      }
       case 'touch': {
         const file = homePath(step.path, display.home);
         mkdirSync(path.dirname(file), { recursive: true });
@@ -185,14 +200,26 @@ export class LocalDesktop implements Desktop {
       }
       case 'execute':
         return runVmCommand(step, display.home);
-      default:
-        if (this.app === undefined) throw new Error(`${step.func} needs the app, and no launch step came before it`);
-        return driver.initialize(step, this.session(display, this.app.process));
+      default: {
+        const software = stepSoftware(step.func, task);
+        const app = this.apps.get(software);
+        if (app === undefined) throw new Error(`${step.func} needs ${software}, and no launch of it came before`);
+        return app.driver.initialize(step, this.session(display, app.process));
+      }
     }
   }
 
+  private driverOf(software: string): AppDriver {
+    const driver = this.options.drivers[software];
+    if (driver === undefined) throw new UnknownAppError(`no app driver for software "${software}"`, 'launch');
+    return driver;
+  }
+
+  /** Starts the app (again, when it runs already: a VM's second launch gives a fresh one too) and waits until its driver finds it ready. */
   private async launch(step: LaunchStep, config: LocalApp, driver: AppDriver, display: X11Display): Promise<void> {
-    await this.stopApp();
+    const previous = this.apps.get(config.software);
+    this.apps.delete(config.software);
+    await previous?.process.stop();
     const [command = '', ...configured] = config.command;
     const taskArgs = driver.launchArgs(step, display.home);
     const started = ManagedProcess.start({
@@ -203,7 +230,7 @@ export class LocalDesktop implements Desktop {
       cwd: display.home,
       log: path.join(display.logDir, 'app.log'),
     });
-    this.app = { process: started, config, driver };
+    this.apps.set(config.software, { process: started, config, driver });
     const timeoutMs = config.startTimeoutSeconds * 1000;
     const exited = started.exited.then((exit) => new Error(`${config.software} ${describeExit(exit)} while starting (log: ${path.join(display.logDir, 'app.log')})`));
     const failure = await Promise.race([driver.ready(this.session(display, started), taskArgs, timeoutMs, () => started.running).then(() => undefined), exited]);
@@ -236,10 +263,17 @@ export class LocalDesktop implements Desktop {
     return display;
   }
 
-  private async stopApp(): Promise<void> {
-    const app = this.app;
-    this.app = undefined;
-    await app?.process.stop();
+  /** The task's own app, once launched. */
+  private get app(): RunningApp | undefined {
+    return this.mainSoftware === undefined ? undefined : this.apps.get(this.mainSoftware);
+  }
+
+  /** Stops every app, the last launched first. */
+  private async stopApps(): Promise<void> {
+    const running = [...this.apps.values()].reverse();
+    this.apps.clear();
+    this.mainSoftware = undefined;
+    for (const app of running) await app.process.stop();
   }
 
   private requireDisplay(taskId: string | undefined, step: string): X11Display {

@@ -22,12 +22,19 @@ export interface X11DisplayOptions {
 
 const STARTUP_MS = 15_000;
 
-/** Every normal window maximized and undecorated, so an app always has the same layout. */
+/**
+ * Every normal window maximized and undecorated, so an app always has the same layout; Alt+Tab
+ * brings the window focused before to the front (no dialog), as the VMs' desktop does, so an
+ * agent can go from one app of a cross-application task to the other.
+ */
 const OPENBOX_RC = `<?xml version="1.0" encoding="UTF-8"?>
 <openbox_config xmlns="http://openbox.org/3.4/rc">
   <focus><focusNew>yes</focusNew><followMouse>no</followMouse></focus>
   <placement><policy>Smart</policy><center>yes</center></placement>
   <desktops><number>1</number></desktops>
+  <keyboard>
+    <keybind key="A-Tab"><action name="NextWindow"><dialog>none</dialog><finalactions><action name="Focus"/><action name="Raise"/></finalactions></action></keybind>
+  </keyboard>
   <mouse>
     <context name="Client">
       <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>

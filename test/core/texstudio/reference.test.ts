@@ -58,6 +58,24 @@ describe('TeXstudio reference policy (plans)', () => {
     assert.deepEqual(perturbedPlan(done), { replayable: true, actions: [{ type: 'fail' }] });
   });
 
+  it('goes back to TeXstudio with Alt+Tab first when another app was launched after it, and only then', () => {
+    const b01 = task('B-01');
+    const kalgebra = { func: 'launch' as const, command: 'LD_LIBRARY_PATH=/home/user/6.5.0/gcc_64/lib /app/bin/kalgebra «PORTLIKE»', shell: true };
+    const after = referencePlan({ ...b01, initialize: [...b01.initialize, kalgebra] });
+    assert.ok(after.replayable);
+    assert.deepEqual(after.actions.slice(0, 2), [
+      { type: 'hotkey', keys: ['alt', 'tab'] },
+      { type: 'hotkey', keys: ['ctrl', 'r'] },
+    ]);
+    const before = referencePlan({ ...b01, initialize: [b01.initialize[0]!, b01.initialize[1]!, kalgebra, b01.initialize[2]!] });
+    assert.ok(before.replayable);
+    assert.deepEqual(before.actions[0], { type: 'hotkey', keys: ['ctrl', 'r'] });
+    assert.deepEqual(referencePlan({ ...b01, initialize: [...b01.initialize, kalgebra, { func: 'launch', command: 'code /home/user/sci' }] }), {
+      replayable: false,
+      reason: '2 apps are launched after TeXstudio; Alt+Tab reaches the one but last',
+    });
+  });
+
   it('has a plan for every task but B-04, and says why not', () => {
     const refused = TASKS.map((t) => ({ id: t.id, plan: referencePlan(t) })).filter((p) => !p.plan.replayable);
     assert.deepEqual(refused, [{ id: 'B-04', plan: { replayable: false, reason: 'its include checks ask for text the task does not give' } }]);
