@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TASK_ROOT, stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import type { ObjectStore } from '../../activities/storage/object-store';
-import { taskSupport } from '../../core/requirements';
+import { SCIENCEBOARD_VM, taskSupport } from '../../core/requirements';
 
 describe('task library', function () {
   this.timeout(120_000);
@@ -48,7 +48,7 @@ describe('task library', function () {
       assert.match(reasons['A-01']?.[0] ?? '', /^initialize\[2\]: func "frobnicate" is not known for Celestia \(known: launch, execute, touch, download, opt, append\)$/);
       assert.match(reasons['A-02']?.[0] ?? '', /^task A-02 evaluate\[0\]\.pred: the predicate sandbox refuses it: SyntaxError/);
       assert.match(reasons['A-04']?.[0] ?? '', /^task A-04 evaluate\[1\]\.key: the predicate sandbox refuses it: ValueError: names __class__, __subclasses__ are not allowed/);
-      const vm = [{ host: 'vm-1', apps: 'any' as const, network: true, vmSnapshot: true }];
+      const vm = [{ host: 'vm-1', kind: 'osworld' as const, ...SCIENCEBOARD_VM }];
       const a02 = tasks.find((t) => t.id === 'A-02')!;
       const support = taskSupport(a02, vm);
       assert.ok(!support.supported && /evaluate\[0\]\.pred/.test(support.reason));
