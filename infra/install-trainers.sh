@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Installs the real trainers the tests run on CPU into .tools/trainers-venv (docs/real-trainers.md):
+# Installs the real trainers the tests run on CPU into .tools/trainers (docs/real-trainers.md):
 #   - LLaMA-Factory 0.9.5 with its torch from PyPI. torch on Linux imports only with its nvidia-*
-#     wheels, so this is about 3.9 GB and minutes to fetch the first time; from pip's cache, about a
-#     minute. test/training/real-llamafactory.test.ts trains the pipeline's SFT dataset with it.
+#     wheels, so this is about 3.9 GB and minutes to fetch the first time. torch, torchvision and
+#     torchaudio are pinned together: torchaudio's newest release is 2.11, and LLaMA-Factory imports
+#     it (data/mm_plugin.py), which fails on any other torch ("compiled with different CUDA
+#     versions"); an unpinned install takes torch 2.15. test/training/real-llamafactory.test.ts
+#     trains the pipeline's SFT dataset with it.
 # Does nothing when the pinned versions are there. CODA_SKIP_REAL_TRAINERS=1 skips it (and the
 # tests that need it: .mocharc.js leaves them out of the run).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.tools/trainers-venv"
+VENV="$ROOT/.tools/trainers"
 LLAMAFACTORY_VERSION="0.9.5"
+TORCH=(torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0)
 
 log() { echo "[install-trainers] $*" >&2; }
 if [ "${CODA_SKIP_REAL_TRAINERS:-}" = 1 ]; then
@@ -21,9 +25,9 @@ started=$(date +%s)
 pip() { "$VENV/bin/pip" install -q --disable-pip-version-check "$@"; }
 installed() { "$VENV/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
 
-if ! installed llamafactory "$LLAMAFACTORY_VERSION"; then
-  log "LLaMA-Factory $LLAMAFACTORY_VERSION and torch from PyPI into .tools/trainers-venv (about 3.9 GB the first time)"
-  pip "llamafactory==$LLAMAFACTORY_VERSION"
+if ! installed llamafactory "$LLAMAFACTORY_VERSION" || ! installed torchaudio 2.11.0 || ! installed torch 2.11.0; then
+  log "LLaMA-Factory $LLAMAFACTORY_VERSION and ${TORCH[*]} from PyPI into .tools/trainers (about 3.9 GB the first time)"
+  pip "llamafactory==$LLAMAFACTORY_VERSION" "${TORCH[@]}"
 fi
 
 # --- OpenRLHF (reward and experience code only) ---
