@@ -110,15 +110,19 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
     assert.equal(result.steps, rows * 2, 'batch 1, no accumulation, 2 epochs');
     assert.equal(typeof result.metrics.loss, 'number', `the loss of the last step, not the summary's figures: ${JSON.stringify(result.metrics)}`);
     const log = (await g.h.stack.store.get(`${jobPrefix}/logs/attempt-2.log`)).toString();
-    assert.match(log, new RegExp(`Continuing training from checkpoint, will skip to saved global_step ${uploaded}`));
-    assert.match(log, /Total optimization steps = /);
+    assert.match(log, new RegExp(`Resuming training from checkpoint with epoch \\d+ and global step ${uploaded}\\b`), "transformers' own resume message");
     const manifest = checkpointManifestSchema.parse(await g.h.stack.store.getJson(result.checkpointKey));
     assert.deepEqual({ steps: manifest.steps, lora: manifest.lora, double: manifest.double }, { steps: rows * 2, lora: true, double: false });
     const files = (await g.h.stack.store.list(`${manifest.filesPrefix}/`)).map((f) => f.slice(manifest.filesPrefix.length + 1));
     for (const file of ['adapter_config.json', 'adapter_model.safetensors', 'trainer_log.jsonl']) assert.ok(files.includes(file), `${file} in ${files.join(', ')}`);
+    const lines = (await g.h.stack.store.get(`${manifest.filesPrefix}/trainer_log.jsonl`)).toString().trim().split('\n').map((l) => JSON.parse(l) as { current_steps: number; loss?: number });
+    assert.deepEqual(lines.map((l) => l.current_steps), [...Array.from({ length: rows * 2 - uploaded! }, (_, i) => uploaded! + 1 + i), rows * 2], 'the second attempt trained only the steps after the checkpoint, then the summary line');
+    assert.equal(lines.at(-1)!.loss, undefined);
     const adapter = JSON.parse((await g.h.stack.store.get(`${manifest.filesPrefix}/adapter_config.json`)).toString()) as { base_model_name_or_path: string; r: number };
     assert.deepEqual({ base: adapter.base_model_name_or_path, r: adapter.r }, { base: model, r: 8 });
 
+    // Serving from another worker (the training ones stopped: a GPU node's reward port is its own).
+    await g.stopGpuWorkers();
     await g.startGpuWorker();
     const served = await g.h.stack.client.workflow.execute('servePlannerOnGpu', { taskQueue: 'reallf-training-tests', workflowId: `serve-${name}`, args: [{ checkpointKey: result.checkpointKey, gpuQueue: g.h.config.taskQueues.gpu }] });
     assert.deepEqual(served, { model: name });
