@@ -9,6 +9,7 @@ import { prepareDataset } from '../../activities/training/trainer-inputs';
 import { uploadedStep } from '../../activities/training/checkpoints';
 import { trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema, plannerMessagesAt, type SftRow } from '../../core/training';
+import { generalizationWorkflowId, type GeneralizationResult } from '../../workflows/training';
 import { eventually } from '../rollouts/helpers';
 import { allSteps } from './dataset';
 import { heartbeatWhen, startGpuHarness, type GpuHarness } from './gpu-harness';
@@ -53,7 +54,9 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
     g = await startGpuHarness({
       name: 'reallf',
       runtimeLora: true,
+      displayFrom: 300,
       edit: (doc) => {
+        (doc.training as Record<string, any>).basePlanner.path = model;
         (doc.models as Record<string, any>).planner.image = BOX;
         const sft = (doc.training as Record<string, any>).sft;
         // What a lab training on CPU sets: no GPU, no bf16; a small adapter, one checkpoint per step.
@@ -130,5 +133,36 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
     assert.ok(existsSync(path.join(dir, 'adapter_model.safetensors')), 'the real adapter was put where the server reads it');
     const listed = (await (await fetch(`${g.h.models.url}/models`)).json()) as { data: Array<{ id: string; root?: string }> };
     assert.equal(listed.data.find((m) => m.id === name)?.root, dir, 'the planner server loaded it at run time');
+  });
+
+  it('a generalization on the test stack completes with the real SFT trainer: rollouts of a specialist, judged, trained by LLaMA-Factory, served and evaluated', async () => {
+    const store = g.h.stack.store;
+    // A specialist to generalize from: the GRPO double's adapter on the same base (OpenRLHF needs a GPU), served.
+    await g.startGpuWorker();
+    const specialist = `specialist-${job}`;
+    const grpo = (await (await g.startTraining({ job: `${job}-grpo`, kind: 'grpo', datasetKey: g.grpoDataset, checkpoint: specialist, base: g.h.config.training.basePlanner })).result()) as TrainResult;
+    assert.ok(grpo.steps > 0);
+    await g.stopGpuWorkers();
+    // The GPU worker with the real LLaMA-Factory as training.sft.program, as on a GPU node.
+    const real = structuredClone(g.h.config);
+    real.training.sft.program = LLAMAFACTORY;
+    await g.startGpuWorker(real);
+    await g.h.startVmHost();
+    const genRun = `reallf-gen-${Date.now()}`;
+    const result = await g.h.execute<GeneralizationResult>('generalization', generalizationWorkflowId(genRun), {
+      run: genRun,
+      specialists: [{ software: 'KAlgebra', checkpoint: specialist }],
+      tasksPerSoftware: 6,
+      attempts: 1,
+      evaluationAttempts: 1,
+      evaluationTaskIds: { KAlgebra: ['C-03'] },
+    });
+    const manifest = checkpointManifestSchema.parse(await store.getJson(result.generalist.checkpointKey));
+    assert.deepEqual({ kind: manifest.kind, double: manifest.double, lora: manifest.lora, base: manifest.base.path }, { kind: 'sft', double: false, lora: true, base: model }, 'trained by the real LLaMA-Factory from the base');
+    assert.ok(manifest.steps > 0 && typeof manifest.metrics.loss === 'number', JSON.stringify(manifest.metrics));
+    const log = (await store.get(`${trainingJobPrefix(g.h.config.storage.prefix, manifest.job)}/logs/attempt-1.log`)).toString();
+    assert.match(log, /llamafactory-cli train /);
+    assert.doesNotMatch(log, /TEST DOUBLE/);
+    assert.deepEqual(result.report.rows.map((r) => r.planner), ['base', 'specialist-KAlgebra', 'generalist']);
   });
 });
