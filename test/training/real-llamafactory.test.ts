@@ -32,8 +32,8 @@ const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !readFileS
  * the command template of temporal.yaml with CODA_SFT_TRAINER naming the real CLI, the CPU
  * settings a lab without GPUs would put in training.sft.config (use_cpu, no bf16), progress from
  * trainer_log.jsonl, checkpoints uploaded to MinIO, the first worker killed mid-training and the
- * job resumed on a fresh one, and the LoRA adapter handed to the planner's server.
- * CODA_SKIP_REAL_TRAINERS=1 leaves this file out of the run (.mocharc.js).
+ * job resumed on a fresh one, and the LoRA adapter handed to the planner's server; then a
+ * generalization workflow with it as the SFT trainer. CODA_SKIP_REAL_TRAINERS=1 leaves this file out of the run (.mocharc.js).
  */
 describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, resumed and served (real Temporal and MinIO)', function () {
   this.timeout(1_200_000);
