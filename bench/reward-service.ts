@@ -6,6 +6,7 @@ import { ModelGateway } from '../activities/models/gateway';
 import { s3Images } from '../activities/models/images';
 import { createObjectStore } from '../activities/storage/object-store';
 import { mapLimited } from '../activities/concurrency';
+import { fittedSize } from '../core/images';
 import { grpoRows, plannerMessagesAt } from '../core/training';
 import { recordTrajectory, SCREEN } from '../doubles/scripted-models/recorded-trajectory';
 import { startScriptedModels } from '../doubles/scripted-models/main';
@@ -46,10 +47,11 @@ async function main(): Promise<void> {
     const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), env);
     const samples = Number(values.samples);
     const requests: Array<{ queries: string[]; prompts: string[]; labels: string[] }> = [];
+    const view = { screen: SCREEN, box: config.models.planner.image! };
     for (const t of trajectories) {
-      for (const { row, step } of grpoRows(t.manifest, t.manifestKey, t.manifest.steps.filter((s) => s.action !== null).map((s) => s.index), SCREEN)) {
+      for (const { row, step } of grpoRows(t.manifest, t.manifestKey, t.manifest.steps.filter((s) => s.action !== null).map((s) => s.index), view)) {
         const prompt = applyChatTemplate(row.prompt);
-        const prefix = expandImagePads(prompt, row.images.map(() => SCREEN));
+        const prefix = expandImagePads(prompt, row.images.map(() => fittedSize(SCREEN, view.box)));
         const replies = (await gateway.complete('planner', plannerMessagesAt(t.manifest, step), { n: samples, temperature: 1 })).texts;
         replies.forEach((reply, i) => requests.push({ queries: [`${prefix}${reply.replace(/^Thought: /, `Thought: Sample ${i + 1}. `)}${END_OF_TURN}`], prompts: [prompt], labels: [row.label] }));
       }

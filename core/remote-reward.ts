@@ -3,7 +3,7 @@
  * speaks 0.11.2, what `pip install "openrlhf==0.11.*"` installs; the 0.11.0, 0.11.1 and 0.11.2 wheels
  * were read (openrlhf/utils/agent.py, SingleTurnAgentExecutor; trainer/ppo_utils/samples_generator.py,
  * experience_maker.py, experience.py) and 0.11.2's own code runs against the reward service in
- * test/training/openrlhf-real.test.ts:
+ * test/training/real-openrlhf.test.ts:
  * - every vLLM engine posts `{"query": [...], "prompts": [...], "labels": [...]}` after each single
  *   generation, so the lists hold one sample. With several URLs, 0.11.2 sends each sample to the
  *   next URL in turn (each engine keeps its own rotation) and sends no empty lists, so every reward

@@ -7,7 +7,9 @@ import { pythonToJson } from './python-literal';
  *   where JSON has none of them. Ray prefixes the line with the actor's name and pid.
  * - LLaMA-Factory 0.9.5 appends one JSON object per logging step to `output_dir/trainer_log.jsonl`
  *   (train/callbacks.py, LogCallback.on_log): `current_steps`, `total_steps`, `loss`, `lr`, `epoch`,
- *   `percentage`, `elapsed_time`, `remaining_time`, and a few optional figures.
+ *   `percentage`, `elapsed_time`, `remaining_time`, and a few optional figures. Its last line is
+ *   the end-of-training summary (the Trainer's final log: no `loss`, no `lr`), the only line after
+ *   a resume with no steps left.
  */
 
 export interface TrainerProgress {
@@ -52,4 +54,17 @@ export function parseTrainerLogLine(line: string): TrainerProgress | undefined {
     ...(typeof total === 'number' && Number.isInteger(total) ? { totalSteps: total } : {}),
     metrics: numbersOf(record, ['current_steps', 'total_steps']),
   };
+}
+
+/**
+ * Where a trainer_log.jsonl stands: the step of its last line (the summary included) and the
+ * figures of its last line with a `loss`, on top of the last line's own (epoch, percentage...);
+ * the last line's figures alone when no line has a loss. Undefined when no line is one.
+ */
+export function trainerLogProgress(text: string): TrainerProgress | undefined {
+  const lines = text.split('\n').flatMap((line) => parseTrainerLogLine(line) ?? []);
+  const last = lines.at(-1);
+  if (last === undefined) return undefined;
+  const withLoss = [...lines].reverse().find((p) => 'loss' in p.metrics);
+  return { ...last, metrics: { ...last.metrics, ...withLoss?.metrics } };
 }

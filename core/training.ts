@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { guiActionSchema, type GuiAction } from './actions';
+import { keyFor, type Size } from './images';
 import { buildPlannerMessages } from './prompts/planner';
 import type { ChatMessage } from './prompts/messages';
 import type { TrajectoryManifest } from './trajectory';
@@ -16,8 +17,15 @@ import { formatIssues } from './validation';
  * the screen size and the labelled action the frozen executor should derive from a good thought.
  *
  * SFT (generalization, LLaMA-Factory's ShareGPT format): one row per positive step — the same
- * conversation with the planner's own reply as the last assistant turn, consecutive turns of one
- * role merged (ShareGPT alternates user and assistant), one `<image>` per image.
+ * conversation with the planner's own reply as the last assistant turn (the only one trained:
+ * the trainer's YAML sets `mask_history`), one `<image>` per image. ShareGPT alternates user and
+ * assistant, so consecutive user messages go in one turn joined by the chat template's own turn
+ * break; with content parts joined by nothing, as the Qwen2-VL chat template joins them, a row
+ * renders through LLaMA-Factory's `qwen2_vl` template to the very text the planner is served.
+ *
+ * Both take the screenshots the planner is served: each one's variant for the planner's box
+ * (models.planner.image, core/images.ts), so one planner sees one image size in serving and in
+ * both trainings.
  */
 
 export const GRPO_LABEL_SCHEMA = 'coda.grpo-label/v1';
@@ -86,8 +94,14 @@ export function plannerMessagesAt(manifest: TrajectoryManifest, step: number): C
   });
 }
 
-/** Messages with image keys as OpenRLHF prompt items and the images in order. */
-function promptOf(messages: readonly ChatMessage[]): { prompt: GrpoRow['prompt']; images: DatasetImage[] } {
+/** What the planner saw of a trajectory's screens: their size, and the box it is served them fitted in (models.planner.image). */
+export interface PlannerView {
+  readonly screen: Size;
+  readonly box?: Size;
+}
+
+/** Messages with image keys as OpenRLHF prompt items and the images in order: each the screenshot as the planner is served it. */
+function promptOf(messages: readonly ChatMessage[], view: PlannerView): { prompt: GrpoRow['prompt']; images: DatasetImage[] } {
   const images: DatasetImage[] = [];
   const prompt = messages.map((m) => ({
     role: m.role,
@@ -96,12 +110,19 @@ function promptOf(messages: readonly ChatMessage[]): { prompt: GrpoRow['prompt']
         ? m.content
         : m.content.map((part): PromptPart => {
             if (part.type === 'text') return { type: 'text', text: part.text };
-            images.push({ key: part.key, path: datasetImagePath(part.key) });
+            const key = keyFor(part.key, view.screen, view.box);
+            images.push({ key, path: datasetImagePath(key) });
             return { type: 'image' };
           }),
   }));
   return { prompt, images };
 }
+
+/**
+ * Between two messages of one role inside one ShareGPT turn: the end of the first and the start
+ * of the second, as the Qwen2-VL chat template writes every message (`<|im_start|>role\n...<|im_end|>\n`).
+ */
+export const sftTurnBreak = (role: ChatMessage['role']): string => `<|im_end|>\n<|im_start|>${role}\n`;
 
 /** The steps of `positiveSteps` that can be training rows: those with an action (a malformed step has none). */
 const usable = (manifest: TrajectoryManifest, positiveSteps: readonly number[]) =>
@@ -111,23 +132,24 @@ const usable = (manifest: TrajectoryManifest, positiveSteps: readonly number[]) 
   });
 
 /** GRPO rows of the positive steps of one trajectory, and the images they use. */
-export function grpoRows(manifest: TrajectoryManifest, manifestKey: string, positiveSteps: readonly number[], screen: { width: number; height: number }): Array<{ row: GrpoRow; images: DatasetImage[]; step: number }> {
+export function grpoRows(manifest: TrajectoryManifest, manifestKey: string, positiveSteps: readonly number[], view: PlannerView): Array<{ row: GrpoRow; images: DatasetImage[]; step: number }> {
   return usable(manifest, positiveSteps).map(({ step, record, action }) => {
-    const { prompt, images } = promptOf(plannerMessagesAt(manifest, step));
-    const label: GrpoLabel = { schema: GRPO_LABEL_SCHEMA, software: manifest.software, manifestKey, step, screenshotKey: record.screenshotKey, screen, action };
+    const { prompt, images } = promptOf(plannerMessagesAt(manifest, step), view);
+    // The executor sees the original screen (the reward service fits it to the executor's own box).
+    const label: GrpoLabel = { schema: GRPO_LABEL_SCHEMA, software: manifest.software, manifestKey, step, screenshotKey: record.screenshotKey, screen: view.screen, action };
     return { row: { prompt, images: images.map((i) => i.path), label: JSON.stringify(label) }, images, step };
   });
 }
 
-/** SFT rows of the positive steps of one trajectory: the planner's conversation, its reply as the answer. */
-export function sftRows(manifest: TrajectoryManifest, positiveSteps: readonly number[]): Array<{ row: SftRow; images: DatasetImage[]; step: number }> {
+/** SFT rows of the positive steps of one trajectory: the planner's conversation, its reply as the answer (the last turn, the only one trained). */
+export function sftRows(manifest: TrajectoryManifest, positiveSteps: readonly number[], view: PlannerView): Array<{ row: SftRow; images: DatasetImage[]; step: number }> {
   return usable(manifest, positiveSteps).map(({ step, record }) => {
-    const { prompt, images } = promptOf(plannerMessagesAt(manifest, step));
+    const { prompt, images } = promptOf(plannerMessagesAt(manifest, step), view);
     const turns: Array<{ role: ChatMessage['role']; content: string }> = [];
     for (const message of prompt) {
-      const text = typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'image' ? SFT_IMAGE_TOKEN : p.text)).join('\n');
+      const text = typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'image' ? SFT_IMAGE_TOKEN : p.text)).join('');
       const last = turns.at(-1);
-      if (last !== undefined && last.role === message.role) last.content = `${last.content}\n${text}`;
+      if (last !== undefined && last.role === message.role) last.content = `${last.content}${sftTurnBreak(message.role)}${text}`;
       else turns.push({ role: message.role, content: text });
     }
     turns.push({ role: 'assistant', content: record.planner.raw });

@@ -1,29 +1,52 @@
 #!/usr/bin/env bash
-# Installs the real trainers' code the tests run on CPU into the venv .tools/trainers; does nothing
-# when it is there.
+# Installs the real trainers the tests run on CPU into .tools/trainers (docs/real-trainers.md):
+#   - LLaMA-Factory 0.9.5 with its torch from PyPI. torch on Linux imports only with its nvidia-*
+#     wheels, so this is about 3.9 GB and minutes to fetch the first time. torch, torchvision and
+#     torchaudio are pinned together: torchaudio's newest release is 2.11, and LLaMA-Factory imports
+#     it (data/mm_plugin.py), which fails on any other torch ("compiled with different CUDA
+#     versions"); an unpinned install takes torch 2.15. test/training/real-llamafactory.test.ts
+#     trains the pipeline's SFT dataset with it.
+# Does nothing when the pinned versions are there. CODA_SKIP_REAL_TRAINERS=1 skips it (and the
+# tests that need it: .mocharc.js leaves them out of the run).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.tools/trainers"
+LLAMAFACTORY_VERSION="0.9.5"
+TORCH=(torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0)
+
 log() { echo "[install-trainers] $*" >&2; }
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-PIP=("$VENV/bin/pip" install -q --disable-pip-version-check)
+if [ "${CODA_SKIP_REAL_TRAINERS:-}" = 1 ]; then
+  log "CODA_SKIP_REAL_TRAINERS=1: real trainers not installed"
+  exit 0
+fi
+started=$(date +%s)
+[ -x "$VENV/bin/python3" ] || python3 -m venv "$VENV"
+pip() { "$VENV/bin/pip" install -q --disable-pip-version-check "$@"; }
+installed() { "$VENV/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
+
+if ! installed llamafactory "$LLAMAFACTORY_VERSION" || ! installed torchaudio 2.11.0 || ! installed torch 2.11.0; then
+  log "LLaMA-Factory $LLAMAFACTORY_VERSION and ${TORCH[*]} from PyPI into .tools/trainers (about 3.9 GB the first time)"
+  pip "llamafactory==$LLAMAFACTORY_VERSION" "${TORCH[@]}"
+fi
 
 # --- OpenRLHF (reward and experience code only) ---
 # OpenRLHF 0.11.2 without its dependencies (vLLM, Ray, DeepSpeed, flash-attn need GPUs; the test's
 # driver, infra/trainers/openrlhf_probe.py, stands them in), plus what its reward and experience
-# modules import: aiohttp (utils/agent.py), pylatexenc and sympy (utils/math_utils.py, through
-# openrlhf.utils), peft and transformers (openrlhf.models), numpy, tqdm, packaging, datasets
-# (openrlhf.datasets, through ppo_trainer.py) and torch (CPU build is enough; LLaMA-Factory's install
-# above brings it).
+# modules import beyond LLaMA-Factory's install above (which brings torch, transformers, peft,
+# datasets, numpy, tqdm, packaging): aiohttp (utils/agent.py), pylatexenc and sympy
+# (utils/math_utils.py, through openrlhf.utils). torch is named with its pin so that pip keeps it.
 # PyPI has only a cp311 wheel of it: the venv's Python must be 3.11.
 OPENRLHF_VERSION="0.11.2"
-if ! "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
-  log "OpenRLHF $OPENRLHF_VERSION is published for Python 3.11 only; $VENV has $("$VENV/bin/python" -V)"
+if ! "$VENV/bin/python3" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+  log "OpenRLHF $OPENRLHF_VERSION is published for Python 3.11 only; $VENV has $("$VENV/bin/python3" -V)"
   exit 1
 fi
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('openrlhf') != '$OPENRLHF_VERSION')" 2>/dev/null; then
+if ! installed openrlhf "$OPENRLHF_VERSION"; then
   log "OpenRLHF $OPENRLHF_VERSION (--no-deps) and what its reward and experience code imports"
-  "${PIP[@]}" torch aiohttp pylatexenc sympy peft transformers numpy tqdm packaging datasets
-  "${PIP[@]}" --no-deps "openrlhf==$OPENRLHF_VERSION"
+  pip aiohttp pylatexenc sympy "${TORCH[@]}"
+  pip --no-deps "openrlhf==$OPENRLHF_VERSION"
 fi
+
+elapsed=$(($(date +%s) - started))
+if ((elapsed > 2)); then log "done in ${elapsed}s"; fi

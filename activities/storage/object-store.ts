@@ -1,5 +1,5 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rename } from 'node:fs/promises';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -72,27 +72,35 @@ export class ObjectStore {
    * upload of `partBytes` parts beyond (one PUT takes at most 5 GB; parts must be at least 5 MiB).
    */
   async putFile(key: string, file: string, partBytes = 256 * 1024 * 1024): Promise<void> {
-    const { size } = await stat(file);
-    const Bucket = this.bucket;
-    if (size <= partBytes) {
-      // An empty file as an empty body: the SDK drops a zero ContentLength and would warn of a stream of unknown length.
-      await this.send(() => this.client.send(new PutObjectCommand({ Bucket, Key: key, Body: size === 0 ? Buffer.alloc(0) : createReadStream(file), ContentLength: size })));
-      return;
-    }
-    const { UploadId } = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket, Key: key })));
+    // Opened once, before anything is sent: a file deleted meanwhile (a trainer rotating its
+    // checkpoints while they upload) fails this call with ENOENT rather than an unhandled error of
+    // a stream opened later, and once open it stays readable to the end.
+    const handle = await open(file, 'r');
     try {
-      const Parts: Array<{ ETag?: string; PartNumber: number }> = [];
-      for (let start = 0; start < size; start += partBytes) {
-        const PartNumber = Parts.length + 1;
-        const length = Math.min(partBytes, size - start);
-        const Body = (): Readable => createReadStream(file, { start, end: start + length - 1 });
-        const { ETag } = await this.send(() => this.client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber, Body: Body(), ContentLength: length })));
-        Parts.push({ ETag, PartNumber });
+      const { size } = await handle.stat();
+      const Bucket = this.bucket;
+      const read = (start: number, length: number): Readable => handle.createReadStream({ start, end: start + length - 1, autoClose: false });
+      if (size <= partBytes) {
+        // An empty file as an empty body: the SDK drops a zero ContentLength and would warn of a stream of unknown length.
+        await this.send(() => this.client.send(new PutObjectCommand({ Bucket, Key: key, Body: size === 0 ? Buffer.alloc(0) : read(0, size), ContentLength: size })));
+        return;
       }
-      await this.send(() => this.client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts } })));
-    } catch (err) {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
-      throw err;
+      const { UploadId } = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket, Key: key })));
+      try {
+        const Parts: Array<{ ETag?: string; PartNumber: number }> = [];
+        for (let start = 0; start < size; start += partBytes) {
+          const PartNumber = Parts.length + 1;
+          const length = Math.min(partBytes, size - start);
+          const { ETag } = await this.send(() => this.client.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber, Body: read(start, length), ContentLength: length })));
+          Parts.push({ ETag, PartNumber });
+        }
+        await this.send(() => this.client.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts } })));
+      } catch (err) {
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      await handle.close();
     }
   }
 

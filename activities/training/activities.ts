@@ -156,7 +156,7 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     update({ phase: 'restoring' });
     const resumedFrom = await restoreCheckpoint(store, jobPrefix, request.kind === 'grpo' ? folders.checkpoints : folders.output);
     const inputs: TrainerInputs =
-      request.kind === 'grpo' ? writeGrpoInputs(training.grpo, dataset, folders, weights.model, deps.rewardUrl) : writeSftInputs(training.sft, dataset, folders, weights, resumedFrom);
+      request.kind === 'grpo' ? writeGrpoInputs(training.grpo, dataset, folders, weights.model, deps.rewardUrl) : writeSftInputs(training.sft, dataset, folders, weights, resumedFrom, deps.config.models.planner.image);
     const settings = request.kind === 'grpo' ? training.grpo : training.sft;
     update({ phase: 'training', step: resumedFrom ?? 0, ...(inputs.totalSteps === undefined ? {} : { totalSteps: inputs.totalSteps }), ...(resumedFrom === undefined ? {} : { resumedFromStep: resumedFrom, uploadedStep: resumedFrom }) });
 

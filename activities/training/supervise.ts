@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { FAILURES } from '../../core/failures';
-import { parseGlobalStepLine, parseTrainerLogLine, type TrainerProgress } from '../../core/trainer-progress';
+import { parseGlobalStepLine, trainerLogProgress, type TrainerProgress } from '../../core/trainer-progress';
 import type { ObjectStore } from '../storage/object-store';
 import { uploadCheckpoint } from './checkpoints';
 import type { TrainingHeartbeat } from './progress';
@@ -42,7 +42,7 @@ export async function superviseTrainer(s: Supervision): Promise<TrainerProgress 
   const readTrainerLog = (): void => {
     const file = path.join(s.inputs.outputDir, 'trainer_log.jsonl');
     if (s.kind !== 'sft' || !existsSync(file)) return;
-    onProgress(readFileSync(file, 'utf8').trimEnd().split('\n').map(parseTrainerLogLine).filter((p) => p !== undefined).at(-1));
+    onProgress(trainerLogProgress(readFileSync(file, 'utf8')));
   };
   const uploadNewest = async (): Promise<void> => {
     const newest = s.inputs.layout.latest(s.inputs.checkpointRoot);

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { TrainingConfig } from '../../config/schema';
+import type { Size } from '../../core/images';
 import { datasetManifestSchema, parseGrpoLabel, SFT_IMAGE_TOKEN, type DatasetManifest, type GrpoRow, type PromptPart, type SftRow } from '../../core/training';
 import { parseOrThrow, ValidationError } from '../../core/validation';
 import { mapLimited } from '../concurrency';
@@ -15,7 +16,11 @@ import { llamafactoryCheckpoints, openrlhfCheckpoints, type CheckpointLayout } f
  *   another) and absolute image paths (PIL opens them from the trainer's working directory);
  * - SFT, for LLaMA-Factory: the ShareGPT JSON as it is, `dataset_info.json` beside it (columns,
  *   and the tags, system_tag included: tags not given are unset) and the YAML: the configured keys
- *   plus the job's own.
+ *   plus the job's own, which hold what the rows mean: `mask_history` (a row trains its last
+ *   assistant turn only, that step's reply; LLaMA-Factory's default trains every turn, so each reply
+ *   would be a target again in every later row of its trajectory) and `image_max_pixels`, the
+ *   planner's box in pixels (models.planner.image), so LLaMA-Factory keeps the screenshots at the
+ *   size the planner is served instead of its 768x768 default.
  * Every row is checked first (images present, one image per image item, labels that parse), so a
  * bad dataset fails the job at once, naming the row, instead of failing on the GPU.
  */
@@ -134,7 +139,7 @@ export interface StartingWeights {
   readonly adapter?: string;
 }
 
-export function writeSftInputs(settings: TrainingConfig['sft'], dataset: PreparedDataset, folders: JobFolders, weights: StartingWeights, resumeFrom: number | undefined): TrainerInputs {
+export function writeSftInputs(settings: TrainingConfig['sft'], dataset: PreparedDataset, folders: JobFolders, weights: StartingWeights, resumeFrom: number | undefined, plannerImage: Size | undefined): TrainerInputs {
   rowsOf(dataset).forEach((raw, i) => {
     const where = `${dataset.manifest.dataKey} row ${i}`;
     const row = raw as SftRow;
@@ -157,6 +162,8 @@ export function writeSftInputs(settings: TrainingConfig['sft'], dataset: Prepare
     ...(weights.adapter === undefined ? {} : { adapter_name_or_path: weights.adapter }),
     stage: 'sft',
     do_train: true,
+    mask_history: true,
+    ...(plannerImage === undefined ? {} : { image_max_pixels: plannerImage.width * plannerImage.height }),
     dataset: SFT_DATASET_NAME,
     dataset_dir: dataset.dir,
     media_dir: dataset.dir,

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import type { Env } from '../../config/load';
-import type { Config } from '../../config/schema';
+import { preparedBoxes, type Config } from '../../config/schema';
+import { makeVariants } from '../../activities/images/variants';
 import { agentStep } from '../../activities/models/agent-step';
 import { ModelGateway } from '../../activities/models/gateway';
 import { s3Images } from '../../activities/models/images';
@@ -13,8 +14,9 @@ import { TRAJECTORY_SCHEMA, parseTrajectoryManifest, type StepRecord, type Traje
 /**
  * TEST DOUBLE support: a trajectory recorded without a desktop, for the GPU side's tests and
  * benchmark. The real agent step runs (core prompts, the gateway, the scripted planner and executor
- * over HTTP) on screenshots given by the caller, and the manifest and screenshots are stored in S3
- * under a rollout's keys, as the orchestrator would have written them.
+ * over HTTP) on screenshots given by the caller, and the manifest and screenshots (with their
+ * variants for the deployment's boxes, as a host stores them at capture) are stored in S3 under a
+ * rollout's keys, as the orchestrator would have written them.
  */
 
 export const SCREEN = { width: 1920, height: 1080 } as const;
@@ -43,7 +45,13 @@ export async function recordTrajectory(
   const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), env);
   const steps: StepRecord[] = [];
   const startedAt = new Date().toISOString();
-  await store.put(screenshotKey(prefix, ref, 0), await screenshot(0), 'image/png');
+  const storeScreenshot = async (step: number): Promise<void> => {
+    const key = screenshotKey(prefix, ref, step);
+    const png = await screenshot(step);
+    await store.put(key, png, 'image/png');
+    for (const variant of await makeVariants(key, png, preparedBoxes(config))) await store.put(variant.key, variant.png, 'image/png');
+  };
+  await storeScreenshot(0);
   for (let index = 1; index <= task.steps; index++) {
     const shot = screenshotKey(prefix, ref, index - 1);
     const step = await agentStep(gateway, {
@@ -63,7 +71,7 @@ export async function recordTrajectory(
       startedAt: new Date().toISOString(),
     });
     if (step.action === null || isTerminal(step.action)) break;
-    await store.put(screenshotKey(prefix, ref, index), await screenshot(index), 'image/png');
+    await storeScreenshot(index);
   }
   const last = steps.at(-1)?.action;
   const manifest = parseTrajectoryManifest(

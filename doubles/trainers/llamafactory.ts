@@ -27,12 +27,25 @@ import { pyJsonDumps, type PyValue } from './python-repr';
  *   in the writer;
  * - progress as train/callbacks.py's LogCallback writes it: `output_dir/trainer_log.jsonl`, one
  *   json.dumps line per `logging_steps` with current_steps, total_steps, loss, lr, epoch,
- *   percentage, elapsed_time, remaining_time;
- * - checkpoints as the HF Trainer saves them every `save_steps`: `output_dir/checkpoint-N/` with the
- *   adapter and trainer_state.json written last, at most `save_total_limit` kept;
+ *   percentage, elapsed_time, remaining_time, then the end-of-training line without loss and lr;
+ * - steps as transformers' Trainer counts them: ceil(batches / gradient_accumulation_steps) per
+ *   epoch (the last, shorter accumulation of an epoch is a step), epochs as fractions of batches;
+ * - checkpoints as the HF Trainer saves them every `save_steps` and at the last step:
+ *   `output_dir/checkpoint-N/` with the adapter, optimizer.pt, scheduler.pt, rng_state.pth,
+ *   training_args.bin and trainer_state.json written last, at most `save_total_limit` kept;
  *   `resume_from_checkpoint` (or, as hparams/parser.py does, the last checkpoint-N of an existing
  *   `output_dir`) resumes at its global step; the final adapter goes to `output_dir`.
  * CODA_TRAINER_DOUBLE_STEP_MS adds that much time to each step.
+ *
+ * Compared with a real run (2026-11-24, docs/real-trainers.md): LLaMA-Factory 0.9.5, transformers
+ * 5.6.0, peft 0.18.1, torch 2.11.0 on CPU (`use_cpu: true`, `bf16: false`), the tiny Qwen2.5-VL of
+ * infra/trainers/tiny_qwen2_5_vl.py, 13 rows, per_device_train_batch_size 1 x
+ * gradient_accumulation_steps 8, 3 epochs, logging_steps 1, save_steps 50: "Total optimization
+ * steps = 6" (2 per epoch), trainer_log.jsonl of 6 step lines (epochs 0.615, 1.0, 1.615, 2.0,
+ * 2.615, 3.0) and a 7th, the summary, without loss; `checkpoint-6/` with the adapter, optimizer.pt,
+ * scheduler.pt, rng_state.pth, training_args.bin, trainer_state.json (and the tokenizer and
+ * processor files). The double gives the same steps, epochs, lines and checkpoint names; its
+ * learning rate has no warmup (the real one starts at 0 with warmup_ratio).
  */
 
 const KNOWN_KEYS = new Set(
@@ -210,10 +223,16 @@ async function main(): Promise<void> {
     console.log(`Loaded adapter(s): ${String(settings.adapter_name_or_path)}`);
   }
   const outputDir = path.resolve(String(settings.output_dir));
-  const batch = Number(settings.per_device_train_batch_size ?? 8) * Number(settings.gradient_accumulation_steps ?? 1);
-  const perEpoch = Math.max(1, Math.floor(Math.ceil(rows / Number(settings.per_device_train_batch_size ?? 8)) / Number(settings.gradient_accumulation_steps ?? 1)));
+  const perDevice = Number(settings.per_device_train_batch_size ?? 8);
+  const accumulation = Number(settings.gradient_accumulation_steps ?? 1);
+  const batch = perDevice * accumulation;
+  // transformers' Trainer: one update per `accumulation` batches, the last (shorter) one of an epoch included.
+  const batches = Math.ceil(rows / perDevice);
+  const perEpoch = Math.max(1, Math.ceil(batches / accumulation));
   const epochs = Number(settings.num_train_epochs ?? 3);
   const total = Number(settings.max_steps ?? -1) > 0 ? Number(settings.max_steps) : Math.ceil(perEpoch * epochs);
+  /** The Trainer's epoch after `step` updates: whole epochs plus the batches seen in this one. */
+  const epochAt = (step: number): number => Math.floor((step - 1) / perEpoch) + Math.min((((step - 1) % perEpoch) + 1) * accumulation, batches) / batches;
   const logEvery = Number(settings.logging_steps ?? 500);
   const saveEvery = Number(settings.save_steps ?? 500);
   const keep = settings.save_total_limit === undefined ? Number.POSITIVE_INFINITY : Number(settings.save_total_limit);
@@ -224,15 +243,16 @@ async function main(): Promise<void> {
   console.log(`***** Running training ***** Num examples = ${rows}, Total train batch size = ${batch}, Total optimization steps = ${total}`);
   const started = Date.now();
   const history: Array<Record<string, PyValue>> = [];
+  const logLine = (entry: Record<string, PyValue>): void => appendFileSync(path.join(outputDir, TRAINER_LOG), `${pyJsonDumps(entry)}\n`);
   // An unchanged model: cross-entropy of a uniform guess over 256 byte values, every step.
   const loss = Math.log(256);
   for (let step = first + 1; step <= total; step++) {
     await sleep(stepDelayMs());
     const lr = (learningRate * (1 + Math.cos((Math.PI * step) / total))) / 2;
-    const epoch = Math.round((step / perEpoch) * 100) / 100;
+    const epoch = epochAt(step);
     if (step % logEvery === 0 || step === total) {
       const elapsed = (Date.now() - started) / 1000;
-      const entry: Record<string, PyValue> = {
+      logLine({
         current_steps: { int: step },
         total_steps: { int: total },
         loss,
@@ -241,12 +261,12 @@ async function main(): Promise<void> {
         percentage: Math.round((step / total) * 10_000) / 100,
         elapsed_time: clock(elapsed),
         remaining_time: clock((elapsed / (step - first)) * (total - step)),
-      };
-      appendFileSync(path.join(outputDir, TRAINER_LOG), `${pyJsonDumps(entry)}\n`);
+      });
       history.push({ loss, learning_rate: lr, epoch, step: { int: step } });
       console.log(`{'loss': ${loss.toFixed(4)}, 'learning_rate': ${lr.toExponential(4)}, 'epoch': ${epoch.toFixed(2)}}`);
     }
-    if (step % saveEvery === 0 && step !== total) {
+    // The Trainer saves every save_steps and at the last step.
+    if (step % saveEvery === 0 || step === total) {
       const dir = path.join(outputDir, `checkpoint-${step}`);
       writeModelFolder(dir, { ...lora, step });
       for (const name of ['optimizer.pt', 'scheduler.pt', 'rng_state.pth', 'training_args.bin']) writeFileSync(path.join(dir, name), 'TEST DOUBLE placeholder');
@@ -255,6 +275,9 @@ async function main(): Promise<void> {
       while (saved.length > keep) rmSync(path.join(outputDir, `checkpoint-${saved.shift()}`), { recursive: true, force: true });
     }
   }
+  // The Trainer's end-of-training log: LogCallback writes it too, with no loss and no lr.
+  const elapsed = clock((Date.now() - started) / 1000);
+  logLine({ current_steps: { int: total }, total_steps: { int: total }, epoch: total === 0 ? 0 : epochAt(total), percentage: 100, elapsed_time: elapsed, remaining_time: clock(0) });
   writeModelFolder(outputDir, { ...lora, step: total });
   writeFileSync(path.join(outputDir, TRAINER_STATE), JSON.stringify({ global_step: total, max_steps: total, log_history: history }, null, 2));
   const results = { epoch: epochs, train_loss: loss, train_runtime: (Date.now() - started) / 1000 };

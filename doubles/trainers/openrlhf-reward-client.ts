@@ -2,7 +2,7 @@
  * TEST DOUBLE support: OpenRLHF's remote reward client, as the trainer double calls the reward
  * service. The project speaks OpenRLHF 0.11.2; the 0.11.0, 0.11.1 and 0.11.2 wheels were read
  * (openrlhf/utils/agent.py, SingleTurnAgentExecutor._fetch_rewards_via_http) and 0.11.2's own client
- * runs against the reward service in test/training/openrlhf-real.test.ts. Each vLLM engine's
+ * runs against the reward service in test/training/real-openrlhf.test.ts. Each vLLM engine's
  * executor posts after every generation, so one sample per call:
  * - 0.11.2 (this client): the samples are split in contiguous shards of ceil(n / servers), each
  *   shard to the next URL of a rotation the executor keeps across calls (itertools.cycle), and no

@@ -24,7 +24,7 @@ import { applyChatTemplate, END_OF_TURN, expandImagePads, type TemplateMessage }
  * Checked against OpenRLHF 0.11.2 (the wheel `pip install "openrlhf==0.11.*"` installs; first read at
  * tag v0.11.0, commit 3c3be62, then the 0.11.1 and 0.11.2 wheels compared file by file), and run side
  * by side with 0.11.2's own rollout, reward, advantage and replay-buffer code on the same reward
- * service answers (test/training/openrlhf-real.test.ts, infra/trainers/openrlhf_probe.py):
+ * service answers (test/training/real-openrlhf.test.ts, infra/trainers/openrlhf_probe.py):
  * - the command line of openrlhf/cli/train_ppo_ray.py (every option of 0.11.2 and its type, among
  *   them is_correction_level/mode/gating, a threshold of one or two floats, loss_agg_mode,
  *   kl.unbiased_gradient and the flash_reinforce estimator; unknown options fail with argparse's

@@ -25,7 +25,8 @@ const IMAGE = `<|vision_start|>${IMAGE_PAD}<|vision_end|>`;
 export function applyChatTemplate(messages: readonly TemplateMessage[]): string {
   let out = messages[0]?.role === 'system' ? '' : `<|im_start|>system\nYou are a helpful assistant.${END_OF_TURN}\n`;
   for (const message of messages) {
-    const body = typeof message.content === 'string' ? message.content : message.content.map((part) => (part.type === 'image' ? IMAGE : (part.text ?? ''))).join('');
+    // The template's test for an image item: its type, or an `image` or `image_url` field (what OpenAI-style requests carry).
+    const body = typeof message.content === 'string' ? message.content : message.content.map((part) => (part.type === 'image' || part.type === 'image_url' ? IMAGE : (part.text ?? ''))).join('');
     out += `<|im_start|>${message.role}\n${body}${END_OF_TURN}\n`;
   }
   return `${out}<|im_start|>assistant\n`;
@@ -42,4 +43,22 @@ export function expandImagePads(prompt: string, images: readonly Size[]): string
   const pieces = prompt.split(IMAGE_PAD);
   if (pieces.length - 1 !== images.length) throw new Error(`Image features and image tokens do not match: tokens: ${pieces.length - 1}, features ${images.length}`);
   return pieces.reduce((out, piece, i) => out + IMAGE_PAD.repeat(visionTokens(images[i - 1] as Size)) + piece);
+}
+
+/**
+ * The text LLaMA-Factory 0.9.5 trains on for a ShareGPT row with its `qwen2_vl` template
+ * (data/template.py: format_system, format_user ending in the assistant's header, format_assistant;
+ * the template's default system when the row has none), each `<image>` as the Qwen2-VL image
+ * placeholder mm_plugin.py puts in before expanding its pads. Prompt and answers in one string.
+ */
+export function renderSharegptRow(messages: ReadonlyArray<{ readonly role: string; readonly content: string }>): string {
+  const first = messages[0];
+  let out = first?.role === 'system' ? '' : `<|im_start|>system\nYou are a helpful assistant.${END_OF_TURN}\n`;
+  for (const message of messages) {
+    const content = message.content.replaceAll('<image>', IMAGE);
+    if (message.role === 'system') out += `<|im_start|>system\n${content}${END_OF_TURN}\n`;
+    else if (message.role === 'user') out += `<|im_start|>user\n${content}${END_OF_TURN}\n<|im_start|>assistant\n`;
+    else out += `${content}${END_OF_TURN}\n`;
+  }
+  return out;
 }

@@ -57,6 +57,24 @@ describe('ObjectStore against the real MinIO', () => {
     }
   });
 
+  it('a file deleted while it uploads (a trainer rotating checkpoints): each upload completes from the open file or fails with ENOENT, and nothing else breaks', async () => {
+    const { store } = await testStack();
+    const dir = mkdtempSync(path.join(tmpdir(), 'coda-putfile-gone-'));
+    try {
+      const files = Array.from({ length: 200 }, (_, i) => path.join(dir, `f${i}.bin`));
+      for (const file of files) writeFileSync(file, randomBytes(4096));
+      // The uploads start; the files go while they are being stat'ed, opened and read (real MinIO, real files).
+      const uploads = files.map((file, i) => store.putFile(`${prefix}/gone/${i}.bin`, file).then(() => 'uploaded', (err: NodeJS.ErrnoException) => err.code));
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const file of files) rmSync(file);
+      const outcomes = await Promise.all(uploads);
+      assert.deepEqual([...new Set(outcomes)].filter((o) => o !== 'uploaded' && o !== 'ENOENT'), [], outcomes.join(' '));
+      for (const [i, outcome] of outcomes.entries()) if (outcome === 'uploaded') assert.equal((await store.get(`${prefix}/gone/${i}.bin`)).length, 4096);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('creates a missing bucket, idempotently', async () => {
     const { config, env } = await testStack();
     const other = createObjectStore({ ...config.storage, bucket: `coda-test-${Date.now()}` }, env);

@@ -1,4 +1,5 @@
 import type { ObjectStore } from '../../activities/storage/object-store';
+import type { Size } from '../../core/images';
 import { datasetManifestKey, datasetPrefix, verdictKey } from '../../core/keys';
 import { DATASET_SCHEMA, grpoRows, sftRows, type DatasetImage, type DatasetManifest } from '../../core/training';
 import { SCREEN, type RecordedTrajectory } from '../../doubles/scripted-models/recorded-trajectory';
@@ -11,9 +12,10 @@ export { recordTrajectory, SCREEN, type RecordedTrajectory } from '../../doubles
 export const allSteps = (t: RecordedTrajectory): number[] => t.manifest.steps.filter((s) => s.action !== null).map((s) => s.index);
 
 /** A GRPO (JSONL) or SFT (JSON list) dataset of the trajectories' steps, written to S3; its manifest key. */
-export async function writeDataset(store: ObjectStore, prefix: string, id: string, kind: 'grpo' | 'sft', trajectories: readonly RecordedTrajectory[]): Promise<string> {
+export async function writeDataset(store: ObjectStore, prefix: string, id: string, kind: 'grpo' | 'sft', trajectories: readonly RecordedTrajectory[], plannerImage: Size): Promise<string> {
+  const view = { screen: SCREEN, box: plannerImage };
   const built = trajectories.flatMap((t): Array<{ row: unknown; images: DatasetImage[] }> =>
-    kind === 'grpo' ? grpoRows(t.manifest, t.manifestKey, allSteps(t), SCREEN) : sftRows(t.manifest, allSteps(t)),
+    kind === 'grpo' ? grpoRows(t.manifest, t.manifestKey, allSteps(t), view) : sftRows(t.manifest, allSteps(t), view),
   );
   const data = kind === 'grpo' ? built.map((b) => JSON.stringify(b.row)).join('\n') + '\n' : JSON.stringify(built.map((b) => b.row));
   const dataKey = `${datasetPrefix(prefix, id)}/${kind === 'grpo' ? 'prompts.jsonl' : 'sft.json'}`;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createDatasetActivities, type DatasetRequest, type DatasetSummary } from '../../activities/datasets/activities';
 import { totalCost, VERDICT_SCHEMA, type VerdictFile } from '../../core/judge/verdict-file';
+import { variantKey } from '../../core/images';
 import { attemptPrefix, datasetManifestKey, manifestKey, verdictKey, type AttemptRef } from '../../core/keys';
 import { datasetManifestSchema, grpoLabelSchema, SFT_IMAGE_TOKEN, type GrpoRow, type SftRow } from '../../core/training';
 import { TRAJECTORY_SCHEMA, type TrajectoryManifest } from '../../core/trajectory';
@@ -131,5 +132,18 @@ describe('training datasets from judged trajectories (real MinIO)', function () 
       assert.equal(tokens, row.images.length, 'one <image> per image');
     }
     assert.match(rows[0]!.messages.at(-1)!.content, /^Thought: thought 1\nAction: click 1$/);
+  });
+
+  it("rows use the screenshots as the planner is served them: their variant for its box (models.planner.image); a missing variant fails the build", async () => {
+    const box = { width: 1280, height: 720 };
+    const withBox = createDatasetActivities({ store: stack.store, prefix: PREFIX, defaultScreen: { width: 1920, height: 1080 }, plannerImage: box });
+    const request: DatasetRequest = { id: `${run}-sft-variants`, kind: 'sft', sources: [{ run, software: 'TeXstudio' }] };
+    await assert.rejects(env.run(withBox.buildDataset, request), /screenshot@1280x720\.png does not exist/);
+    const shots = (await stack.store.list(`${PREFIX}/runs/${run}/TeXstudio/`)).filter((k) => k.endsWith('/screenshot.png'));
+    for (const key of shots) await stack.store.put(variantKey(key, box), Buffer.alloc(10, 2), 'image/png');
+    const summary = (await env.run(withBox.buildDataset, request)) as DatasetSummary;
+    const manifest = datasetManifestSchema.parse(await stack.store.getJson(summary.key));
+    assert.ok(manifest.images.length > 0 && manifest.images.every((i) => i.key.endsWith('/screenshot@1280x720.png') && i.path.endsWith('/screenshot@1280x720.png')), JSON.stringify(manifest.images));
+    assert.equal(manifest.bytes.images, 10 * manifest.images.length);
   });
 });

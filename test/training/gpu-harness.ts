@@ -84,8 +84,8 @@ export async function startGpuHarness(opts: GpuHarnessOptions): Promise<GpuHarne
   const { stack, config, env } = h;
   const run = `${opts.name}${Date.now()}`;
   const trajectories = [await recordTrajectory(stack.store, config, env, run, 'C-08'), await recordTrajectory(stack.store, config, env, run, 'A-01')];
-  const grpoDataset = await writeDataset(stack.store, config.storage.prefix, `${run}-grpo`, 'grpo', trajectories);
-  const sftDataset = await writeDataset(stack.store, config.storage.prefix, `${run}-sft`, 'sft', trajectories);
+  const grpoDataset = await writeDataset(stack.store, config.storage.prefix, `${run}-grpo`, 'grpo', trajectories, config.models.planner.image!);
+  const sftDataset = await writeDataset(stack.store, config.storage.prefix, `${run}-sft`, 'sft', trajectories, config.models.planner.image!);
 
   bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error } });
   const testQueue = `${opts.name}-training-tests`;

@@ -63,7 +63,7 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
   before(async () => {
     h = await startHarness({ name: 'reward', desktops: 1, displayFrom: 540 });
     trajectory = await recordTrajectory(h.stack.store, h.config, h.env, `reward${Date.now()}`, 'C-08');
-    rows = grpoRows(trajectory.manifest, trajectory.manifestKey, allSteps(trajectory), SCREEN);
+    rows = grpoRows(trajectory.manifest, trajectory.manifestKey, allSteps(trajectory), { screen: SCREEN, box: h.config.models.planner.image! });
     service = await startService();
   });
   after(async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -64,7 +64,7 @@ describe('trainer doubles: input validation as the real trainers do it', functio
     const grpoData = await prepareDataset(store, g.grpoDataset, path.join(dir, 'datasets'), signal);
     grpo = writeGrpoInputs(g.h.config.training.grpo, grpoData, { inputs: path.join(dir, 'grpo'), checkpoints: path.join(dir, 'grpo-ckpt'), output: path.join(dir, 'grpo-out') }, 'Qwen/Qwen2.5-VL-32B-Instruct', 'http://127.0.0.1:9/get_reward');
     const sftData = await prepareDataset(store, g.sftDataset, path.join(dir, 'datasets'), signal);
-    sft = writeSftInputs(g.h.config.training.sft, sftData, { inputs: path.join(dir, 'sft'), checkpoints: path.join(dir, 'sft-ckpt'), output: path.join(dir, 'sft-out') }, { model: 'Qwen/Qwen2.5-VL-32B-Instruct' }, undefined);
+    sft = writeSftInputs(g.h.config.training.sft, sftData, { inputs: path.join(dir, 'sft'), checkpoints: path.join(dir, 'sft-ckpt'), output: path.join(dir, 'sft-out') }, { model: 'Qwen/Qwen2.5-VL-32B-Instruct' }, undefined, g.h.config.models.planner.image);
     sftYaml = sft.args[1]!;
   });
   after(async () => {
@@ -78,6 +78,39 @@ describe('trainer doubles: input validation as the real trainers do it', functio
     assert.match(openrlhf.stdout, /TEST DOUBLE of OpenRLHF/);
     const llamafactory = run('llamafactory.js', sftArgs());
     assert.equal(llamafactory.code, 0, llamafactory.stderr);
+  });
+
+  it("the SFT YAML trains each row's last turn only, at the planner's image size (models.planner.image in pixels)", () => {
+    const config = parse(readFileSync(sftYaml, 'utf8')) as Record<string, unknown>;
+    const box = g.h.config.models.planner.image!;
+    assert.equal(config.mask_history, true);
+    assert.equal(config.image_max_pixels, box.width * box.height);
+  });
+
+  it("LLaMA-Factory: steps, log lines and checkpoints as the real trainer's on 13 rows, batch 1 x accumulation 8, 3 epochs", () => {
+    const config = parse(readFileSync(sftYaml, 'utf8')) as Record<string, any>;
+    const info = JSON.parse(readFileSync(path.join(config.dataset_dir, 'dataset_info.json'), 'utf8')) as Record<string, any>;
+    const rows = JSON.parse(readFileSync(path.join(config.dataset_dir, info.coda_sft.file_name), 'utf8')) as unknown[];
+    const folder = path.join(dir, 'sft-13');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path.join(folder, 'rows.json'), JSON.stringify(Array.from({ length: 13 }, (_, i) => rows[i % rows.length])));
+    writeFileSync(path.join(folder, 'dataset_info.json'), JSON.stringify({ coda_sft: { ...info.coda_sft, file_name: 'rows.json' } }));
+    const output = path.join(dir, 'sft-13-out');
+    const out = run('llamafactory.js', sftArgs((c) => Object.assign(c, { dataset_dir: folder, media_dir: config.dataset_dir, output_dir: output, per_device_train_batch_size: 1, gradient_accumulation_steps: 8, num_train_epochs: 3, save_steps: 50, logging_steps: 1 })));
+    assert.equal(out.code, 0, out.stderr);
+    const lines = readFileSync(path.join(output, 'trainer_log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    assert.deepEqual(lines.map((l) => [l.current_steps, l.total_steps, Math.round(l.epoch! * 1000) / 1000, 'loss' in l]), [
+      [1, 6, 0.615, true],
+      [2, 6, 1, true],
+      [3, 6, 1.615, true],
+      [4, 6, 2, true],
+      [5, 6, 2.615, true],
+      [6, 6, 3, true],
+      [6, 6, 3, false],
+    ]);
+    assert.deepEqual(readdirSync(output).filter((d) => d.startsWith('checkpoint-')), ['checkpoint-6'], 'the last step is saved');
+    const saved = readdirSync(path.join(output, 'checkpoint-6'));
+    for (const name of ['adapter_config.json', 'adapter_model.safetensors', 'optimizer.pt', 'scheduler.pt', 'rng_state.pth', 'training_args.bin', 'trainer_state.json']) assert.ok(saved.includes(name), `${name} in ${saved.join(', ')}`);
   });
 
   it('OpenRLHF: refuses flags it does not have and badly typed values, as argparse does (exit 2)', () => {

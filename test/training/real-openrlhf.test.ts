@@ -25,7 +25,7 @@ import { allSteps, recordTrajectory, SCREEN, type RecordedTrajectory } from './d
  * services are started as workers/gpu.ts starts them, scoring with the scripted executor double.
  * OpenRLHF is installed by infra/install-trainers.sh into the trainers' venv
  * (CODA_TRAINERS_VENV, default .tools/trainers); CODA_SKIP_REAL_TRAINERS=1 leaves this file out of
- * the mocha spec (.mocharc.cjs).
+ * the mocha spec (.mocharc.js).
  */
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
@@ -95,7 +95,7 @@ describe("OpenRLHF 0.11.2's own reward, advantage and replay-buffer code against
     if (!existsSync(PYTHON)) throw new Error(`${PYTHON}: no trainers' venv; run bash infra/install-trainers.sh (or set CODA_TRAINERS_VENV)`);
     h = await startHarness({ name: 'orlreal', desktops: 1, displayFrom: 560 });
     trajectory = await recordTrajectory(h.stack.store, h.config, h.env, `orlreal${Date.now()}`, 'C-08');
-    rows = grpoRows(trajectory.manifest, trajectory.manifestKey, allSteps(trajectory), SCREEN).map((r) => r.row);
+    rows = grpoRows(trajectory.manifest, trajectory.manifestKey, allSteps(trajectory), { screen: SCREEN, box: h.config.models.planner.image! }).map((r) => r.row);
     const gateway = new ModelGateway(h.config.models, s3Images(h.stack.store, 60), h.env);
     const planned = async (step: number): Promise<string> => (await gateway.complete('planner', plannerMessagesAt(trajectory.manifest, step))).texts[0]!;
     const vague = formatPlannerOutput('Look around the window.', { kind: 'instruction', text: 'look around' });
