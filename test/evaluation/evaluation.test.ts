@@ -84,7 +84,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     assert.deepEqual(report.unsupported.map((u) => `${u.software}/${u.taskId}`), ['TeXstudio/A-01']);
     assert.match(report.unsupported[0]!.reason, /^needs ChimeraX \(initialize\[\d\] launches it/);
     const markdown = (await h.stack.store.get(result.markdownKey)).toString('utf8');
-    assert.match(markdown, /\| Planner \| KAlgebra \| TeXstudio \| Overall \|/);
+    assert.match(markdown, /\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|/);
     assert.match(markdown, /## Not run here \(unsupported, not counted\)\n\n- TeXstudio\/A-01: needs ChimeraX/);
   });
 
