@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { WorkflowFailedError } from '@temporalio/client';
 import { checkpointManifestKey, taskSetManifestKey } from '../../core/keys';
 import { taskSetManifestSchema } from '../../core/task-set';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
@@ -34,6 +35,9 @@ const EVALUATION_TASKS = ['A-01', 'A-04'];
  * checkpoint, evaluation and report series are named after the run alone.
  */
 const runOf = (software: string): string => `SB-Spec-${software}`;
+
+/** Every message along an error's cause chain. */
+const causes = (err: unknown): string => (err instanceof Error ? `${err.message} <- ${causes(err.cause)}` : '');
 
 /** The VM's desktop, which before each reset puts the task's test state in line for the agent's turn (none for a generated task). */
 class StatefulVmDesktop extends OsworldDesktop {
@@ -153,6 +157,18 @@ describe('specialization on each ScienceBoard VM app (Celestia, ChimeraX, GRASS 
       assert.match(markdown, new RegExp(`\\| Planner \\| ${title.replace(/[()]/g, '\\$&')} \\| Overall \\|`));
     });
   }
+
+  it('refuses to train a second app on a run name the first used, naming the dataset, instead of training on the first app\'s data', async () => {
+    assert.ok(results.has('Celestia'), 'needs the Celestia round');
+    const run = runOf('Celestia');
+    const err = await g.h
+      .execute('specialization', specializationWorkflowId('Lean', run), { software: 'Lean', run, rounds: 1, tasksPerRound: 2, attempts: 1, includeSeeds: false, evaluationAttempts: 1, evaluationTaskIds: EVALUATION_TASKS })
+      .then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof WorkflowFailedError, `failed: ${String(err)}`);
+    assert.match(causes(err), new RegExp(`dataset "${run}-r1" exists .* with trajectories of ${run}-r1-gen/Celestia, which this request \\(${run}-r1-gen/Lean\\) does not name`));
+    const checkpoint = checkpointManifestSchema.parse(await g.h.stack.store.getJson(checkpointManifestKey(g.h.config.storage.prefix, `${run}-r1`)));
+    assert.deepEqual(datasetManifestSchema.parse(await g.h.stack.store.getJson(checkpoint.dataset)).software, ['Celestia'], 'the Celestia checkpoint is as it was');
+  });
 
   it('ran the generated and the real tasks on the VM\'s app doubles', () => {
     assert.equal(results.size, APPS.length);
