@@ -10,7 +10,7 @@ import { readRunManifests } from '../storage/trajectory';
 import type { ObjectStore } from '../storage/object-store';
 
 export interface DatasetRequest {
-  /** The dataset's id (a key segment): building the same id again returns it as it is. */
+  /** The dataset's id (a key segment): building the same id again returns it as it is (refused when it holds other runs' or software's trajectories). */
   readonly id: string;
   readonly kind: 'grpo' | 'sft';
   /** The runs whose judged trajectories feed it, with the verdict label to read (default: verdict.json). */
@@ -37,6 +37,22 @@ const summaryOf = (key: string, manifest: DatasetManifest, existed: boolean): Da
   }
   return { key, rows: manifest.rows, trajectories: manifest.sources.length, bySoftware, bytes: manifest.bytes, existed };
 };
+
+/**
+ * An existing dataset is returned again only for the request that built it: one of another kind,
+ * or with trajectories of a run or software the request does not name (two specializations of
+ * different software given the same run name, whose rounds name their datasets `<run>-r<n>`),
+ * is refused, naming both, instead of training one software's planner on another's data.
+ */
+function checkSameDataset(prefix: string, request: DatasetRequest, manifest: DatasetManifest, uri: string): void {
+  const asked = new Set(request.sources.map((s) => `${s.run}/${s.software}`));
+  const foreign = [...new Set(manifest.sources.map((s) => `${attemptOfManifest(prefix, s.manifestKey).run}/${s.software}`))].filter((source) => !asked.has(source));
+  const problems = [
+    ...(manifest.kind === request.kind ? [] : [`kind: dataset "${request.id}" exists as ${manifest.kind} (${uri}), not ${request.kind}`]),
+    ...(foreign.length === 0 ? [] : [`id: dataset "${request.id}" exists (${uri}) with trajectories of ${foreign.join(', ')}, which this request (${[...asked].join(', ')}) does not name; give this run another name`]),
+  ];
+  if (problems.length > 0) throw new ValidationError('dataset request', problems);
+}
 
 /**
  * Dataset activities (orchestrator queue): training data from judged trajectories, in S3 for the
@@ -69,7 +85,13 @@ export function createDatasetActivities(deps: {
     async buildDataset(request: DatasetRequest): Promise<DatasetSummary> {
       const key = datasetManifestKey(prefix, request.id);
       const existing = await store.tryGet(key);
-      if (existing !== undefined) return summaryOf(key, datasetManifestSchema.parse(JSON.parse(existing.toString('utf8'))), true);
+      if (existing !== undefined) {
+        const manifest = datasetManifestSchema.parse(JSON.parse(existing.toString('utf8')));
+        return finalOnBadInput(() => {
+          checkSameDataset(prefix, request, manifest, store.uri(key));
+          return summaryOf(key, manifest, true);
+        });
+      }
 
       const judged: Array<{ manifest: TrajectoryManifest; manifestKey: string; verdictKey: string; positiveSteps: number[]; success: boolean }> = [];
       for (const source of request.sources) {

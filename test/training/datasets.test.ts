@@ -112,6 +112,13 @@ describe('training datasets from judged trajectories (real MinIO)', function () 
     const again = await build(request);
     assert.equal(again.existed, true);
     assert.equal(again.rows, 8);
+
+    // The same id asked of another software's run (a second specialization under the same run name) or as SFT is refused.
+    await assert.rejects(build({ id, kind: 'grpo', sources: [{ run, software: 'TeXstudio' }] }), (err: Error) => {
+      assert.match(err.message, new RegExp(`id: dataset "${id}" exists \\(.*\\) with trajectories of ${run}/KAlgebra, which this request \\(${run}/TeXstudio\\) does not name`));
+      return true;
+    });
+    await assert.rejects(build({ ...request, kind: 'sft' }), /kind: dataset ".*" exists as grpo .*, not sft/);
   });
 
   it('SFT: the successful trajectories, pooled across software with a per-software cap, in ShareGPT rows', async () => {
