@@ -4,7 +4,7 @@ import type { GuiAction } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
-import { checkFile, checkInclude, usesBibtex } from '../../../core/texstudio/checks';
+import { checkFile, checkInclude, usesBibtex } from '../../../apps/texstudio/checks';
 import type { InitializeStep, Task } from '../../../core/task';
 import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { vmAppOf } from '../../../apps/vm-apps';
