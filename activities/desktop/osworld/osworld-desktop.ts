@@ -12,8 +12,8 @@ import { evaluateChecks } from '../predicates/sandbox';
 import type { EvaluatePredicates, VmAppContext, VmAppSession } from '../../../apps/vm-app';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
 import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy } from './http';
-import { checkPlot, checkValue, checkVariable, plotQuery } from './kalgebra-checks';
-import { createKalgebraState, type KalgebraState } from './kalgebra-state';
+import { checkPlot, checkValue, checkVariable, plotQuery } from '../../../apps/kalgebra/checks';
+import { createKalgebraState, type KalgebraState } from '../../../apps/kalgebra/vm';
 import { CommandVmProvider, type VmProvider } from './vm-provider';
 
 /** What ScienceBoard's launch commands hold where the app's state-server port goes. */
