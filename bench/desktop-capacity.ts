@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
 import type { LocalHostConfig } from '../config/schema';
-import { kalgebraPoint } from '../core/policies/kalgebra-layout';
+import { kalgebraPoint } from '../apps/kalgebra/layout';
 import { TaskLibrary } from '../activities/tasks/library';
 import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { processesOf } from '../activities/desktop/local/process';

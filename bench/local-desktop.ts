@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../config/load';
-import { kalgebraPoint } from '../core/policies/kalgebra-layout';
+import { kalgebraPoint } from '../apps/kalgebra/layout';
 import { median } from './stats';
 import { benchHost, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
 import { createLocalDesktops } from '../activities/desktop/local/local-desktop';

@@ -4,9 +4,9 @@ import * as grassgis from '../../apps/grassgis/reference';
 import * as lean from '../../apps/lean/reference';
 import type { Size } from '../smart-resize';
 import type { Task } from '../task';
-import * as kalgebra from './kalgebra-reference';
+import * as kalgebra from '../../apps/kalgebra/reference';
 import type { ReferencePlan } from './plans';
-import * as texstudio from './texstudio-reference';
+import * as texstudio from '../../apps/texstudio/reference';
 
 /**
  * The reference policies by software (a task's `type`): the plan that carries out a task's

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { LocalHostConfig } from '../../config/schema';
 import { parseTask, type Task } from '../../core/task';
-import { kalgebraPoint } from '../../core/policies/kalgebra-layout';
+import { kalgebraPoint } from '../../apps/kalgebra/layout';
 import { DesktopError } from '../../activities/desktop/desktop';
 import { RenderError } from '../../core/render/keys';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';

@@ -13,7 +13,7 @@ import { parseTask, type Task } from '../../core/task';
 import { createDesktopActivities, type StepInput, type StepOutcome } from '../../activities/desktop/activities';
 import { DesktopError, DesktopLostError } from '../../activities/desktop/desktop';
 import { createOsworldClient } from '../../activities/desktop/osworld/client';
-import { createKalgebraState } from '../../activities/desktop/osworld/kalgebra-state';
+import { createKalgebraState } from '../../apps/kalgebra/vm';
 import {
   appStateUrl,
   createOsworldDesktop,
@@ -26,7 +26,7 @@ import { DesktopPool, LeaseLostError } from '../../activities/desktop/pool';
 import { s3TaskReader } from '../../activities/tasks/library';
 import { freePort } from '../../infra/ephemeral';
 import { testStack } from '../stack';
-import { startKalgebraStateDouble, type KalgebraStateDouble } from './kalgebra-state-double';
+import { startKalgebraStateDouble, type KalgebraStateDouble } from '../../apps/kalgebra/double';
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
 import { pngSize, rejectsWith } from './helpers';
 

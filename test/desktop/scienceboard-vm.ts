@@ -9,7 +9,7 @@ import { grassDouble, type GrassDouble, type GrassState } from '../../apps/grass
 import { leanDouble, type LeanDouble } from '../../apps/lean/double';
 import { BASIC_LEAN, leanHeader } from '../../apps/lean/vm';
 import { createOsworldClient } from '../../activities/desktop/osworld/client';
-import { createKalgebraState } from '../../activities/desktop/osworld/kalgebra-state';
+import { createKalgebraState } from '../../apps/kalgebra/vm';
 import { appStateUrl, OsworldDesktop, type OsworldDesktopOptions } from '../../activities/desktop/osworld/osworld-desktop';
 import { freePort } from '../../infra/ephemeral';
 import { CELESTIA_STATES } from './app-states/Celestia';

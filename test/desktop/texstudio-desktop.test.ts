@@ -6,7 +6,7 @@ import type { Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { readTeXstudioState } from '../../activities/desktop/local/texstudio/state';
-import { referencePlan } from '../../core/policies/texstudio-reference';
+import { referencePlan } from '../../apps/texstudio/reference';
 import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, sleep, testDesktop, texstudioTask, untilGone } from './helpers';
 
 describe('LocalDesktop with Debian TeXstudio', function () {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { initialText } from '../../core/texstudio/checks';
+import { initialText } from '../../apps/texstudio/checks';
 import type { Task } from '../../core/task';
 import { evaluateTeXstudio } from '../../activities/desktop/local/texstudio/evaluators';
 import { DEFAULT_TEXSTUDIO_OPTIONS } from '../../activities/desktop/local/texstudio/driver';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { referencePlan } from '../../core/policies/kalgebra-reference';
+import { referencePlan } from '../../apps/kalgebra/reference';
 import { isTerminal } from '../../core/episode';
 import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../../infra/daemon';
 import { temporalHealthy, temporalServerSpec } from '../../infra/temporal-server';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { isTerminal } from '../../core/episode';
-import { referencePlan } from '../../core/policies/kalgebra-reference';
+import { referencePlan } from '../../apps/kalgebra/reference';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { startDaemon, stopDaemon, waitUntilHealthy } from '../../infra/daemon';
 import { minioHealthy, minioServerSpec } from '../../infra/minio-server';

@@ -4,7 +4,7 @@ import type { GuiAction } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
-import { checkFile, checkInclude, usesBibtex } from '../../../core/texstudio/checks';
+import { checkFile, checkInclude, usesBibtex } from '../../../apps/texstudio/checks';
 import type { InitializeStep, Task } from '../../../core/task';
 import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { vmAppOf } from '../../../apps/vm-apps';
@@ -12,8 +12,8 @@ import { evaluateChecks } from '../predicates/sandbox';
 import type { EvaluatePredicates, VmAppContext, VmAppSession } from '../../../apps/vm-app';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
 import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy } from './http';
-import { checkPlot, checkValue, checkVariable, plotQuery } from './kalgebra-checks';
-import { createKalgebraState, type KalgebraState } from './kalgebra-state';
+import { checkPlot, checkValue, checkVariable, plotQuery } from '../../../apps/kalgebra/checks';
+import { createKalgebraState, type KalgebraState } from '../../../apps/kalgebra/vm';
 import { CommandVmProvider, type VmProvider } from './vm-provider';
 
 /** What ScienceBoard's launch commands hold where the app's state-server port goes. */

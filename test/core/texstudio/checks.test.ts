@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { checkFile, checkInclude, expectedText, firstLatexError, initialText, usesBibtex } from '../../../core/texstudio/checks';
+import { checkFile, checkInclude, expectedText, firstLatexError, initialText, usesBibtex } from '../../../apps/texstudio/checks';
 import { isTeXFileCheck, parseTask, type Evaluator, type Task, type TeXFileCheck } from '../../../core/task';
 import { unifiedDiff } from '../../../core/unified-diff';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { perturbedPlanFor, POLICY_SOFTWARE, referencePlanFor } from '../../../core/policies';
-import { perturbedPlan, referencePlan } from '../../../core/policies/texstudio-reference';
+import { perturbedPlan, referencePlan } from '../../../apps/texstudio/reference';
 import { parseTask, type Task } from '../../../core/task';
 
 const DIR = path.resolve(__dirname, '../../../../data/scienceboard/TeXstudio');

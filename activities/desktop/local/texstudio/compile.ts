@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { firstLatexError } from '../../../../core/texstudio/checks';
+import { firstLatexError } from '../../../../apps/texstudio/checks';
 import { CommandError, runCommandOutput, type Env } from '../process';
 
 export interface CompileOptions {

@@ -1,13 +1,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../../core/evaluation';
-import { checkFile, checkInclude, usesBibtex } from '../../../../core/texstudio/checks';
+import { checkFile, checkInclude, usesBibtex } from '../../../../apps/texstudio/checks';
 import type { Evaluator, Task } from '../../../../core/task';
 import { homePath } from '../local-apps';
 import { compileDocument, type CompileOptions } from './compile';
 
 /**
  * ScienceBoard's TeXstudio checks on a local desktop: the task's VM paths are read in the
- * desktop's HOME (file, include: core/texstudio/checks.ts) and the document is compiled here
+ * desktop's HOME (file, include: apps/texstudio/checks.ts) and the document is compiled here
  * (compile.ts); stop is how the agent ended (core/evaluation.ts). Like ScienceBoard's, the checks
  * read the files on disk: what the agent did not save does not count.
  */

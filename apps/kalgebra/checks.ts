@@ -1,6 +1,6 @@
-import { UNDEFINED_VARIABLE, VAL_TOLERANCE, valueMatches, type CheckResult } from '../../../core/evaluation';
-import type { Evaluator } from '../../../core/task';
-import type { PlottedFunction } from './kalgebra-state';
+import { UNDEFINED_VARIABLE, VAL_TOLERANCE, valueMatches, type CheckResult } from '../../core/evaluation';
+import type { Evaluator } from '../../core/task';
+import type { PlottedFunction } from './vm';
 
 /**
  * ScienceBoard's KAlgebra checks (sci/KAlgebra/task.py) applied to what the app's state server

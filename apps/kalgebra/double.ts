@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readBody } from '../../doubles/openai-server';
-import { listenLocally, send } from './helpers';
+import { listenLocally, send } from '../../test/desktop/helpers';
 
 /**
  * TEST DOUBLE of the state server inside ScienceBoard's modified KAlgebra build (the routes

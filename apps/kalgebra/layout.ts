@@ -1,5 +1,5 @@
-import type { Point } from '../actions';
-import type { Size } from '../smart-resize';
+import type { Point } from '../../core/actions';
+import type { Size } from '../../core/smart-resize';
 
 /**
  * Where KAlgebra 22.12's controls are on a local desktop, whose window is always maximized and

@@ -1,9 +1,9 @@
-import type { GuiAction } from '../actions';
-import type { Size } from '../smart-resize';
-import { freeIdentifiers, splitAssignment, splitLambda } from '../kalgebra/expressions';
-import { hasReferenceAnswer, type Task } from '../task';
-import { KALGEBRA_TAB_HOTKEYS, kalgebraPoint, type KAlgebraControl } from './kalgebra-layout';
-import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from './plans';
+import type { GuiAction } from '../../core/actions';
+import type { Size } from '../../core/smart-resize';
+import { freeIdentifiers, splitAssignment, splitLambda } from '../../core/kalgebra/expressions';
+import { hasReferenceAnswer, type Task } from '../../core/task';
+import { KALGEBRA_TAB_HOTKEYS, kalgebraPoint, type KAlgebraControl } from './layout';
+import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from '../../core/policies/plans';
 
 /**
  * The reference policy for KAlgebra tasks: a task's `ans` (its reference solution) as the GUI
@@ -16,7 +16,7 @@ import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction }
  *   `x->x^2`, `x=(y+2)*ln(y)`, `x^2+y^2-z^2=1`, `(x, y)->...`
  *                          a function to plot: 3D when it has two parameters or uses z
  * Tabs are switched with their mnemonics (which also focus the tab's input); inputs that are
- * already on screen are clicked at the positions of the layout table (kalgebra-layout.ts).
+ * already on screen are clicked at the positions of the layout table (layout.ts).
  */
 
 type Line =

@@ -1,6 +1,6 @@
-import type { CheckResult } from '../evaluation';
-import type { Evaluator, Task, TeXFileCheck } from '../task';
-import { unifiedDiff } from '../unified-diff';
+import type { CheckResult } from '../../core/evaluation';
+import type { Evaluator, Task, TeXFileCheck } from '../../core/task';
+import { unifiedDiff } from '../../core/unified-diff';
 
 /**
  * ScienceBoard's TeXstudio checks, as pure functions of what was read (checked against

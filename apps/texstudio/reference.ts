@@ -1,8 +1,8 @@
-import type { GuiAction } from '../actions';
-import type { Size } from '../smart-resize';
-import { commandLine, isTeXFileCheck, type Task } from '../task';
-import { initialText } from '../texstudio/checks';
-import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from './plans';
+import type { GuiAction } from '../../core/actions';
+import type { Size } from '../../core/smart-resize';
+import { commandLine, isTeXFileCheck, type Task } from '../../core/task';
+import { initialText } from './checks';
+import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from '../../core/policies/plans';
 
 /**
  * The reference policy for TeXstudio tasks, derived from the task's checks and `ans`, as GUI
