@@ -125,3 +125,18 @@ export function jsonBody(request: DoubleRequest): unknown {
     throw new ViewError('Failed to decode JSON object', 400);
   }
 }
+
+/** Starts a test double's HTTP server on 127.0.0.1 (port 0: a free one) and returns its port. */
+export async function listenLocally(server: Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** Answers a test double's request with `body` (its length set). */
+export function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readBody } from '../../doubles/openai-server';
-import { listenLocally, send } from '../../test/desktop/helpers';
+import { listenLocally, send } from '../double-server';
 
 /**
  * TEST DOUBLE of the state server inside ScienceBoard's modified KAlgebra build (the routes

@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { freeDisplay } from '../../infra/ephemeral';
-import type { Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally, send } from '../../apps/double-server';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../config/load';
@@ -118,14 +117,6 @@ export async function rejectsWith<E extends Error>(promise: Promise<unknown>, ki
   throw new Error(`expected a ${kind.name}, but the promise resolved`);
 }
 
-/** Starts a test double's HTTP server on 127.0.0.1 (port 0: a free one) and returns its port. */
-export async function listenLocally(server: Server, port = 0): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
-  return (server.address() as AddressInfo).port;
-}
 
 /** Closes a desktop from `testDesktop`, checks that none of its processes outlive it, and removes its directory. */
 export async function closeTestDesktop(desktop: LocalDesktop, dir: string): Promise<void> {
@@ -138,8 +129,4 @@ export async function closeTestDesktop(desktop: LocalDesktop, dir: string): Prom
   }
 }
 
-/** Answers a test double's request with `body` (its length set). */
-export function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
+export { listenLocally, send };
