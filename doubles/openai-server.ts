@@ -18,7 +18,8 @@ import * as path from 'node:path';
  * plain-text body, 400 when a field is missing or the name is taken, 404 when the path holds no
  * adapter (adapter_config.json); POST /v1/unload_lora_adapter; GET /v1/models lists adapters with
  * their path as `root` and the first model as `parent`. A request for an adapter is answered by the
- * policy exactly as for its parent (the scripted policy has no weights for an adapter to change).
+ * policy as for its parent, told which adapter (name and folder) was asked for: the learning
+ * planner double reads its weights from that folder.
  * Without the setting those routes do not exist (FastAPI's 404).
  */
 
@@ -32,6 +33,8 @@ export interface ChatRequest {
   /** OpenAI's `user` field (who the request is for). */
   readonly user?: string;
   readonly maxTokens?: number;
+  /** The runtime-loaded LoRA adapter asked for (the request's `model` is then its parent's name). */
+  readonly adapter?: { readonly name: string; readonly path: string };
 }
 
 /** Texts of the `n` samples, or an HTTP error to send instead (to exercise clients' retry paths). */
@@ -236,7 +239,7 @@ export async function startScriptedServer(policy: Policy, opts: ScriptedServerOp
       const unfetched = await fetchImages(request);
       if (unfetched !== undefined) return error(res, 400, unfetched);
       const adapter = adapters.get(request.model);
-      const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent });
+      const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent, adapter: { name: request.model, path: adapter.path } });
       if ('status' in reply) return error(res, reply.status, reply.message);
       if ((opts.latencyMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, opts.latencyMs));
       const completion = reply.texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);

@@ -1,20 +1,23 @@
-import { describeAction, guiActionSchema, type GuiAction } from '../../core/actions';
+import { describeAction, guiActionSchema } from '../../core/actions';
 import { formatExecutorOutput } from '../../core/executor-parser';
-import { formatPlannerOutput, type PlannerAction } from '../../core/planner-parser';
-import { perturbedPlanFor, referencePlanFor } from '../../core/policies';
 import { smartResize, type Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
+import { readPrompt, sampleReplies, type TaskOf } from '../learning-planner/planner';
+import { LearningPolicy, POLICY_FILE } from '../learning-planner/policy';
 import type { ChatRequest, Policy, Reply } from '../openai-server';
 import { prng } from './seeded';
 
 /**
  * TEST DOUBLE. The scripted planner and executor, replying exactly as a CODA planner and
- * UI-TARS-1.5 write, for the tasks of every software with a reference policy in core/policies
- * (KAlgebra, TeXstudio). The planner finds the task by its instruction (and software, when the
- * prompt names it), reads the step number from its prompt and replays the task's reference plan; with probability
- * `errorRate` a step comes from the perturbed plan instead, so some rollouts fail their checks.
- * Its thought ends with the intended action as a tag, `[action: {...}]`, which the scripted
- * executor grounds into a UI-TARS call in the coordinates of the image it was sent.
+ * UI-TARS-1.5 write, for the tasks of every software with a reference policy in core/policies.
+ * The planner is the learning planner double (doubles/learning-planner/): it finds the task by
+ * its instruction (and software, when the prompt names it), reads the step from its prompt, and
+ * chooses between the plan's right step and the perturbed one by the logits of the model it is
+ * asked for — the base planner's (the perturbed step at `errorRate`) or those a trainer double
+ * saved in a LoRA adapter loaded through vLLM's runtime route. Its thought ends with the intended
+ * action as a tag, `[action: {...}]`, which the scripted executor grounds into a UI-TARS call in
+ * the coordinates of the image it was sent. Like vLLM at temperature > 0, it samples (its own
+ * seeded generator, whatever temperature is asked: it stands for a sampled planner).
  */
 
 export interface ScriptedPolicyOptions {
@@ -54,43 +57,32 @@ export function lastImageSize(request: ChatRequest): Size | undefined {
   return size;
 }
 
-function plannerAction(action: GuiAction): PlannerAction {
-  switch (action.type) {
-    case 'answer':
-      return { kind: 'answer', text: action.text };
-    case 'done':
-      return { kind: 'done' };
-    case 'fail':
-      return { kind: 'fail' };
-    default:
-      return { kind: 'instruction', text: describeAction(action) };
-  }
-}
-
 export function scriptedAgentPolicy(opts: ScriptedPolicyOptions): Policy {
   const random = prng(opts.seed ?? 1);
-  const taskOf = (instruction: string, software: string | undefined): Task | undefined =>
+  const taskOf: TaskOf = (instruction, software) =>
     opts.tasks.find((t) => t.instruction === instruction && (software === undefined || t.type === software)) ?? opts.resolve?.(instruction);
   const malformed = (): boolean => random() < (opts.malformedRate ?? 0);
+  const base = LearningPolicy.base(opts.errorRate ?? 0);
+  const adapters = new Map<string, LearningPolicy>();
+  /** The base planner's policy, or a loaded adapter's: its folder's policy file, read once per folder. */
+  const policyOf = (request: ChatRequest): LearningPolicy => {
+    if (request.adapter === undefined) return base;
+    const known = adapters.get(request.adapter.path);
+    if (known !== undefined) return known;
+    const loaded = LearningPolicy.read(request.adapter.path);
+    if (loaded === undefined) {
+      console.warn(`scripted planner (test double): adapter ${request.adapter.name} at ${request.adapter.path} holds no ${POLICY_FILE} (a real trainer's weights, which the double cannot run): it answers with the base policy`);
+    }
+    adapters.set(request.adapter.path, loaded ?? base);
+    return loaded ?? base;
+  };
 
   const planner = (request: ChatRequest): Reply => {
-    const texts = textParts(request);
-    const named = texts.map((t) => /^Task(?: \(in ([^)]*)\))?: ([\s\S]*)$/.exec(t)).find((m) => m !== null);
-    // The next action of the plan follows the earlier turns that named one (a malformed turn named none).
-    const step = texts.join('\n').split('[action: {').length;
-    const task = named === undefined ? undefined : taskOf((named[2] ?? '').trim(), named[1]);
-    const samples = Array.from({ length: request.n }, (): string => {
-      if (task === undefined) {
-        return formatPlannerOutput('This is not a task I have a script for.', { kind: 'fail' });
-      }
-      if (malformed()) return 'I think the next step is to look around the window.';
-      const wrong = random() < (opts.errorRate ?? 0);
-      const plan = (wrong ? perturbedPlanFor : referencePlanFor)(task, opts.screen);
-      if (!plan.replayable) return formatPlannerOutput(`The reference has no replayable answer: ${plan.reason}.`, { kind: 'fail' });
-      const action: GuiAction = plan.actions[step - 1] ?? { type: 'done' };
-      const thought = `Step ${step} of the solution: ${describeAction(action)}. [action: ${JSON.stringify(action)}]`;
-      return formatPlannerOutput(thought, plannerAction(action));
-    });
+    const messages = request.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.filter((p) => p.type === 'text').map((p) => String(p.text)).join('')));
+    const reading = readPrompt(messages, taskOf, opts.screen);
+    const samples = sampleReplies(reading, policyOf(request), request.n, random).map(({ reply, candidate }) =>
+      candidate !== undefined && malformed() ? 'I think the next step is to look around the window.' : reply,
+    );
     return { texts: samples };
   };
 

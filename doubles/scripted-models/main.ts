@@ -1,49 +1,18 @@
 import { loadConfig, type Env, type LoadedConfig } from '../../config/load';
-import { defaultStartState, type StartState } from '../../core/generated-task';
-import { parseTask, type Task } from '../../core/task';
 import { parseTrajectoryManifest } from '../../core/trajectory';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { startScriptedServer, type Policy, type ScriptedServer } from '../openai-server';
 import { scriptedAgentPolicy } from './agent-policy';
-import { readTask, type TemplateContext } from './generated-tasks';
 import { judgePolicy } from './judge';
 import { taskGeneratorPolicy } from './task-generator';
+import { screenOf, taskResolver } from './task-resolver';
 
 /**
  * TEST DOUBLE entry point: the scripted model server for the dev stack and the tests, configured
  * by temporal.yaml's `dev.scriptedModels` (port, error rates, the judges' error rates) and
  * `models` (which names it serves: planner, executor, task generator, judges).
  */
-
-/** What a software's generated tasks start from (core/generated-task.ts) and the document it shows. */
-function startOf(seeds: readonly Task[]): { start: StartState; context: TemplateContext } | undefined {
-  const start = defaultStartState(seeds);
-  if (start === undefined) return undefined;
-  const touched = start.initialize.filter((step) => step.func === 'touch');
-  return { start, context: touched.length === 0 ? {} : { document: (touched.at(-1) as { text: string }).text } };
-}
-
-/** A generated task known by its instruction, as a runnable task whose `ans` is the plan the generator double wrote. */
-function generatedTaskOf(software: string, instruction: string, start: { start: StartState; context: TemplateContext }): Task | undefined {
-  const written = readTask(software, instruction, start.context);
-  if (written === undefined) return undefined;
-  return parseTask(
-    {
-      type: software,
-      sort: 'generated',
-      steps: 15,
-      instruction,
-      version: start.start.version,
-      snapshot: start.start.snapshot,
-      initialize: start.start.initialize,
-      evaluate: [],
-      ...(written.ans === undefined ? {} : { ans: written.ans }),
-      generated: { set: 'double', seedTaskIds: ['seeds'], model: 'task-generator double', promptVersion: 'templates' },
-    },
-    'generated',
-  );
-}
 
 /** What the task's evaluators said about a stored trajectory, read from its manifest (cached: manifests never change). */
 function evaluatorVerdicts(store: ObjectStore): (manifestKey: string) => Promise<boolean | undefined> {
@@ -71,24 +40,12 @@ export interface ScriptedModelsOptions {
 export async function startScriptedModels(config: LoadedConfig, options: ScriptedModelsOptions = {}): Promise<ScriptedServer> {
   const settings = config.dev.scriptedModels;
   if (settings === undefined) throw new Error(`${config.file}: dev.scriptedModels is not set, so there is no scripted model server to start`);
-  const library = options.library ?? new TaskLibrary();
-  const host = config.hosts.find((h) => h.kind === 'local');
-  const screen = host?.kind === 'local' ? host.screen : { width: 1920, height: 1080 };
-  const tasks = library.software().flatMap((software) => library.load(software));
-  const starts = new Map(library.software().flatMap((software) => {
-    const start = startOf(tasks.filter((t) => t.type === software));
-    return start === undefined ? [] : [[software, start] as const];
-  }));
-  const resolve = (instruction: string): Task | undefined => {
-    for (const [software, start] of starts) {
-      const task = generatedTaskOf(software, instruction, start);
-      if (task !== undefined) return task;
-    }
-    return undefined;
-  };
+  const resolver = taskResolver(options.library ?? new TaskLibrary());
+  const screen = screenOf(config);
+  const { tasks } = resolver;
   const agent = scriptedAgentPolicy({
     tasks,
-    resolve,
+    resolve: (instruction) => resolver.generated(instruction),
     screen,
     plannerModel: config.models.planner.model,
     executorModel: config.models.executor.model,
@@ -104,7 +61,7 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
       }),
     ),
     lowResolutionWidth: config.judging.images.low.width,
-    resolveTask: (instruction) => tasks.find((t) => t.instruction === instruction) ?? resolve(instruction),
+    resolveTask: (instruction) => resolver.taskOf(instruction),
     screen,
     evaluatorVerdict: evaluatorVerdicts(createObjectStore(config.storage, options.env)),
     seed: settings.seed,
@@ -113,7 +70,7 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
     model: config.models.taskGenerator.model,
     seed: settings.seed,
     brokenRate: settings.brokenTaskReplyRate,
-    contextOf: (software) => starts.get(software)?.context ?? {},
+    contextOf: (software) => resolver.contextOf(software),
   });
   const judgeModels = new Set(config.models.judges.map((j) => j.model));
   const policy: Policy = (request) => {

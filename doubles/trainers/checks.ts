@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import sharp from 'sharp';
 import type { Size } from '../../core/smart-resize';
 import { TRAINER_DOUBLE_MARKER } from '../../activities/training/contract';
+import type { LearningPolicy } from '../learning-planner/policy';
 import { UsageError } from './argparse';
 
 /**
@@ -74,11 +75,11 @@ export function placeholderSafetensors(note: string): Buffer {
 /**
  * A model folder as the real trainer saves it: a PEFT LoRA adapter (adapter_config.json +
  * adapter_model.safetensors) or full weights (config.json + model.safetensors), all placeholders,
- * with the double's marker.
+ * with the double's marker and the learning planner double's logits (its only parameters).
  */
-export function writeModelFolder(dir: string, opts: { readonly trainer: string; readonly base: string; readonly loraRank: number; readonly loraAlpha: number; readonly step: number }): void {
+export function writeModelFolder(dir: string, opts: { readonly trainer: string; readonly base: string; readonly loraRank: number; readonly loraAlpha: number; readonly step: number }, policy: LearningPolicy): void {
   mkdirSync(dir, { recursive: true });
-  const note = `TEST DOUBLE weights (${opts.trainer} double, step ${opts.step}): placeholders; the planner's policy did not change`;
+  const note = `TEST DOUBLE weights (${opts.trainer} double, step ${opts.step}): placeholders; the planner's parameters are the logits of planner-policy.json`;
   if (opts.loraRank > 0) {
     writeFileSync(
       path.join(dir, 'adapter_config.json'),
@@ -89,7 +90,8 @@ export function writeModelFolder(dir: string, opts: { readonly trainer: string; 
     writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ architectures: ['Qwen2_5_VLForConditionalGeneration'], _name_or_path: opts.base }, null, 2));
     writeFileSync(path.join(dir, 'model.safetensors'), placeholderSafetensors(note));
   }
-  writeFileSync(path.join(dir, TRAINER_DOUBLE_MARKER), JSON.stringify({ double: true, trainer: opts.trainer, step: opts.step, note }, null, 2));
+  policy.write(dir);
+  writeFileSync(path.join(dir, TRAINER_DOUBLE_MARKER), JSON.stringify({ double: true, trainer: opts.trainer, step: opts.step, note, updates: policy.updates }, null, 2));
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,10 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { loadConfig } from '../../config/load';
+import { candidateOf, readPrompt } from '../learning-planner/planner';
+import { LearningPolicy, type Choice } from '../learning-planner/policy';
+import { screenOf, taskResolver } from '../scripted-models/task-resolver';
 import { checkArrowTypes, imageSize, InputError, runTrainerDouble, sleep, stepDelayMs, writeModelFolder } from './checks';
 import { UsageError } from './argparse';
 import { pyJsonDumps, type PyValue } from './python-repr';
@@ -8,8 +12,14 @@ import { pyJsonDumps, type PyValue } from './python-repr';
 /**
  * TEST DOUBLE of LLaMA-Factory's SFT: `node build/doubles/trainers/llamafactory.js train cfg.yaml`,
  * as `llamafactory-cli train cfg.yaml`. No GPU and no weights exist here: it reads and checks its
- * inputs as LLaMA-Factory does, then steps through training without a model. Its loss is that of
- * an unchanged model (a constant), and the adapter it saves is a placeholder with a marker file.
+ * inputs as LLaMA-Factory does, then fits the learning planner double's logits
+ * (doubles/learning-planner/) to the rows by maximum likelihood: each row's last assistant turn
+ * (the only one trained, mask_history) is a choice of candidate in the situation its prompt shows;
+ * every optimizer step is a gradient step on the mean log-likelihood of its batch, at the
+ * scheduled learning rate times LOGIT_STEP_PER_LR. It starts from the logits in
+ * `adapter_name_or_path` or `model_name_or_path` (a folder with the policy file), else from the
+ * base planner's (dev.scriptedModels.errorRate of $CODA_CONFIG). Its loss is the batch's negative
+ * log-likelihood; the adapter it saves is a placeholder with the logits and a marker file.
  *
  * Checked against hiyouga/LLaMA-Factory at v0.9.5 (commit 7af9095):
  * - the YAML: keys LLaMA-Factory does not know are refused as its HfArgumentParser refuses them
@@ -137,12 +147,19 @@ function datasetAttr(datasetDir: string, name: string): DatasetAttr {
 }
 
 /** The rows of one ShareGPT dataset as converter.py and mm_plugin.py take them, or the first thing they would fail on. */
-async function checkRows(attr: DatasetAttr, mediaDir: string): Promise<number> {
+/** A row as SFT trains it: the prompt's messages (their text) and the last assistant turn, the target. */
+interface Conversation {
+  readonly prompt: string[];
+  readonly target: string;
+}
+
+async function checkRows(attr: DatasetAttr, mediaDir: string): Promise<Conversation[]> {
   if (!existsSync(attr.file)) throw new InputError(`File ${attr.file} not found.`);
   const rows = JSON.parse(readFileSync(attr.file, 'utf8')) as unknown;
   if (!Array.isArray(rows)) throw new InputError(`${attr.file}: expected a JSON list of rows`);
   checkArrowTypes(rows, attr.file);
   const { role_tag: role, content_tag: content, user_tag: user, assistant_tag: assistant, system_tag: system } = attr.tags;
+  const conversations: Conversation[] = [];
   for (const [i, raw] of rows.entries()) {
     const where = `${attr.file} row ${i}`;
     const row = raw as Record<string, unknown>;
@@ -166,8 +183,27 @@ async function checkRows(attr: DatasetAttr, mediaDir: string): Promise<number> {
       const inMedia = path.join(mediaDir, image);
       await imageSize(existsSync(inMedia) ? inMedia : image, where);
     }
+    const texts = (all as Array<Record<string, string>>).map((m) => String(m[content as string]));
+    conversations.push({ prompt: texts.slice(0, -1), target: texts.at(-1) as string });
   }
-  return rows.length;
+  return conversations;
+}
+
+/**
+ * How far the double's logits move per unit of learning_rate: LLaMA-Factory's rates (1e-5 in
+ * temporal.yaml) are sized for billions of weights; at them the double's logits move by steps of
+ * about the batch's mean gradient.
+ */
+export const LOGIT_STEP_PER_LR = 1e5;
+
+/** The policy training starts from: the logits of the first adapter or model folder that holds them, or the base planner's. */
+function startingPolicy(settings: Settings, errorRate: number): LearningPolicy {
+  const folders = [...String(settings.adapter_name_or_path ?? '').split(','), String(settings.model_name_or_path)].filter((f) => f !== '' && existsSync(f));
+  for (const folder of folders) {
+    const saved = LearningPolicy.read(folder);
+    if (saved !== undefined) return saved;
+  }
+  return LearningPolicy.base(errorRate);
 }
 
 interface TrainerState {
@@ -183,7 +219,7 @@ const checkpointsOf = (outputDir: string): number[] =>
     : [];
 
 /** hparams/parser.py: an explicit resume_from_checkpoint, else the last checkpoint of an existing output_dir. */
-function resumeStep(settings: Settings, outputDir: string): number {
+function resumeStep(settings: Settings, outputDir: string): { step: number; from?: string } {
   let from = settings.resume_from_checkpoint as string | undefined;
   if (from === undefined && settings.overwrite_output_dir !== true) {
     const last = checkpointsOf(outputDir).at(-1);
@@ -192,12 +228,12 @@ function resumeStep(settings: Settings, outputDir: string): number {
       console.log(`Resuming training from ${from}.`);
     }
   }
-  if (from === undefined) return 0;
+  if (from === undefined) return { step: 0 };
   const stateFile = path.join(from, TRAINER_STATE);
   if (!existsSync(stateFile)) throw new InputError(`Can't find a valid checkpoint at ${from}`);
   const state = JSON.parse(readFileSync(stateFile, 'utf8')) as TrainerState;
   console.log(`Continuing training from checkpoint, will skip to saved global_step ${state.global_step}`);
-  return state.global_step;
+  return { step: state.global_step, from };
 }
 
 const clock = (seconds: number): string => {
@@ -205,15 +241,28 @@ const clock = (seconds: number): string => {
   return `${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 };
 
+/** Each row's choice (its index kept: steps take rows in order), undefined for a row that offers none (a FAIL, a malformed reply, a step both plans agree on). */
+function choicesOf(conversations: readonly Conversation[], config: ReturnType<typeof loadConfig>): Array<Choice | undefined> {
+  const resolver = taskResolver();
+  const screen = screenOf(config);
+  return conversations.map(({ prompt, target }) => {
+    const reading = readPrompt(prompt, (instruction, software) => resolver.taskOf(instruction, software), screen);
+    if ('reply' in reading) return undefined;
+    const candidate = candidateOf(reading.situation, target);
+    return candidate === undefined ? undefined : { key: reading.situation.key, candidate, weight: 1 };
+  });
+}
+
 async function main(): Promise<void> {
   const [command, file, ...rest] = process.argv.slice(2);
   if (command !== 'train' || file === undefined || rest.length > 0) throw new UsageError('llamafactory-cli', 'the double runs `llamafactory-cli train <config.yaml>` only');
   const settings = readSettings(path.resolve(file));
-  console.log('TEST DOUBLE of LLaMA-Factory SFT (doubles/trainers/llamafactory.ts): no model is trained; the loss is that of an unchanged model');
+  console.log('TEST DOUBLE of LLaMA-Factory SFT (doubles/trainers/llamafactory.ts): fits the learning planner double\'s logits by maximum likelihood');
   const datasetDir = path.resolve(String(settings.dataset_dir ?? 'data'));
   const mediaDir = path.resolve(String(settings.media_dir ?? datasetDir));
-  let rows = 0;
-  for (const name of String(settings.dataset).split(',').map((n) => n.trim())) rows += await checkRows(datasetAttr(datasetDir, name), mediaDir);
+  const conversations: Conversation[] = [];
+  for (const name of String(settings.dataset).split(',').map((n) => n.trim())) conversations.push(...(await checkRows(datasetAttr(datasetDir, name), mediaDir)));
+  const rows = conversations.length;
 
   if (settings.adapter_name_or_path !== undefined) {
     // model/adapter.py: the adapters are loaded onto the model before training goes on.
@@ -239,16 +288,23 @@ async function main(): Promise<void> {
   const learningRate = Number(settings.learning_rate ?? 5e-5);
   const lora = { trainer: 'llamafactory', base: String(settings.model_name_or_path), loraRank: settings.finetuning_type === 'full' ? 0 : Number(settings.lora_rank ?? 8), loraAlpha: Number(settings.lora_alpha ?? 2 * Number(settings.lora_rank ?? 8)) };
   mkdirSync(outputDir, { recursive: true });
-  const first = resumeStep(settings, outputDir);
+  const resumed = resumeStep(settings, outputDir);
+  const first = resumed.step;
+  const config = loadConfig();
+  const policy = (resumed.from === undefined ? undefined : LearningPolicy.read(resumed.from)) ?? startingPolicy(settings, config.dev.scriptedModels?.errorRate ?? 0);
+  const examples = choicesOf(conversations, config);
   console.log(`***** Running training ***** Num examples = ${rows}, Total train batch size = ${batch}, Total optimization steps = ${total}`);
   const started = Date.now();
   const history: Array<Record<string, PyValue>> = [];
   const logLine = (entry: Record<string, PyValue>): void => appendFileSync(path.join(outputDir, TRAINER_LOG), `${pyJsonDumps(entry)}\n`);
-  // An unchanged model: cross-entropy of a uniform guess over 256 byte values, every step.
-  const loss = Math.log(256);
+  let loss = Math.log(2);
   for (let step = first + 1; step <= total; step++) {
     await sleep(stepDelayMs());
     const lr = (learningRate * (1 + Math.cos((Math.PI * step) / total))) / 2;
+    // This step's rows: its `accumulation` batches of this epoch (the last step of an epoch has fewer).
+    const from = ((step - 1) % perEpoch) * batch;
+    const chosen = examples.slice(from, from + batch).flatMap((e) => (e === undefined ? [] : [e]));
+    if (chosen.length > 0) loss = -policy.step(chosen, lr * LOGIT_STEP_PER_LR);
     const epoch = epochAt(step);
     if (step % logEvery === 0 || step === total) {
       const elapsed = (Date.now() - started) / 1000;
@@ -268,7 +324,7 @@ async function main(): Promise<void> {
     // The Trainer saves every save_steps and at the last step.
     if (step % saveEvery === 0 || step === total) {
       const dir = path.join(outputDir, `checkpoint-${step}`);
-      writeModelFolder(dir, { ...lora, step });
+      writeModelFolder(dir, { ...lora, step }, policy);
       for (const name of ['optimizer.pt', 'scheduler.pt', 'rng_state.pth', 'training_args.bin']) writeFileSync(path.join(dir, name), 'TEST DOUBLE placeholder');
       writeFileSync(path.join(dir, TRAINER_STATE), JSON.stringify({ global_step: step, max_steps: total, epoch, log_history: history }, null, 2));
       const saved = checkpointsOf(outputDir);
@@ -278,7 +334,7 @@ async function main(): Promise<void> {
   // The Trainer's end-of-training log: LogCallback writes it too, with no loss and no lr.
   const elapsed = clock((Date.now() - started) / 1000);
   logLine({ current_steps: { int: total }, total_steps: { int: total }, epoch: total === 0 ? 0 : epochAt(total), percentage: 100, elapsed_time: elapsed, remaining_time: clock(0) });
-  writeModelFolder(outputDir, { ...lora, step: total });
+  writeModelFolder(outputDir, { ...lora, step: total }, policy);
   writeFileSync(path.join(outputDir, TRAINER_STATE), JSON.stringify({ global_step: total, max_steps: total, log_history: history }, null, 2));
   const results = { epoch: epochs, train_loss: loss, train_runtime: (Date.now() - started) / 1000 };
   for (const name of ['train_results.json', 'all_results.json']) writeFileSync(path.join(outputDir, name), JSON.stringify(results, null, 2));

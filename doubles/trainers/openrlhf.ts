@@ -2,12 +2,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { loadConfig } from '../../config/load';
-import { ModelGateway } from '../../activities/models/gateway';
-import { readOnlyImages } from '../../activities/models/images';
-import { image, text, type ChatMessage } from '../../core/prompts/messages';
 import { groupAdvantages } from '../../core/reward';
 import type { Size } from '../../core/smart-resize';
 import { parseGrpoLabel } from '../../core/training';
+import { readPrompt, sampleReplies, type Reading } from '../learning-planner/planner';
+import { LearningPolicy, type Choice } from '../learning-planner/policy';
+import { prng } from '../scripted-models/seeded';
+import { screenOf, taskResolver } from '../scripted-models/task-resolver';
 import { parseArgs, type ArgSpec, type ArgValue } from './argparse';
 import { checkArrowTypes, imageSize, InputError, runTrainerDouble, sleep, stepDelayMs, writeModelFolder } from './checks';
 import { RewardClient, type RewardAnswer } from './openrlhf-reward-client';
@@ -17,9 +18,15 @@ import { applyChatTemplate, END_OF_TURN, expandImagePads, type TemplateMessage }
 /**
  * TEST DOUBLE of OpenRLHF's GRPO trainer: `node build/doubles/trainers/openrlhf.js <the flags of
  * python -m openrlhf.cli.train_ppo_ray>`. No GPU and no weights exist here, so its policy is the
- * scripted planner double (models.planner of the temporal.yaml in $CODA_CONFIG) and it NEVER
- * changes: the policy loss and KL it reports are those of an unchanged policy (0), the rewards are
- * real rewards of the reward service, and the weights it saves are placeholders with a marker file.
+ * learning planner double (doubles/learning-planner/): logits over candidate thoughts per
+ * situation, starting from those saved in `--actor.model_name_or_path` (a folder with the policy
+ * file) or from the base planner's (dev.scriptedModels.errorRate of the temporal.yaml in
+ * $CODA_CONFIG). For each prompt row it samples `--rollout.n_samples_per_prompt` thoughts from its
+ * current policy, gets each one's reward from the reward service over HTTP, normalises the rewards
+ * within the group (group_norm, GRPO's advantage) and takes `--train.max_epochs` policy-gradient
+ * steps on the logits per global step, with the learning rate `--actor.adam.lr` times
+ * LOGIT_STEP_PER_LR. The policy loss and KL it reports are those of that policy; the logits go into
+ * every checkpoint (the model states) and model folder it saves, beside placeholder weights.
  *
  * Checked against OpenRLHF 0.11.2 (the wheel `pip install "openrlhf==0.11.*"` installs; first read at
  * tag v0.11.0, commit 3c3be62, then the 0.11.1 and 0.11.2 wheels compared file by file), and run side
@@ -133,7 +140,16 @@ const DEFAULTS: Readonly<Record<string, ArgValue>> = {
   'ds.lora.rank': 0,
   'ds.lora.alpha': 16,
   'actor.adam.lr': 1e-6,
+  'train.max_epochs': 1,
+  'train.seed': 42,
 };
+
+/**
+ * How far the double's logits move per unit of `--actor.adam.lr`: OpenRLHF's learning rates (1e-6
+ * in temporal.yaml) are sized for billions of weights; at them the double's two logits per
+ * situation move by steps of about 10 times the mean advantage-weighted gradient.
+ */
+export const LOGIT_STEP_PER_LR = 1e7;
 
 type Args = ReadonlyMap<string, ArgValue>;
 const get = <T extends ArgValue>(args: Args, name: string): T | undefined => (args.get(name) ?? DEFAULTS[name]) as T | undefined;
@@ -168,7 +184,8 @@ function checkArgs(args: Args): void {
 
 interface Prompt {
   readonly templated: string;
-  readonly messages: ChatMessage[];
+  /** Each message's text, parts joined with nothing (what the planner double reads). */
+  readonly texts: string[];
   readonly images: Array<{ readonly path: string; readonly size: Size }>;
   readonly label: string;
 }
@@ -221,12 +238,8 @@ async function readPrompts(args: Args): Promise<Prompt[]> {
     if (paths.length > maxImages) throw new InputError(`${where}: At most ${maxImages} image(s) may be provided in one prompt (--data.max_images_per_prompt).`);
     const images: Prompt['images'][number][] = [];
     for (const p of paths as string[]) images.push({ path: path.resolve(p), size: await imageSize(p, where) });
-    let next = 0;
-    const chatMessages: ChatMessage[] = messages.map((m) => ({
-      role: m.role as ChatMessage['role'],
-      content: typeof m.content === 'string' ? m.content : m.content.map((part) => (part.type === 'image' ? image((images[next++] as Prompt['images'][number]).path) : text(part.text ?? ''))),
-    }));
-    prompts.push({ templated: applyChatTemplate(messages), messages: chatMessages, images, label });
+    const texts = messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('')));
+    prompts.push({ templated: applyChatTemplate(messages), texts, images, label });
   }
   return prompts;
 }
@@ -253,22 +266,28 @@ interface ClientState {
   readonly total_consumed_prompts: number;
 }
 
+/** What a DeepSpeed checkpoint of the double holds: the client state, and the policy's logits (the model states). */
+interface SavedState {
+  readonly client_state: ClientState;
+  readonly policy?: unknown;
+}
+
 const MODEL_STATES = 'mp_rank_00_model_states.pt';
 
 /** The client state of the latest DeepSpeed checkpoint under `{ckpt.path}/_actor`, as --ckpt.load_enable loads it. */
-function loadCheckpoint(actorDir: string): ClientState | undefined {
+function loadCheckpoint(actorDir: string): SavedState | undefined {
   const latest = path.join(actorDir, 'latest');
   if (!existsSync(latest)) {
     log(`Warning: [deepspeed] No checkpoint found at ${actorDir}, skipping checkpoint loading.`);
     return undefined;
   }
   const tag = readFileSync(latest, 'utf8').trim();
-  const state = JSON.parse(readFileSync(path.join(actorDir, tag, MODEL_STATES), 'utf8')) as { client_state: ClientState };
+  const state = JSON.parse(readFileSync(path.join(actorDir, tag, MODEL_STATES), 'utf8')) as SavedState;
   log(`Loading the checkpoint: ${actorDir}`);
-  return state.client_state;
+  return state;
 }
 
-function saveCheckpoint(args: Args, state: ClientState): void {
+function saveCheckpoint(args: Args, state: ClientState, policy: LearningPolicy): void {
   const ckpt = get<string>(args, 'ckpt.path') as string;
   const tag = `global_step${state.global_step}`;
   const actorDir = path.join(ckpt, '_actor');
@@ -283,10 +302,10 @@ function saveCheckpoint(args: Args, state: ClientState): void {
   }
   const dir = path.join(actorDir, tag);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, MODEL_STATES), JSON.stringify({ double: 'TEST DOUBLE: no weights', client_state: state }));
+  writeFileSync(path.join(dir, MODEL_STATES), JSON.stringify({ double: 'TEST DOUBLE: the learning planner double\'s logits', client_state: state, policy: policy.toJSON() }));
   writeFileSync(path.join(dir, 'zero_pp_rank_0_mp_rank_00_optim_states.pt'), 'TEST DOUBLE: no optimizer state');
   writeFileSync(path.join(actorDir, 'latest'), tag);
-  if (args.get('ckpt.save_hf')) writeModelFolder(path.join(ckpt, `${tag}_hf`), modelOptions(args, state.global_step));
+  if (args.get('ckpt.save_hf')) writeModelFolder(path.join(ckpt, `${tag}_hf`), modelOptions(args, state.global_step), policy);
 }
 
 const modelOptions = (args: Args, step: number) => ({
@@ -303,44 +322,62 @@ const log = (message: string, file = 'ppo_trainer.py:547'): void => {
   process.stdout.write(`(PPOTrainer pid=${process.pid}) INFO ${stamp()} ${file}] ${message}\n`);
 };
 
+/** The policy training starts from: the logits saved in the actor's folder, or the base planner's. */
+function startingPolicy(args: Args, errorRate: number): LearningPolicy {
+  const model = get<string>(args, 'actor.model_name_or_path') as string;
+  return (existsSync(model) ? LearningPolicy.read(model) : undefined) ?? LearningPolicy.base(errorRate);
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(PROG, OPTIONS, process.argv.slice(2));
   checkArgs(args);
   const config = loadConfig();
-  log(`TEST DOUBLE of OpenRLHF ${PROG} (doubles/trainers/openrlhf.ts): samples from ${config.models.planner.model} at ${config.models.planner.baseUrl}; the policy never changes`, 'train_ppo_ray.py:1');
+  log(`TEST DOUBLE of OpenRLHF ${PROG} (doubles/trainers/openrlhf.ts): the learning planner double's logits, trained by policy gradient`, 'train_ppo_ray.py:1');
   const prompts = await readPrompts(args);
+  const resolver = taskResolver();
+  const screen = screenOf(config);
+  const readings = prompts.map((p) => readPrompt(p.texts, (instruction, software) => resolver.taskOf(instruction, software), screen));
   // One vLLM engine's executor: its rotation over the reward URLs lasts the whole run.
   const client = new RewardClient((get<string>(args, 'reward.remote_url') as string).split(','));
-  const gateway = new ModelGateway(config.models, readOnlyImages((file) => readFile(file)));
   const n = num(args, 'rollout.n_samples_per_prompt');
   const batchSize = num(args, 'rollout.batch_size');
   const episodes = num(args, 'train.num_episodes');
   const saveSteps = num(args, 'ckpt.save_steps');
+  const stepSize = num(args, 'actor.adam.lr') * LOGIT_STEP_PER_LR;
   const actorDir = path.join(get<string>(args, 'ckpt.path') as string, '_actor');
+  const initial = startingPolicy(args, config.dev.scriptedModels?.errorRate ?? 0);
   const resumed = args.get('ckpt.load_enable') && existsSync(actorDir) ? loadCheckpoint(actorDir) : undefined;
-  if (resumed !== undefined) log(`checkpoint_states: ${pyDict({ episode: { int: resumed.episode }, global_step: { int: resumed.global_step }, total_consumed_prompts: { int: resumed.total_consumed_prompts } })}`);
-  let state: ClientState = resumed ?? { episode: 0, global_step: 0, total_consumed_prompts: 0 };
+  if (resumed !== undefined) {
+    const s = resumed.client_state;
+    log(`checkpoint_states: ${pyDict({ episode: { int: s.episode }, global_step: { int: s.global_step }, total_consumed_prompts: { int: s.total_consumed_prompts } })}`);
+  }
+  const policy = resumed?.policy === undefined ? startingPolicy(args, initial.errorRate) : LearningPolicy.fromJSON(resumed.policy, `${actorDir} model states`);
+  let state: ClientState = resumed?.client_state ?? { episode: 0, global_step: 0, total_consumed_prompts: 0 };
+  // The sampler's state follows the steps taken, so a resumed run samples as an uninterrupted one would.
+  const random = prng(num(args, 'train.seed') + state.global_step * 7919);
 
   for (let episode = state.episode; episode < episodes; episode++) {
     for (let start = state.total_consumed_prompts - episode * prompts.length; start < prompts.length; start += batchSize) {
       const began = Date.now();
       const batch = prompts.slice(start, start + batchSize);
-      const groups = await Promise.all(batch.map((prompt) => rollout(gateway, client, prompt, n, num(args, 'rollout.temperature'))));
+      const groups = await Promise.all(batch.map((prompt, i) => rollout(client, prompt, readings[start + i] as Reading, policy, n, random)));
       await sleep(stepDelayMs());
       const samples = groups.flatMap((g) => g.samples);
       const microBatch = num(args, 'rollout.micro_batch_size');
       for (let i = 0; i < samples.length; i += microBatch) checkMicroBatch(samples.slice(i, i + microBatch));
       const rewards = samples.map((s) => s.reward);
       const advantages = groups.flatMap((g) => groupAdvantages(g.samples.map((s) => s.reward)));
+      const choices: Choice[] = samples.flatMap((s, i) => (s.choice === undefined ? [] : [{ ...s.choice, weight: advantages[i] as number }]));
+      let objective = 0;
+      for (let epoch = 0; epoch < num(args, 'train.max_epochs'); epoch++) objective = policy.step(choices, stepSize);
       // The actor's fit reports the mean of every info entry, the reward service's extra_logs among them.
       const logMeans = Object.fromEntries((samples[0]?.logNames ?? []).map((name) => [name, samples.reduce((a, s) => a + (s.logs[name] ?? 0), 0) / samples.length]));
       const { 'rollout/reward_mean': mean, 'rollout/reward_std': std } = rolloutRewardStats(rewards);
       state = { episode, global_step: state.global_step + 1, total_consumed_prompts: state.total_consumed_prompts + batch.length };
       const status: Record<string, PyValue> = {
-        // An unchanged policy: importance ratios of 1, so the clipped loss is minus the mean advantage, and no KL.
-        policy_loss: -advantages.reduce((a, b) => a + b, 0) / advantages.length,
+        policy_loss: -objective,
         actor_lr: get<number>(args, 'actor.adam.lr') as number,
-        kl: 0,
+        kl: policy.klFrom(initial),
         reward: mean,
         ...logMeans,
         response_length: groups.reduce((a, g) => a + g.length, 0) / rewards.length,
@@ -350,11 +387,11 @@ async function main(): Promise<void> {
         'rollout/num_samples': rewards.length,
       };
       log(`✨ Global step ${state.global_step}: ${pyDict(status)}`);
-      if (saveSteps > 0 && state.global_step % saveSteps === 0) saveCheckpoint(args, state);
+      if (saveSteps > 0 && state.global_step % saveSteps === 0) saveCheckpoint(args, state, policy);
     }
   }
-  writeModelFolder(get<string>(args, 'ckpt.output_dir') as string, modelOptions(args, state.global_step));
-  log(`Saved the final model to ${get<string>(args, 'ckpt.output_dir')} (TEST DOUBLE: placeholder weights)`, 'ppo_actor.py:700');
+  writeModelFolder(get<string>(args, 'ckpt.output_dir') as string, modelOptions(args, state.global_step), policy);
+  log(`Saved the final model to ${get<string>(args, 'ckpt.output_dir')} (TEST DOUBLE: placeholder weights and the policy's logits)`, 'ppo_actor.py:700');
 }
 
 /** ppo_trainer.py's _compute_rollout_stats of a step's rewards: their mean and torch's (unbiased) std, 0 for one sample. */
@@ -369,14 +406,16 @@ interface Sample {
   /** The extra_logs names of its answer, in their order. */
   readonly logNames: readonly string[];
   readonly logs: Readonly<Record<string, number>>;
+  /** The situation and candidate the policy chose, when the prompt offered a choice. */
+  readonly choice?: { readonly key: string; readonly candidate: number };
 }
 
 /** n samples of one prompt from the policy, each scored by the reward service as OpenRLHF 0.11.2 requests it. */
-async function rollout(gateway: ModelGateway, client: RewardClient, prompt: Prompt, n: number, temperature: number): Promise<{ samples: Sample[]; length: number }> {
-  const completion = await gateway.complete('planner', prompt.messages, { n, temperature });
+async function rollout(client: RewardClient, prompt: Prompt, reading: Reading, policy: LearningPolicy, n: number, random: () => number): Promise<{ samples: Sample[]; length: number }> {
+  const drawn = sampleReplies(reading, policy, n, random);
   const prefix = expandImagePads(prompt.templated, prompt.images.map((i) => i.size));
   const samples = await Promise.all(
-    completion.texts.map(async (reply): Promise<Sample> => {
+    drawn.map(async ({ reply, candidate }): Promise<Sample> => {
       let answer: RewardAnswer | undefined;
       try {
         answer = (await client.fetch({ queries: [`${prefix}${reply}${END_OF_TURN}`], prompts: [prompt.templated], labels: [prompt.label] }))[0];
@@ -391,10 +430,11 @@ async function rollout(gateway: ModelGateway, client: RewardClient, prompt: Prom
         if (typeof value !== 'number') throw new Error(`TypeError: extra_logs[${name}]: ${JSON.stringify(values)} is not a number (torch.tensor refuses it)`);
         logs[name] = value;
       }
-      return { reward, logNames: Object.keys(logs), logs };
+      const choice = candidate === undefined || 'reply' in reading ? undefined : { key: reading.situation.key, candidate };
+      return { reward, logNames: Object.keys(logs), logs, ...(choice === undefined ? {} : { choice }) };
     }),
   );
-  return { samples, length: completion.texts.reduce((a, t) => a + Math.ceil(t.length / 4), 0) };
+  return { samples, length: drawn.reduce((a, d) => a + Math.ceil(d.reply.length / 4), 0) };
 }
 
 /**
