@@ -92,9 +92,9 @@ async function main(): Promise<void> {
   const general = await follow<GeneralizationResult>(handle, (p) => `${p.stage}${p.software ? ` ${p.software}` : ''}: ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.trajectories} trajectories, ${p.counts.samples} SFT samples`);
 
   console.log(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`);
-  console.log('The trainers here are test doubles: they run the real command lines, reward service and');
-  console.log('checkpoints, but the scripted planner does not learn: every row plays the same policy, and the');
-  console.log("differences between rows are the scripted planner's and the desktops' noise, not training.");
+  console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
+  console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');
+  console.log('a preference between the right and the wrong step per situation, not a real planner.');
   console.log(`\nreport        ${store.uri(general.report.key)}`);
   for (const s of specialists) {
     console.log(`trajectories  ${store.uri(`${runPrefix(config.storage.prefix, `${s.result.run}-r1-gen`, s.software)}/`)}`);
