@@ -118,7 +118,7 @@ describe('specialization on each ScienceBoard VM app (Celestia, ChimeraX, GRASS 
 
       // The rollouts ran on the VM host, on generated tasks of this app, and each has its verdict.
       const manifests = (await store.list(`${prefix}/runs/${run}-r1-gen/${software}/`)).filter((k) => k.endsWith('/manifest.json'));
-      assert.equal(manifests.length, round.rollouts);
+      assert.equal(manifests.length, round.tasks);
       let approved = 0;
       for (const key of manifests) {
         const trajectory = parseTrajectoryManifest(await store.getJson(key), key);
