@@ -20,12 +20,16 @@ export function desktopMetrics(registry: Registry = new Registry()) {
   };
 }
 
-/** orchestrator: model calls, judge votes, finished rollouts. */
+/** orchestrator: model calls, judge votes and the judge's measured precision, finished rollouts. */
 export function orchestratorMetrics(registry: Registry = new Registry()) {
   return {
     modelSeconds: new Histogram({ name: 'coda_model_latency_seconds', help: 'Model call latency by role (planner, executor, judge, taskGenerator)', labelNames: ['role', 'model', 'outcome'] as const, buckets: SECONDS, registers: [registry] }),
     judgeCalls: new Counter({ name: 'coda_judge_calls_total', help: 'Judge votes cast', labelNames: ['judge', 'resolution'] as const, registers: [registry] }),
     judgePixels: new Counter({ name: 'coda_judge_pixels_total', help: 'Pixels of the screenshots sent to judges', labelNames: ['judge', 'resolution'] as const, registers: [registry] }),
+    // The judge measured on each specialization round's real-task rollouts (judge="final": the voted verdict, resolution="all").
+    judgePrecision: new Gauge({ name: 'coda_judge_precision', help: "The judge's precision on a specialization round's real-task rollouts against their evaluators (absent when it approved none)", labelNames: ['software', 'run', 'round', 'judge', 'resolution'] as const, registers: [registry] }),
+    judgeRecall: new Gauge({ name: 'coda_judge_recall', help: "The judge's recall on a specialization round's real-task rollouts against their evaluators (absent when none passed)", labelNames: ['software', 'run', 'round', 'judge', 'resolution'] as const, registers: [registry] }),
+    judgeMeasured: new Gauge({ name: 'coda_judge_measured_trajectories', help: 'Real-task rollouts the judge was measured on, per round, judge and resolution', labelNames: ['software', 'run', 'round', 'judge', 'resolution'] as const, registers: [registry] }),
     rollouts: new Counter({ name: 'coda_rollouts_total', help: 'Rollouts whose manifest was written, by how they stopped', labelNames: ['stop'] as const, registers: [registry] }),
     resumes: new Counter({ name: 'coda_rollout_resumes_total', help: 'Desktop losses the written rollouts resumed from', registers: [registry] }),
   };

@@ -34,6 +34,12 @@ const integer = (value: unknown, field: string): number | undefined => {
   return n;
 };
 
+const fraction = (value: unknown, field: string): number | undefined => {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value.trim())) throw new ValidationError('options', [`--${field}: expected a number from 0 to 1, got ${JSON.stringify(value)}`]);
+  return Number(value);
+};
+
 /** `name=model` pairs (or a bare model, named after itself) as planner checkpoints. */
 function planners(values: unknown): Array<{ name: string; model: string }> | undefined {
   if (!Array.isArray(values) || values.length === 0) return undefined;
@@ -134,7 +140,9 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         attempts: integer(options.attempts, 'attempts'),
         evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
         evaluationTaskIds: list(options.evaluationTasks),
-        ...(options.seeds === false ? { includeSeeds: false } : {}),
+        realTaskAttempts: integer(options.realTaskAttempts, 'real-task-attempts'),
+        judgePrecisionFloor: fraction(options.judgePrecisionFloor, 'judge-precision-floor'),
+        ...(options.trainOnRealTasks === true ? { includeSeeds: true } : {}),
       });
       const resolved = inputs.resolveSpecializationInput(config, input, 'cli');
       return { workflowType: 'specialization', workflowId: specializationWorkflowId(resolved.software, resolved.run), input };

@@ -408,6 +408,35 @@ export function resolveEvaluationInput(config: Config, raw: unknown, workflowId:
 /** The planner a round rolls out with: its name in reports, its served model name, its checkpoint. */
 const currentPlanner = plannerCheckpoint.extend({ checkpointKey: z.string().min(1).optional() });
 
+const count = z.number().int().min(0);
+/** A ratio, null when there is nothing to divide by (core/judge/calibration.ts). */
+const ratio = z.number().min(0).max(1).nullable();
+const agreement = z.strictObject({
+  trajectories: count,
+  approved: count,
+  passed: count,
+  truePositives: count,
+  falsePositives: count,
+  falseNegatives: count,
+  trueNegatives: count,
+  precision: ratio,
+  recall: ratio,
+});
+
+/** The judge measured on a round's rollouts of the real tasks against their evaluators. */
+export const judgeMeasurementSchema = z.strictObject({
+  /** The real-task rollout run it was measured on. */
+  run: runId,
+  /** The run's judgePrecisionFloor (0: none). */
+  floor: z.number().min(0).max(1),
+  /** The final, voted verdict. */
+  final: agreement,
+  /** Each judge at each resolution, on the trajectories it voted on there. */
+  votes: z.array(agreement.extend({ judge: z.string().min(1), resolution: z.enum(['low', 'high']) })),
+});
+
+export type JudgeMeasurement = z.output<typeof judgeMeasurementSchema>;
+
 const roundRecord = z.strictObject({
   round: z.number().int().min(1),
   checkpoint: z.string().min(1),
@@ -424,6 +453,8 @@ const roundRecord = z.strictObject({
   reportKey: z.string().min(1),
   /** Why training was skipped this round (no positive step), when it was. */
   skipped: z.string().optional(),
+  /** The judge's precision and recall this round (absent in rounds recorded before it was measured). */
+  judge: judgeMeasurementSchema.optional(),
 });
 
 export type RoundRecord = z.output<typeof roundRecord>;
@@ -436,9 +467,14 @@ export const specializationRequestSchema = z.strictObject({
   rounds: z.number().int().min(1, 'expected an integer >= 1').max(100).optional(),
   tasksPerRound: z.number().int().min(1, 'expected an integer >= 1').max(10_000).optional(),
   attempts: attempts.optional(),
+  /** Also train on the rollouts of the real tasks (default: temporal.yaml's, off: they are the evaluation set). */
   includeSeeds: z.boolean().optional(),
+  /** Rollouts per real task each round, judged to measure the judge. */
+  realTaskAttempts: attempts.optional(),
+  /** Minimum precision of the judge on the real tasks for a round to train on its data; 0: none. */
+  judgePrecisionFloor: z.number().min(0, 'expected a precision from 0 to 1').max(1, 'expected a precision from 0 to 1').optional(),
   evaluationAttempts: attempts.optional(),
-  /** The real tasks each round is evaluated on (default: all of the software's). */
+  /** The real tasks each round is evaluated on, and rolls out to measure the judge (default: all of the software's). */
   evaluationTaskIds: z.array(taskId).min(1, 'expected at least one task id').optional(),
   /** The judge plan of this run (default: temporal.yaml's judging.plan). */
   judging: judgePlanConfigSchema.optional(),
@@ -461,6 +497,8 @@ export interface SpecializationInput {
   readonly tasksPerRound: number;
   readonly attempts: number;
   readonly includeSeeds: boolean;
+  readonly realTaskAttempts: number;
+  readonly judgePrecisionFloor: number;
   readonly evaluationAttempts: number;
   readonly evaluationTaskIds?: readonly string[];
   readonly judging?: JudgePlanConfig;
@@ -482,6 +520,8 @@ export function resolveSpecializationInput(config: Config, raw: unknown, workflo
     tasksPerRound: request.tasksPerRound ?? s.tasksPerRound,
     attempts: request.attempts ?? s.attempts,
     includeSeeds: request.includeSeeds ?? s.includeSeeds,
+    realTaskAttempts: request.realTaskAttempts ?? s.realTaskAttempts,
+    judgePrecisionFloor: request.judgePrecisionFloor ?? s.judgePrecisionFloor,
     evaluationAttempts: request.evaluationAttempts ?? s.evaluationAttempts,
     ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),
     ...(request.judging === undefined ? {} : { judging: request.judging }),

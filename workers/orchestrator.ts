@@ -72,7 +72,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
       ...createModelActivities({ gateway, decisions, prefix, tasks }),
       ...createRunActivities(deps.client, config, library),
       ...createJudgeActivities({ gateway, store, prefix, maxTokens: config.judging.maxTokens, metrics }),
-      ...createJudgeEvaluationActivities({ store, prefix }),
+      ...createJudgeEvaluationActivities({ store, prefix, metrics }),
       ...createReportActivities({ store, prefix }),
       ...createDatasetActivities({ store, prefix, defaultScreen: config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 }, plannerImage: config.models.planner.image }),
     },

@@ -9,7 +9,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GeneralizationInput, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
+import type { GeneralizationInput, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
 import { FAILURES } from '../core/failures';
 import type { DatasetActivities } from '../activities/datasets/activities';
 import type { TrainingActivities, TrainRequest } from '../activities/training/contract';
@@ -18,6 +18,7 @@ import { batchWorkflowId, rolloutBatch, type BatchResult } from './batch';
 import { evaluation, type EvaluationResult } from './evaluation';
 import { failOnBadInput, inputs } from './inputs';
 import { judgeRun, judgeRunWorkflowId, type JudgeRunResult } from './judge';
+import { belowFloorFailure, measureJudge, realTaskBatch, type RoundBatch } from './judge-check';
 import { tagWorkflow } from './search-attributes';
 import { taskGeneration, taskGenerationWorkflowId } from './task-generation';
 
@@ -61,6 +62,10 @@ export interface SpecializationProgress {
   readonly history: readonly RoundRecord[];
   /** The planner the round rolls out with. */
   readonly checkpoint: { readonly name: string; readonly model: string; readonly checkpointKey?: string };
+  /** This round's judge measured on the real tasks, once judged (workflows/judge-check.ts). */
+  readonly judge?: JudgeMeasurement;
+  /** Why this round stopped before training: the judge's precision was below the floor. */
+  readonly stopped?: string;
   readonly stopRequested: boolean;
   /** Stages done of all the run's stages, for progress bars. */
   readonly completed: number;
@@ -98,6 +103,8 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   const counts = { tasks: 0, rollouts: 0, judged: 0, positiveSteps: 0, samples: 0 };
   let stopRequested = false;
   let history: readonly RoundRecord[] = [];
+  let judge: JudgeMeasurement | undefined;
+  let stopped: string | undefined;
   setHandler(stopAfterRound, () => void (stopRequested = true));
   setHandler(specializationProgress, () => {
     const round = input?.carried.round ?? 1;
@@ -111,6 +118,8 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       counts: { ...counts },
       history,
       checkpoint: input?.carried.planner ?? { name: '', model: '' },
+      ...(judge === undefined ? {} : { judge }),
+      ...(stopped === undefined ? {} : { stopped }),
       stopRequested,
       completed: (round - 1) * SPECIALIZATION_STAGES.length + done,
       total: (input?.rounds ?? 0) * SPECIALIZATION_STAGES.length,
@@ -134,14 +143,12 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   counts.tasks = set.counts.kept;
 
   stage = 'rollouts';
-  const batches: Array<{ run: string; taskSet?: string }> = [
-    ...(set.counts.kept > 0 ? [{ run: `${id}-gen`, taskSet: id }] : []),
-    ...(input.includeSeeds ? [{ run: `${id}-seed` }] : []),
-  ];
+  const real = realTaskBatch(input, id);
+  const batches: RoundBatch[] = [...(set.counts.kept > 0 ? [{ run: `${id}-gen`, taskSet: id, attempts: input.attempts, source: true }] : []), real];
   for (const batch of batches) {
     const result: BatchResult = await executeChild(rolloutBatch, {
       workflowId: batchWorkflowId(batch.run, software),
-      args: [{ run: batch.run, stage: 'specialization', software, attempts: input.attempts, planner: { name: planner.name, model: planner.model }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }) }],
+      args: [{ run: batch.run, stage: 'specialization', software, attempts: batch.attempts, planner: { name: planner.name, model: planner.model }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }), ...(batch.taskIds === undefined ? {} : { taskIds: [...batch.taskIds] }) }],
     });
     counts.rollouts += result.completed;
   }
@@ -154,13 +161,20 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
     });
     counts.judged += judged.judged;
   }
+  judge = await measureJudge(input, round, real);
+  const belowFloor = belowFloorFailure(input, round, judge);
+  if (belowFloor !== undefined) {
+    stopped = belowFloor.message;
+    throw belowFloor;
+  }
+  const trainedOn = batches.filter((b) => b.source).map((b) => b.run);
 
   stage = 'dataset';
   // Every round trains the base planner on the prompts of every round so far (OpenRLHF starts GRPO
   // from full weights, not from the previous round's LoRA adapter); GRPO samples its answers from
   // the policy being trained, so older rounds' prompts are as good as new ones, and the latest
   // specialist's rollouts bring the tasks it now gets right.
-  const sources = [...carried.history.flatMap((r) => r.sources), ...batches.map((b) => b.run)];
+  const sources = [...carried.history.flatMap((r) => r.sources), ...trainedOn];
   const dataset = await datasets.buildDataset({ id, kind: 'grpo', sources: sources.map((source) => ({ run: source, software })) });
   counts.samples = dataset.rows;
   // Steps the judge approved this round (the dataset holds the earlier rounds' too).
@@ -192,11 +206,12 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       round,
       checkpoint: next.name,
       ...counts,
-      sources: batches.map((b) => b.run),
+      sources: trainedOn,
       averageAtK: figures?.averageAtK[software] ?? 0,
       passAtK: figures?.passAtK[software] ?? 0,
       reportKey: report.key,
       ...(skipped === undefined ? {} : { skipped }),
+      judge,
     },
   ];
 
@@ -208,6 +223,8 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       tasksPerRound: input.tasksPerRound,
       attempts: input.attempts,
       includeSeeds: input.includeSeeds,
+      realTaskAttempts: input.realTaskAttempts,
+      judgePrecisionFloor: input.judgePrecisionFloor,
       evaluationAttempts: input.evaluationAttempts,
       ...(input.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...input.evaluationTaskIds] }),
       ...(input.judging === undefined ? {} : { judging: input.judging }),

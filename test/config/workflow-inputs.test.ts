@@ -7,6 +7,7 @@ import {
   resolveEvaluationInput,
   resolveJudgeEvaluationInput,
   resolveJudgeInput,
+  resolveSpecializationInput,
   resolveTaskGenerationInput,
 } from '../../config/workflow-inputs';
 import { ValidationError } from '../../core/validation';
@@ -26,6 +27,20 @@ function problems(resolve: () => unknown): string[] {
 }
 
 describe('workflow inputs: checked and completed from temporal.yaml', () => {
+  it('completes a specialization: the real tasks measure the judge every round, are not trained on, and the precision floor is 0.6', () => {
+    const input = resolveSpecializationInput(config, { software: 'KAlgebra' }, 'specialization-KAlgebra-s1');
+    assert.deepEqual([input.includeSeeds, input.realTaskAttempts, input.judgePrecisionFloor], [false, 1, 0.6]);
+    const asked = resolveSpecializationInput(config, { software: 'KAlgebra', includeSeeds: true, realTaskAttempts: 3, judgePrecisionFloor: 0 }, 'x');
+    assert.deepEqual([asked.includeSeeds, asked.realTaskAttempts, asked.judgePrecisionFloor], [true, 3, 0]);
+    assert.deepEqual(problems(() => resolveSpecializationInput(config, { software: 'KAlgebra', judgePrecisionFloor: 1.2, realTaskAttempts: 0 }, 'x')), [
+      'realTaskAttempts: expected an integer >= 1',
+      'judgePrecisionFloor: expected a precision from 0 to 1',
+    ]);
+    const yaml = parse(repoText) as { specialization: Record<string, unknown> };
+    yaml.specialization.judgePrecisionFloor = 1.5;
+    assert.throws(() => parseConfig(stringify(yaml), 'temporal.yaml', {}), /specialization\.judgePrecisionFloor/);
+  });
+
   it('completes a minimal batch from the deployment, naming its run after the workflow id', () => {
     const input = resolveBatchInput(config, { software: 'KAlgebra' }, 'nightly-evaluation-2026-11-23T02:00:00Z');
     assert.equal(input.run, 'nightly-evaluation-2026-11-23T020000Z');

@@ -108,12 +108,17 @@ describe('specialization on each ScienceBoard VM app (Celestia, ChimeraX, GRASS 
       assert.equal(set.software, software);
       assert.equal(round.tasks, set.tasks.length);
       assert.deepEqual(round.sources, [`${run}-r1-gen`]);
-      assert.equal(round.rollouts, round.tasks, 'one attempt of every generated task');
+      assert.equal(round.rollouts, round.tasks + EVALUATION_TASKS.length, 'one attempt of every generated task, and of every real task to measure the judge');
       assert.equal(round.judged, round.rollouts, 'every rollout judged');
+      // The real tasks pass on the VM's test states and the judge doubles are exact: a precision and recall of 1.
+      assert.deepEqual(
+        [round.judge?.run, round.judge?.final.trajectories, round.judge?.final.passed, round.judge?.final.precision, round.judge?.final.recall],
+        [`${run}-r1-seed`, EVALUATION_TASKS.length, EVALUATION_TASKS.length, 1, 1],
+      );
 
       // The rollouts ran on the VM host, on generated tasks of this app, and each has its verdict.
       const manifests = (await store.list(`${prefix}/runs/${run}-r1-gen/${software}/`)).filter((k) => k.endsWith('/manifest.json'));
-      assert.equal(manifests.length, round.rollouts);
+      assert.equal(manifests.length, round.tasks);
       let approved = 0;
       for (const key of manifests) {
         const trajectory = parseTrajectoryManifest(await store.getJson(key), key);

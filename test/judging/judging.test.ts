@@ -8,8 +8,15 @@ import { attemptOfManifest, verdictKey } from '../../core/keys';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
 import type { BatchResult } from '../../workflows/batch';
 import { judgeRunWorkflowId, judgeWorkflowId, type JudgeRunResult } from '../../workflows/judge';
+import { Registry } from 'prom-client';
+import { orchestratorMetrics } from '../../activities/metrics';
+import { datasetManifestKey } from '../../core/keys';
+import { JUDGE_BELOW_FLOOR } from '../../workflows/judge-check';
+import { specializationWorkflowId, type SpecializationProgress } from '../../workflows/training';
 import { startHarness, type Harness } from '../rollouts/harness';
 
+/** A judge double that says the opposite of the evaluators: it approves exactly the failures. */
+const INVERTED = { high: { falsePositive: 1, falseNegative: 1 }, low: { falsePositive: 1, falseNegative: 1 }, unreadable: 0 };
 const EXACT = { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 };
 const NOISY_A = { high: { falsePositive: 0.25, falseNegative: 0.1 }, low: { falsePositive: 0.4, falseNegative: 0.2 }, unreadable: 0.02 };
 const NOISY_B = { high: { falsePositive: 0.3, falseNegative: 0.15 }, low: { falsePositive: 0.45, falseNegative: 0.25 }, unreadable: 0.02 };
@@ -22,6 +29,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
   let h: Harness;
   const run = `judged${Date.now()}`;
   let manifests: Array<{ key: string; manifest: TrajectoryManifest }> = [];
+  const registry = new Registry();
 
   const readVerdict = async (key: string): Promise<VerdictFile> => verdictFileSchema.parse(await h.stack.store.getJson(key));
   const judgeCalls = (model: string): number => h.models.served.get(model) ?? 0;
@@ -32,6 +40,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
       desktops: 2,
       displayFrom: 220,
       errorRate: 0.4,
+      metrics: orchestratorMetrics(registry),
       models: (doc) => {
         doc.models.judges = [
           judge('judge-a', { maxImages: 32 }),
@@ -39,9 +48,10 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
           judge('judge-exact'),
           judge('judge-two-images', { maxImages: 2 }),
           judge('judge-unreadable'),
+          judge('judge-inverted'),
           { ...judge('judge-down'), baseUrl: 'http://127.0.0.1:1/v1', maxRetries: 0, timeoutSeconds: 2 },
         ];
-        doc.dev.scriptedModels.judges = { 'judge-a': NOISY_A, 'judge-b': NOISY_B, 'judge-exact': EXACT, 'judge-two-images': EXACT, 'judge-unreadable': { ...EXACT, unreadable: 1 } };
+        doc.dev.scriptedModels.judges = { 'judge-a': NOISY_A, 'judge-b': NOISY_B, 'judge-exact': EXACT, 'judge-two-images': EXACT, 'judge-unreadable': { ...EXACT, unreadable: 1 }, 'judge-inverted': INVERTED };
       },
     });
     await h.startVmHost();
@@ -175,5 +185,60 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
     assert.match(markdown, /\| Voting@4 \+ multi-res \+ ensemble \| \d+\.\d \| \d+\.\d \|/);
     assert.match(markdown, /## What the low-resolution early exit saved/);
     assert.match(markdown, /\| Voting@4 \+ multi-res \| Voting@4 \| \d+ vs \d+ \(/);
+  });
+
+  it("stops a specialization round before its dataset when the judge's precision on the real tasks is below the floor, and says why", async () => {
+    // B-03's reference has no answer: the scripted planner answers FAIL and the evaluators fail it,
+    // every time; the inverted judge approves it, so its precision is 0, below temporal.yaml's floor of 0.6.
+    const spec = `floor${Date.now()}`;
+    const workflowId = specializationWorkflowId('KAlgebra', spec);
+    const failure = await h
+      .execute('specialization', workflowId, { software: 'KAlgebra', run: spec, rounds: 2, tasksPerRound: 1, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['B-03'], judging: exactPlan(['judge-inverted']) })
+      .then(
+        () => assert.fail('the round should have stopped'),
+        (err: unknown) => err,
+      );
+    assert.ok(failure instanceof WorkflowFailedError);
+    const cause = failure.cause as { type?: string; message?: string; nonRetryable?: boolean } | undefined;
+    assert.equal(cause?.type, JUDGE_BELOW_FLOOR);
+    assert.equal(cause?.nonRetryable, true);
+    assert.equal(
+      cause?.message,
+      `specialization ${spec} round 1 stopped before training: the judge's precision on the real tasks is 0.000, below the floor of 0.6: ` +
+        `of 1 rollouts it approved, the evaluators passed 0 (1 judged, 0 passed, 1 false positives) (judgePrecisionFloor; run ${spec}-r1-seed)`,
+    );
+
+    // The failed run still answers its progress: the stage it stopped in, why, and the figures.
+    const progress = await h.stack.client.workflow.getHandle(workflowId).query<SpecializationProgress>('progress');
+    assert.equal(progress.round, 1);
+    assert.equal(progress.stage, 'judging');
+    assert.equal(progress.stopped, cause?.message);
+    assert.deepEqual(progress.history, [], 'no round finished');
+    const judged = progress.judge;
+    assert.ok(judged !== undefined);
+    assert.equal(judged.run, `${spec}-r1-seed`);
+    assert.equal(judged.floor, 0.6, "temporal.yaml's specialization.judgePrecisionFloor");
+    assert.deepEqual(judged.final, { trajectories: 1, approved: 1, passed: 0, truePositives: 0, falsePositives: 1, falseNegatives: 0, trueNegatives: 0, precision: 0, recall: null });
+    assert.deepEqual(
+      judged.votes.map((v) => [v.judge, v.resolution, v.approved, v.precision, v.recall]),
+      [['judge-inverted', 'low', 1, 0, null], ['judge-inverted', 'high', 1, 0, null]],
+    );
+    // The real-task rollout is the evaluators' failure the judge approved.
+    const [real] = await Promise.all((await h.stack.store.list(`${h.config.storage.prefix}/runs/${spec}-r1-seed/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json')).map(async (key) => parseTrajectoryManifest(await h.stack.store.getJson(key), key)));
+    assert.equal(real?.taskId, 'B-03');
+    assert.equal(real?.evaluation?.passed, false);
+
+    // Nothing was built or trained from the round's verdicts.
+    assert.equal(await h.stack.store.tryGet(datasetManifestKey(h.config.storage.prefix, `${spec}-r1`)), undefined, 'no dataset');
+
+    // Prometheus: the final verdict's precision and each vote's; recall has no series (nothing passed).
+    const text = await registry.metrics();
+    const series = (name: string, judge: string, resolution: string) =>
+      new RegExp(`^${name}\\{software="KAlgebra",run="${spec}",round="1",judge="${judge}",resolution="${resolution}"\\} (\\S+)$`, 'm').exec(text)?.[1];
+    assert.equal(series('coda_judge_precision', 'final', 'all'), '0');
+    assert.equal(series('coda_judge_precision', 'judge-inverted', 'low'), '0');
+    assert.equal(series('coda_judge_precision', 'judge-inverted', 'high'), '0');
+    assert.equal(series('coda_judge_measured_trajectories', 'final', 'all'), '1');
+    assert.equal(series('coda_judge_recall', 'final', 'all'), undefined, 'no recall where nothing passed');
   });
 });

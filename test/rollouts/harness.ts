@@ -9,6 +9,7 @@ import { preparedBoxes } from '../../config/schema';
 import { ImagePreparer } from '../../activities/models/images';
 import type { ScriptedServer } from '../../doubles/openai-server';
 import { startScriptedModels } from '../../doubles/scripted-models/main';
+import type { OrchestratorMetrics } from '../../activities/metrics';
 import { createOrchestratorWorker } from '../../workers/orchestrator';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
 import type { RolloutSettings } from '../../workflows/rollout-types';
@@ -52,6 +53,8 @@ export interface HarnessOptions {
   readonly edit?: (doc: Record<string, any>) => void;
   /** The scripted server has vLLM's runtime LoRA routes (VLLM_ALLOW_RUNTIME_LORA_UPDATING). */
   readonly runtimeLora?: boolean;
+  /** Where the in-process orchestrator records its Prometheus metrics (a registry the test reads). */
+  readonly metrics?: OrchestratorMetrics;
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
@@ -104,7 +107,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       return host;
     },
     async startOrchestrator() {
-      const worker = await createOrchestratorWorker({ config, connection: stack.connection, client: stack.client, env, workflowBundle: stack.workflowBundle, imagePreparer: harness.images });
+      const worker = await createOrchestratorWorker({ config, connection: stack.connection, client: stack.client, env, workflowBundle: stack.workflowBundle, imagePreparer: harness.images, ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }) });
       orchestrator = { worker, running: worker.run() };
     },
     async stopOrchestrator() {

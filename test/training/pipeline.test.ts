@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
-import { checkpointManifestKey, reportSeriesPrefix } from '../../core/keys';
+import { Registry } from 'prom-client';
+import { orchestratorMetrics } from '../../activities/metrics';
+import type { RoundRecord } from '../../config/workflow-inputs';
+import { verdictFileSchema } from '../../core/judge/verdict-file';
+import { attemptOfManifest, checkpointManifestKey, reportSeriesPrefix, verdictKey } from '../../core/keys';
+import { parseTrajectoryManifest } from '../../core/trajectory';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import type { EvaluationReport } from '../../core/report';
 import {
@@ -33,9 +38,10 @@ describe('training workflows: specialization rounds and generalization (trainer 
   // prompts give round 1 tasks the scripted planner can solve (some generated tasks it cannot).
   const run = 'Pipeline-Spec';
   let specialization: SpecializationResult;
+  const registry = new Registry();
 
   before(async () => {
-    g = await startGpuHarness({ name: 'pipeline', runtimeLora: true, desktops: 2, displayFrom: 560 });
+    g = await startGpuHarness({ name: 'pipeline', runtimeLora: true, desktops: 2, displayFrom: 560, metrics: orchestratorMetrics(registry) });
     await g.h.startVmHost();
     await g.startGpuWorker();
   });
@@ -46,7 +52,8 @@ describe('training workflows: specialization rounds and generalization (trainer 
     const handle = await g.h.stack.client.workflow.start('specialization', {
       taskQueue: g.h.config.taskQueues.orchestrator,
       workflowId,
-      args: [{ software: 'KAlgebra', run, rounds: 5, tasksPerRound: 3, attempts: 1, includeSeeds: false, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'] }],
+      // includeSeeds is left to temporal.yaml (off): the real tasks are rolled out and judged, not trained on.
+      args: [{ software: 'KAlgebra', run, rounds: 5, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'] }],
     });
     // Round 2 runs in the continued-as-new run of the same workflow id; the signal ends it after that round.
     const second = await eventually('round 2 started', async () => {
@@ -55,7 +62,13 @@ describe('training workflows: specialization rounds and generalization (trainer 
     }, 600_000);
     assert.equal(second.history.length, 1);
     assert.equal(second.total, 5 * 7);
+    assert.deepEqual(second.history[0]?.judge?.run, `${run}-r1-seed`, 'the progress carries the round 1 record with its judge figures');
     await handle.signal(stopAfterRound);
+    const judging = await eventually('round 2 judged', async () => {
+      const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
+      return progress?.round === 2 && progress.judge !== undefined ? progress.judge : undefined;
+    }, 600_000);
+    assert.equal(judging.run, `${run}-r2-seed`, "the progress shows this round's judge once measured");
     specialization = (await handle.result()) as SpecializationResult;
 
     assert.equal(specialization.rounds, 2, 'stopped after the round the signal arrived in');
@@ -65,6 +78,8 @@ describe('training workflows: specialization rounds and generalization (trainer 
     assert.deepEqual(r2.sources, [`${run}-r2-gen`]);
     assert.ok(r1.positiveSteps > 0 && r1.skipped === undefined, `round 1 trained: ${JSON.stringify(r1)}`);
     assert.ok(r2.samples >= r1.samples, 'the round 2 dataset holds round 1 prompts too');
+    for (const r of [r1, r2]) await checkJudgeFigures(r);
+    assert.deepEqual(judging, r2.judge);
 
     const store = g.h.stack.store;
     const prefix = g.h.config.storage.prefix;
@@ -96,6 +111,48 @@ describe('training workflows: specialization rounds and generalization (trainer 
     assert.deepEqual(report.rows[0]?.metrics.tasks.map((t) => t.taskId).sort(), ['A-01', 'C-03']);
     assert.equal(report.previous?.key, r1.reportKey, 'round 2 is compared with round 1');
   });
+
+  /**
+   * A round's judge figures are what its real-task rollouts and their verdicts say: the harness's
+   * judge doubles are exact (no error rates), so the final verdict and every vote agree with the
+   * evaluators, and precision and recall are 1 where defined, null where nothing divides.
+   */
+  async function checkJudgeFigures(r: RoundRecord): Promise<void> {
+    const store = g.h.stack.store;
+    const prefix = g.h.config.storage.prefix;
+    const judge = r.judge;
+    assert.ok(judge !== undefined, `round ${r.round} measured the judge`);
+    assert.equal(judge.run, `${run}-r${r.round}-seed`);
+    assert.equal(judge.floor, 0.6, "temporal.yaml's specialization.judgePrecisionFloor");
+    assert.ok(!r.sources.includes(judge.run), 'the real tasks are not trained on');
+    const keys = (await store.list(`${prefix}/runs/${judge.run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
+    const truth = await Promise.all(
+      keys.map(async (key) => {
+        const manifest = parseTrajectoryManifest(await store.getJson(key), key);
+        const verdict = verdictFileSchema.parse(await store.getJson(verdictKey(prefix, attemptOfManifest(prefix, key))));
+        return { task: manifest.taskId, passed: manifest.evaluation?.passed === true, success: verdict.success };
+      }),
+    );
+    assert.deepEqual(truth.map((t) => t.task).sort(), ['A-01', 'C-03'], 'realTaskAttempts 1 of each evaluationTaskIds task');
+    const passed = truth.filter((t) => t.passed).length;
+    const approved = truth.filter((t) => t.success).length;
+    assert.deepEqual(judge.final, {
+      trajectories: 2,
+      approved,
+      passed,
+      truePositives: truth.filter((t) => t.passed && t.success).length,
+      falsePositives: 0,
+      falseNegatives: 0,
+      trueNegatives: 2 - passed,
+      precision: approved === 0 ? null : 1,
+      recall: passed === 0 ? null : 1,
+    });
+    assert.deepEqual([...new Set(judge.votes.map((v) => v.judge))].sort(), ['judge-a', 'judge-b']);
+    for (const v of judge.votes) assert.equal(v.falsePositives + v.falseNegatives, 0, `${v.judge} at ${v.resolution} resolution agrees with the evaluators`);
+    const text = await registry.metrics();
+    const sample = new RegExp(`^coda_judge_precision\\{software="KAlgebra",run="${run}",round="${r.round}",judge="final",resolution="all"\\} (\\S+)$`, 'm').exec(text)?.[1];
+    assert.equal(sample, judge.final.precision === null ? undefined : String(judge.final.precision), 'the Prometheus gauge');
+  }
 
   it('generalization trains one planner by SFT on the specialists’ judged trajectories and evaluates base, specialists and generalist', async () => {
     assert.ok(specialization?.specialist.checkpointKey !== undefined, 'needs the specialist of the first test');

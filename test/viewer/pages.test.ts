@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { runsQuery } from '../../cli/runs-query';
-import type { RoundRecord } from '../../config/workflow-inputs';
+import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import type { GuiAction } from '../../core/actions';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
 import { ViewerError } from '../../viewer/errors';
@@ -102,6 +102,28 @@ describe('viewer: pages without servers', () => {
         double: true,
       });
     const round = (n: number, averageAtK: number): RoundRecord => ({ round: n, checkpoint: `s1-r${n}`, tasks: 12, rollouts: 24, judged: 24, positiveSteps: 10 + n, samples: 10 + n, sources: [`s1-r${n}-gen`], averageAtK, passAtK: averageAtK + 10, reportKey: `coda/reports/specialization-s1/2026112${n}T100000Z-s1-r${n}-eval.json` });
+    const figures = (tp: number, fp: number, fn: number, tn: number) => ({
+      trajectories: tp + fp + fn + tn,
+      approved: tp + fp,
+      passed: tp + fn,
+      truePositives: tp,
+      falsePositives: fp,
+      falseNegatives: fn,
+      trueNegatives: tn,
+      precision: tp + fp === 0 ? null : tp / (tp + fp),
+      recall: tp + fn === 0 ? null : tp / (tp + fn),
+    });
+    // Round 1 was recorded before the judge was measured; round 2 and the live round 3 carry it.
+    const judged = (run: string, final: ReturnType<typeof figures>): JudgeMeasurement => ({
+      run,
+      floor: 0.6,
+      final,
+      votes: [
+        { judge: 'judge-a', resolution: 'low', ...figures(3, 2, 0, 1) },
+        { judge: 'judge-a', resolution: 'high', ...figures(0, 0, 1, 0) },
+      ],
+    });
+    const withJudge: RoundRecord = { ...round(2, 30), judge: judged('s1-r2-seed', figures(3, 1, 1, 1)) };
     const r1 = checkpoint('s1-r1', undefined, { policy_loss: 0.5, reward: 0.25 });
     const r2 = checkpoint('s1-r2', 's1-r1', { policy_loss: 0.25, reward: 0.75 });
     const payload = (value: unknown) => defaultPayloadConverter.toPayload(value);
@@ -113,8 +135,8 @@ describe('viewer: pages without servers', () => {
     } as unknown as WorkflowExecutionDescription;
     const view: TrainingView = {
       state: { workflowId: 'specialization-KAlgebra-s1', description, summary: { lines: [], failures: [], children: [], counts: { events: 0, activities: 0, activitiesRetried: 0, activitiesFailed: 0, localActivities: 0, children: 0, childrenFailed: 0, timers: 0, signals: 0, continuedAsNew: true }, status: 'RUNNING' }, input: { software: 'KAlgebra', run: 's1' } },
-      progress: { run: 's1', software: 'KAlgebra', round: 3, rounds: 3, stage: 'training', counts: { tasks: 12, rollouts: 24, judged: 24, positiveSteps: 9, samples: 9 }, history: [round(1, 20), round(2, 30)], checkpoint: { name: 's1-r2', model: 's1-r2' } },
-      rounds: [round(1, 20), round(2, 30)],
+      progress: { run: 's1', software: 'KAlgebra', round: 3, rounds: 3, stage: 'training', counts: { tasks: 12, rollouts: 24, judged: 24, positiveSteps: 9, samples: 9 }, history: [round(1, 20), withJudge], checkpoint: { name: 's1-r2', model: 's1-r2' }, judge: judged('s1-r3-seed', figures(0, 0, 2, 2)) },
+      rounds: [round(1, 20), withJudge],
       checkpoints: new Map([
         ['s1-r1', { name: 's1-r1', key: 'coda/checkpoints/s1-r1/manifest.json', manifest: r1 }],
         ['s1-r2', { name: 's1-r2', key: 'coda/checkpoints/s1-r2/manifest.json', manifest: r2 }],
@@ -136,13 +158,31 @@ describe('viewer: pages without servers', () => {
 
     it('plots the evaluation, the data and the trainer figures per round', () => {
       const charts = chartsOf(page);
-      assert.deepEqual([...charts.keys()], ['rounds-evaluation-chart', 'rounds-data-chart', 'rounds-trainer-chart']);
+      assert.deepEqual([...charts.keys()], ['rounds-evaluation-chart', 'rounds-data-chart', 'rounds-trainer-chart', 'judge-chart']);
       assert.deepEqual(charts.get('rounds-evaluation-chart')!.data.datasets.map((d) => d.data), [[20, 30], [30, 40]]);
       assert.deepEqual(charts.get('rounds-data-chart')!.data.datasets.find((d) => d.label === 'positive steps')!.data, [11, 12]);
       assert.deepEqual(
         charts.get('rounds-trainer-chart')!.data.datasets.map((d) => [d.label, d.data]),
         [['policy_loss', [0.5, 0.25]], ['reward', [0.25, 0.75]]],
       );
+    });
+
+    it('shows the judge on the real tasks per round (final verdict and each judge and resolution), the live round too, – where nothing divides', () => {
+      const rows = [...(/<table id="judge-rounds"[^>]*>.*?<\/table>/s.exec(page)?.[0] ?? '').matchAll(/<tr><td>.*?<\/tr>/gs)].map((m) => m[0].replace(/<[^>]+>/g, '|').replace(/\|+/g, '|'));
+      assert.deepEqual(rows, [
+        '|2|final verdict|all|6|4|4|3 / 1 / 1 / 1|75.0|75.0|60.0|',
+        '|2|judge-a|low|6|5|3|3 / 2 / 0 / 1|60.0|100.0|',
+        '|2|judge-a|high|1|0|1|0 / 0 / 1 / 0|–|0.0|',
+        '|3 (this round)|final verdict|all|4|0|2|0 / 0 / 2 / 2|–|0.0|60.0|',
+        '|3 (this round)|judge-a|low|6|5|3|3 / 2 / 0 / 1|60.0|100.0|',
+        '|3 (this round)|judge-a|high|1|0|1|0 / 0 / 1 / 0|–|0.0|',
+      ]);
+      const chart = chartsOf(page).get('judge-chart')!;
+      assert.deepEqual(chart.data.labels, ['round 2', 'round 3 (this round)']);
+      assert.deepEqual(chart.data.datasets.map((d) => [d.label, d.data]), [['precision (%)', [75, null]], ['recall (%)', [75, 0]], ['floor (%)', [60, 60]]]);
+      assert.doesNotMatch(page, /judge-stopped/);
+      const stopped = renderTraining({ ...view, progress: { ...view.progress, stage: 'judging', stopped: 'specialization s1 round 3 stopped before training: the judge’s precision is 0.250, below the floor of 0.6' } }).text;
+      assert.match(stopped, /<p id="judge-stopped"><span class="badge badge-failed">stopped<\/span> specialization s1 round 3 stopped before training: the judge’s precision is 0\.250, below the floor of 0\.6<\/p>/);
     });
 
     it('shows the live stage, the trainer\u2019s last heartbeat, the retried train activity and the lineage newest first', () => {

@@ -1,4 +1,4 @@
-import type { RoundRecord } from '../../config/workflow-inputs';
+import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import { attemptOfManifest, checkpointManifestKey, KEY_SEGMENT } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema, type CheckpointManifest } from '../../core/training';
 import { badRequest, notFound, ViewerError } from '../errors';
@@ -11,8 +11,9 @@ import { pendingActivities, progressSection, readProgress, readRun, type RunStat
 
 /**
  * Training runs (workflows/training.ts): per specialization round the rollouts, judged
- * trajectories, positive steps and the evaluation of its checkpoint, from the workflow's progress
- * query (running) or its result and input (closed); the trainer's figures from its checkpoint
+ * trajectories, positive steps, the judge's precision and recall on the real tasks and the
+ * evaluation of its checkpoint, from the workflow's progress query (running, or failed: a round
+ * stopped by the judge's precision floor says so there) or its result and input (closed); the trainer's figures from its checkpoint
  * manifests' `metrics` (what the GPU side reports: loss, reward, GRPO reward statistics) and,
  * while it trains, from the `train` activity's heartbeat; and the checkpoints' lineage.
  */
@@ -70,7 +71,8 @@ export async function readTraining(src: ViewerSources, workflowId: string): Prom
   const type = state.description.type;
   if (type !== 'specialization' && type !== 'generalization') throw badRequest(`workflow ${workflowId}`, `it is a ${type}, not a training run: see ${paths.run(workflowId)}`);
   const running = state.description.status.name === 'RUNNING';
-  const answer = running ? await readProgress(src, workflowId) : {};
+  // A failed run has no result: its last state (a round the judge's floor stopped) is its progress.
+  const answer = running || state.description.status.name === 'FAILED' ? await readProgress(src, workflowId) : {};
   const progress = answer.progress === undefined ? undefined : record(answer.progress);
   const result = record(state.result);
   const rounds = ((progress?.history ?? result.history ?? record(record(state.input).carried).history ?? []) as RoundRecord[]).filter((r) => typeof r?.round === 'number');
@@ -159,8 +161,62 @@ ${d.type === 'generalization' ? generalization(live, result) : ''}
             : chart('rounds-trainer-chart', lineChart(labels, figureNames.map((name) => ({ label: name, data: rounds.map((r) => checkpointOf(r.checkpoint)?.metrics[name] ?? null) })), 'value'), 'The trainer\u2019s last figures per round (checkpoint manifests)')
         }</div>`
   }</section>
+${d.type === 'specialization' ? judgeSection(rounds, live) : ''}
 <section><h2>Checkpoint lineage</h2>${lineageTable(view.lineage)}</section>
 <section><h2>Pending activities</h2>${pendingActivities(d)}</section>`;
+}
+
+/** A ratio as a percentage; "–" where it is null (nothing to divide by). */
+const ratio = (v: number | null | undefined): string => (typeof v === 'number' ? (v * 100).toFixed(1) : '–');
+
+/**
+ * The judge measured on each round's real-task rollouts against their evaluators: the final
+ * verdict and each judge at each resolution; the round in progress (or stopped) from `progress`.
+ */
+function judgeSection(rounds: readonly RoundRecord[], live: Record<string, unknown>): Html {
+  const current = record(live.judge).final === undefined ? undefined : (live.judge as JudgeMeasurement);
+  const measured: Array<{ round: string; judge: JudgeMeasurement }> = [
+    ...rounds.flatMap((r) => (r.judge === undefined ? [] : [{ round: String(r.round), judge: r.judge }])),
+    ...(current === undefined || rounds.some((r) => r.round === live.round) ? [] : [{ round: `${String(live.round)} (this round)`, judge: current }]),
+  ];
+  const stopped = typeof live.stopped === 'string' ? live.stopped : undefined;
+  const row = (round: string, who: string, resolution: string, a: JudgeMeasurement['final'], floor: string) => [
+    round,
+    who,
+    resolution,
+    a.trajectories,
+    a.approved,
+    a.passed,
+    `${a.truePositives} / ${a.falsePositives} / ${a.falseNegatives} / ${a.trueNegatives}`,
+    ratio(a.precision),
+    ratio(a.recall),
+    floor,
+  ];
+  const labels = measured.map((m) => `round ${m.round}`);
+  return html`<section id="judge"><h2>The judge on the real tasks</h2>
+<p class="muted">Each round also rolls out the real tasks and judges them; precision (of those approved, the share their evaluators passed) and recall (of those passed, the share approved), in %; – where nothing was approved or nothing passed. A round whose final-verdict precision is below the floor stops before training.</p>
+${stopped === undefined ? '' : html`<p id="judge-stopped">${badge('stopped', 'failed')} ${stopped}</p>`}
+${
+  measured.length === 0
+    ? html`<p class="muted">Not measured yet.</p>`
+    : html`${table(
+        ['round', 'judge', 'resolution', 'trajectories', 'approved', 'passed', 'TP / FP / FN / TN', 'precision (%)', 'recall (%)', 'floor (%)'],
+        measured.flatMap((m) => [
+          row(m.round, 'final verdict', 'all', m.judge.final, m.judge.floor === 0 ? 'none' : ratio(m.judge.floor)),
+          ...m.judge.votes.map((v) => row(m.round, v.judge, v.resolution, v, '')),
+        ]),
+        { id: 'judge-rounds' },
+      )}
+<div class="charts">${chart(
+        'judge-chart',
+        lineChart(labels, [
+          { label: 'precision (%)', data: measured.map((m) => (m.judge.final.precision === null ? null : m.judge.final.precision * 100)) },
+          { label: 'recall (%)', data: measured.map((m) => (m.judge.final.recall === null ? null : m.judge.final.recall * 100)) },
+          { label: 'floor (%)', data: measured.map((m) => m.judge.floor * 100) },
+        ], 'final verdict (%)'),
+        'The judge\u2019s final verdict against the evaluators of the real tasks, per round',
+      )}</div>`
+}</section>`;
 }
 
 const formatNumber = (v: number): string => (Number.isInteger(v) ? String(v) : v.toPrecision(4));
