@@ -59,7 +59,7 @@ export interface ReportUncertainty {
 }
 
 export const UNCERTAINTY_METHOD =
-  'Average@k interval: percentile bootstrap resampling tasks with replacement within each software, then each resampled task\'s k attempts; vs base: percentile bootstrap resampling the tasks both rows ran, on the per-task difference of success rates, p-value from a sign-flip permutation test; within noise when the interval contains 0';
+  'Average@k interval: percentile bootstrap resampling tasks with replacement within each software, then each resampled task\'s k attempts; vs base: percentile bootstrap resampling the tasks both rows ran, on the per-task difference of success rates, p-value from a sign-flip permutation test; within noise when the interval contains 0 or p >= 0.05';
 
 export interface RowDiff {
   readonly planner: string;

@@ -108,6 +108,13 @@ describe('evaluation uncertainty (core/uncertainty.ts)', () => {
     assert.ok(result.pValue > 0.5, `p ${result.pValue}`);
   });
 
+  it('keeps a difference within noise when too few tasks show it, though every one differs alike', () => {
+    const result = compareWithBase([pairTasks(tasks(2, 2, () => 0), tasks(2, 2, () => 2))], SETTINGS);
+    assert.deepEqual(result.interval, { lower: -1, upper: -1 });
+    assert.ok(Math.abs(result.pValue - 0.5) < 0.05, `p ${result.pValue}`);
+    assert.equal(result.withinNoise, true);
+  });
+
   it('gives the sign-flip test a p-value of about 2^(1-n) when every one of n differences has the same sign', () => {
     const p = signFlipPValue([Array(6).fill(0.5)], { seed: 3, resamples: 20_000 });
     assert.ok(Math.abs(p - 2 / 64) < 0.01, `p ${p}`);
