@@ -210,7 +210,10 @@ const formatP = (p: number): string => (p < 0.001 ? '< 0.001' : p.toFixed(3));
 const averageCell = (summary: Summary | undefined, interval: Interval | undefined): string =>
   `${cell(summary, (s) => s.averageAtK)}${summary === undefined || interval === undefined ? '' : ` ${formatInterval(interval)}`}`;
 
-const hasComparisons = (report: EvaluationReport): boolean => report.rows.some((row) => row.vsBase !== undefined);
+/** What noiseSummary reads of a report (the viewer passes its own parse of one). */
+type ComparedRows = Pick<EvaluationReport, 'softwares' | 'uncertainty'> & { readonly rows: ReadonlyArray<Pick<ReportRow, 'planner' | 'vsBase'>> };
+
+const hasComparisons = (report: ComparedRows): boolean => report.rows.some((row) => row.vsBase !== undefined);
 
 function averageTable(report: EvaluationReport): string[] {
   const compared = hasComparisons(report);
@@ -250,7 +253,7 @@ function comparisonTable(report: EvaluationReport): string[] {
  * not, e.g. "Within noise: generalist on Overall. Outside the noise: specialist-KAlgebra on
  * Algebra (KAlgebra), Overall."; undefined when the report compares nothing.
  */
-export function noiseSummary(report: EvaluationReport): string | undefined {
+export function noiseSummary(report: ComparedRows): string | undefined {
   if (!hasComparisons(report)) return undefined;
   const columns = [...report.softwares, 'overall'];
   const named = (within: boolean): string[] =>
