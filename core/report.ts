@@ -192,16 +192,23 @@ export function withDiff(current: EvaluationReport, previous: EvaluationReport, 
 const cell = (summary: Summary | undefined, pick: (s: Summary) => number): string => (summary === undefined ? '–' : percent(pick(summary)).toFixed(2));
 const signed = (value: number): string => `${value > 0 ? '+' : ''}${value.toFixed(2)}`;
 
-/** Percentage points with one decimal and a true minus sign, e.g. `−8.1`. */
-const points = (fraction: number): string => (Math.round(fraction * 1000) / 10).toFixed(1).replace(/^-/, '\u2212').replace(/^\u22120\.0$/, '0.0');
+/** A value in percent or points with one decimal and a true minus sign, e.g. `−8.1`. */
+export const formatPoints = (value: number): string => (Math.round(value * 10) / 10).toFixed(1).replace(/^-/, '\u2212').replace(/^\u22120\.0$/, '0.0');
 
-/** An interval in percent: `[61.3, 83.8]`. */
+const points = (fraction: number): string => formatPoints(fraction * 100);
+
+/** An interval of fractions in percent: `[61.3, 83.8]`. */
 export const formatInterval = (interval: Interval): string => `[${points(interval.lower)}, ${points(interval.upper)}]`;
 
-/** A difference with the base: `+15.0 [4.2, 25.1], p 0.004`, or `… within noise, p 0.61` when its interval contains 0. */
+/** A difference with the base: `+15.0 [4.2, 25.1], p 0.004`, or `… within noise, p 0.61` when it is. */
 export function formatComparison(c: Comparison): string {
-  const difference = `${c.difference > 0 ? '+' : ''}${points(c.difference)}`;
-  return `${difference} ${formatInterval(c.interval)}${c.withinNoise ? ' within noise' : ''}, p ${formatP(c.pValue)}`;
+  return `${formatDifference({ difference: c.difference * 100, lower: c.interval.lower * 100, upper: c.interval.upper * 100, withinNoise: c.withinNoise })}, p ${formatP(c.pValue)}`;
+}
+
+/** A difference already in points (a RoundRecord's vsBase): `+15.0 [4.2, 25.1]`, or `+3.0 [−8.1, 14.0] within noise`. */
+export function formatDifference(c: { readonly difference: number; readonly lower: number; readonly upper: number; readonly withinNoise: boolean }): string {
+  const difference = formatPoints(c.difference);
+  return `${c.difference > 0 && difference !== '0.0' ? '+' : ''}${difference} [${formatPoints(c.lower)}, ${formatPoints(c.upper)}]${c.withinNoise ? ' within noise' : ''}`;
 }
 
 const formatP = (p: number): string => (p < 0.001 ? '< 0.001' : p.toFixed(3));
