@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadConfig } from '../config/load';
+import type { RoundRecord } from '../config/workflow-inputs';
 import { checkpointPrefix, runPrefix } from '../core/keys';
+import { formatDifference, formatPoints, noiseSummary, type EvaluationReport } from '../core/report';
 import { POLICY_SOFTWARE } from '../core/policies';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv, formatStack, stackUp } from '../infra/stack';
@@ -18,13 +20,25 @@ import { connectClient, workflowUrl } from './client';
  * SFT → one generalist) and the evaluation of the base planner, each specialist and the
  * generalist on every application; it prints the report, and where everything is.
  *
- *   npm run demo -- --software KAlgebra --tasks 3 --run my-demo
+ * Every evaluation makes k attempts of each real task (--k, default DEMO_K) and compares every
+ * row with the base planner's, whose rollouts are made once and shared by every evaluation.
+ *
+ *   npm run demo -- --software KAlgebra --tasks 3 --k 4 --run my-demo
  */
+
+/**
+ * The demo's k: simulated on the 32 local tasks with the base planner double's error rate
+ * (bench/evaluation-noise.ts, docs/evaluation-uncertainty.md), a planner 15 points better is
+ * outside the noise in 89% of evaluations at k = 4 (66% at k = 2, 99% at k = 6), with 128
+ * rollouts per row; k = 6 would take half as long again.
+ */
+const DEMO_K = 4;
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       software: { type: 'string' },
       tasks: { type: 'string', default: '4' },
+      k: { type: 'string', default: String(DEMO_K) },
       run: { type: 'string' },
     },
   });
@@ -33,6 +47,8 @@ async function main(): Promise<void> {
   const localSoftware = [...new Set(config.localApps.map((a) => a.software))].filter((s) => POLICY_SOFTWARE.includes(s));
   const software = values.software?.split(',').map((s) => s.trim()) ?? localSoftware;
   const tasks = Number(values.tasks);
+  const k = Number(values.k);
+  if (!Number.isInteger(k) || k < 1) throw new Error(`--k: expected an integer >= 1, got ${values.k}`);
   const run = values.run ?? `demo-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
 
   console.log('Starting the dev stack...');
@@ -62,13 +78,15 @@ async function main(): Promise<void> {
     }
   };
 
+  // The base planner's evaluation rollouts, made by the first specialization and reused by every later evaluation.
+  const baseEvaluationRun = `${run}-base-eval`;
   const specialists: Array<{ software: string; checkpoint: string; result: SpecializationResult }> = [];
   for (const name of software) {
     const workflowId = specializationWorkflowId(name, `${run}-${name}`);
     const handle = await client.workflow.start('specialization', {
       taskQueue: config.taskQueues.orchestrator,
       workflowId,
-      args: [{ software: name, run: `${run}-${name}`, rounds: 1, tasksPerRound: tasks, attempts: 1, includeSeeds: false, evaluationAttempts: 1 }],
+      args: [{ software: name, run: `${run}-${name}`, rounds: 1, tasksPerRound: tasks, attempts: 1, includeSeeds: false, evaluationAttempts: k, baseEvaluationRun }],
     });
     console.log(`\nspecialization of ${name}: ${workflowId}\n  ${workflowUrl(config, workflowId)}`);
     const result = await follow<SpecializationResult>(
@@ -76,7 +94,7 @@ async function main(): Promise<void> {
       (p) => `round ${p.round}/${p.rounds} ${p.stage}: ${p.counts.tasks} tasks, ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.samples} GRPO samples`,
     );
     const round = result.history.at(-1);
-    console.log(`  specialist ${result.specialist.name}: Average@1 ${round?.averageAtK.toFixed(2)}% on the real ${name} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
+    console.log(`  specialist ${result.specialist.name}: ${roundLine(round, k)} on the real ${name} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
     specialists.push({ software: name, checkpoint: result.specialist.name, result });
   }
 
@@ -86,12 +104,13 @@ async function main(): Promise<void> {
   const handle = await client.workflow.start('generalization', {
     taskQueue: config.taskQueues.orchestrator,
     workflowId: generalizationId,
-    args: [{ run, specialists: trained.map((s) => ({ software: s.software, checkpoint: s.checkpoint })), tasksPerSoftware: tasks, attempts: 1, evaluationAttempts: 1 }],
+    args: [{ run, specialists: trained.map((s) => ({ software: s.software, checkpoint: s.checkpoint })), tasksPerSoftware: tasks, attempts: 1, evaluationAttempts: k, baseEvaluationRun }],
   });
   console.log(`\ngeneralization: ${generalizationId}\n  ${workflowUrl(config, generalizationId)}`);
   const general = await follow<GeneralizationResult>(handle, (p) => `${p.stage}${p.software ? ` ${p.software}` : ''}: ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.trajectories} trajectories, ${p.counts.samples} SFT samples`);
 
   console.log(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`);
+  console.log(noiseSummary(await store.getJson<EvaluationReport>(general.report.key)) ?? 'The report has no base row: nothing is compared.');
   console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
   console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');
   console.log('a preference between the right and the wrong step per situation, not a real planner.');
@@ -104,6 +123,15 @@ async function main(): Promise<void> {
   console.log(`history       ${workflowUrl(config, generalizationId)}`);
   console.log(`viewer        ${runPageUrl(config, generalizationId)}`);
   await client.connection.close();
+}
+
+/** A round's evaluation in one line: `Average@4 72.50% [61.3, 83.8], base 57.50%, vs base +15.0 [4.2, 25.1] points` (`within noise` when it is). */
+function roundLine(round: RoundRecord | undefined, k: number): string {
+  if (round === undefined) return 'no round finished';
+  const interval = round.averageInterval === undefined ? '' : ` [${formatPoints(round.averageInterval.lower)}, ${formatPoints(round.averageInterval.upper)}]`;
+  const base = round.baseAverageAtK === undefined ? '' : `, base ${round.baseAverageAtK.toFixed(2)}%`;
+  const vs = round.vsBase === undefined ? '' : `, vs base ${formatDifference(round.vsBase)} points`;
+  return `Average@${k} ${round.averageAtK.toFixed(2)}%${interval}${base}${vs}`;
 }
 
 main().catch((err) => {

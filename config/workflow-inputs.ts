@@ -356,6 +356,13 @@ export function resolveTaskGenerationInput(config: Config, raw: unknown, workflo
 // ---------------------------------------------------------------------------------------------
 // Evaluation
 
+/**
+ * A row of an evaluation: a planner checkpoint, and optionally the run its rollouts go to. A row
+ * with its own run is rolled out once and reused by every evaluation that names the same run (the
+ * batch awaits finished rollouts instead of running them again): a specialization's base row.
+ */
+const evaluationPlanner = plannerCheckpoint.extend({ run: runId.optional() });
+
 export const evaluationRequestSchema = z.strictObject({
   /** Run id of this evaluation; default: from the workflow id (scheduled runs). */
   run: runId.optional(),
@@ -368,7 +375,7 @@ export const evaluationRequestSchema = z.strictObject({
   /** Task ids per software; default: all. */
   taskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
   /** The rows of the report; default: the planner endpoint's model, named after it. */
-  planners: z.array(plannerCheckpoint).min(1, 'expected at least one planner').optional(),
+  planners: z.array(evaluationPlanner).min(1, 'expected at least one planner').optional(),
 });
 
 export type EvaluationRequest = z.input<typeof evaluationRequestSchema>;
@@ -378,7 +385,7 @@ export interface EvaluationInput {
   readonly software: string[];
   readonly attempts: number;
   readonly taskIds?: Readonly<Record<string, string[]>>;
-  readonly planners: Array<z.output<typeof plannerCheckpoint>>;
+  readonly planners: Array<z.output<typeof evaluationPlanner>>;
 }
 
 export function resolveEvaluationInput(config: Config, raw: unknown, workflowId: string, knownSoftware: readonly string[]): EvaluationInput {
@@ -391,6 +398,8 @@ export function resolveEvaluationInput(config: Config, raw: unknown, workflowId:
   ];
   const names = (request.planners ?? []).map((p) => p.name);
   names.forEach((name, i) => names.indexOf(name) !== i && problems.push(`planners[${i}].name: duplicate planner "${name}"`));
+  const runs = (request.planners ?? []).map((p) => p.run);
+  runs.forEach((run, i) => run !== undefined && runs.indexOf(run) !== i && problems.push(`planners[${i}].run: run "${run}" is another planner's too`));
   if (problems.length > 0) throw parseError('evaluation input', problems);
   return {
     run: request.run ?? runFromWorkflowId(workflowId),
@@ -450,6 +459,14 @@ const roundRecord = z.strictObject({
   /** Evaluation of the round's checkpoint on the real tasks, in percent. */
   averageAtK: z.number(),
   passAtK: z.number(),
+  /** Average@k's 95% interval, in percent (absent in rounds recorded before it existed). */
+  averageInterval: z.strictObject({ lower: z.number(), upper: z.number() }).optional(),
+  /** The base planner's Average@k on the same tasks, in percent (its rollouts are shared by every round). */
+  baseAverageAtK: z.number().optional(),
+  /** Average@k minus the base's over the same tasks, in points: the paired comparison of the round's report. */
+  vsBase: z
+    .strictObject({ difference: z.number(), lower: z.number(), upper: z.number(), pValue: z.number(), withinNoise: z.boolean() })
+    .optional(),
   reportKey: z.string().min(1),
   /** Why training was skipped this round (no positive step), when it was. */
   skipped: z.string().optional(),
@@ -476,6 +493,12 @@ export const specializationRequestSchema = z.strictObject({
   evaluationAttempts: attempts.optional(),
   /** The real tasks each round is evaluated on, and rolls out to measure the judge (default: all of the software's). */
   evaluationTaskIds: z.array(taskId).min(1, 'expected at least one task id').optional(),
+  /**
+   * The run of the base planner's rollouts every round's evaluation compares with (default:
+   * `<run>-base-eval`): rolled out in the first round, reused by the later ones. Runs that share it
+   * must evaluate the same tasks with the same k.
+   */
+  baseEvaluationRun: runId.optional(),
   /** The judge plan of this run (default: temporal.yaml's judging.plan). */
   judging: judgePlanConfigSchema.optional(),
   /** Carried across continue-as-new (one run of the workflow per round). */
@@ -501,6 +524,7 @@ export interface SpecializationInput {
   readonly judgePrecisionFloor: number;
   readonly evaluationAttempts: number;
   readonly evaluationTaskIds?: readonly string[];
+  readonly baseEvaluationRun: string;
   readonly judging?: JudgePlanConfig;
   /** Where every training starts (temporal.yaml training.basePlanner). */
   readonly base: { readonly model: string; readonly path: string };
@@ -513,9 +537,10 @@ export function resolveSpecializationInput(config: Config, raw: unknown, workflo
   if (request.judging !== undefined) judgePlanOf(config, request.judging, 'judging');
   const s = config.specialization;
   const base = config.training.basePlanner;
+  const run = request.run ?? runFromWorkflowId(workflowId);
   return {
     software: request.software,
-    run: request.run ?? runFromWorkflowId(workflowId),
+    run,
     rounds: request.rounds ?? s.rounds,
     tasksPerRound: request.tasksPerRound ?? s.tasksPerRound,
     attempts: request.attempts ?? s.attempts,
@@ -524,6 +549,7 @@ export function resolveSpecializationInput(config: Config, raw: unknown, workflo
     judgePrecisionFloor: request.judgePrecisionFloor ?? s.judgePrecisionFloor,
     evaluationAttempts: request.evaluationAttempts ?? s.evaluationAttempts,
     ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),
+    baseEvaluationRun: request.baseEvaluationRun ?? `${run}-base-eval`,
     ...(request.judging === undefined ? {} : { judging: request.judging }),
     base,
     gpuQueue: config.taskQueues.gpu,
@@ -543,6 +569,8 @@ export const generalizationRequestSchema = z.strictObject({
   evaluationAttempts: attempts.optional(),
   /** The real tasks of each software the evaluation runs (default: all of them). */
   evaluationTaskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
+  /** The run of the base row's rollouts, to reuse the specializations' (their baseEvaluationRun; same tasks and k); default: this evaluation's own. */
+  baseEvaluationRun: runId.optional(),
   judging: judgePlanConfigSchema.optional(),
 });
 
@@ -555,6 +583,7 @@ export interface GeneralizationInput {
   readonly perSoftwareCap: number;
   readonly evaluationAttempts: number;
   readonly evaluationTaskIds?: Readonly<Record<string, string[]>>;
+  readonly baseEvaluationRun?: string;
   readonly judging?: JudgePlanConfig;
   readonly base: { readonly model: string; readonly path: string };
   readonly gpuQueue: string;
@@ -581,6 +610,7 @@ export function resolveGeneralizationInput(config: Config, raw: unknown, workflo
     perSoftwareCap: request.perSoftwareCap ?? g.perSoftwareCap,
     evaluationAttempts: request.evaluationAttempts ?? g.evaluationAttempts,
     ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),
+    ...(request.baseEvaluationRun === undefined ? {} : { baseEvaluationRun: request.baseEvaluationRun }),
     ...(request.judging === undefined ? {} : { judging: request.judging }),
     base: config.training.basePlanner,
     gpuQueue: config.taskQueues.gpu,

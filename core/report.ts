@@ -1,5 +1,6 @@
 import { APPS, appColumn, appOf } from '../apps/index';
-import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summary } from './metrics';
+import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summary, type TaskRuns } from './metrics';
+import { averageInterval, compareWithBase, CONFIDENCE, DEFAULT_BOOTSTRAP, pairTasks, type BootstrapSettings, type Comparison, type Interval } from './uncertainty';
 
 /**
  * Evaluation reports (REFERENCE.md §1, the paper's table 1): one row per planner checkpoint, one
@@ -7,9 +8,15 @@ import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summar
  * app registry (apps/index.ts: the paper's order), Overall last; Average@k and Pass@k; and what changed since the previous
  * report of the same series (which tasks started or stopped passing, i.e. were solved at least
  * once in k attempts). Tasks the deployment cannot run are listed apart, never counted as failures.
+ * Since v2 every Average@k carries its 95% interval and every row its paired comparison with the
+ * row named `base` (core/uncertainty.ts); v1 reports, without them, still read and render.
  */
 
-export const REPORT_SCHEMA = 'coda.evaluation-report/v1';
+export const REPORT_SCHEMA = 'coda.evaluation-report/v2';
+/** Every schema a reader accepts: v1 has no `uncertainty`, `averageInterval` or `vsBase`. */
+export const REPORT_SCHEMAS = ['coda.evaluation-report/v1', REPORT_SCHEMA] as const;
+/** The row every other row is compared with, when a report has it. */
+export const BASE_ROW = 'base';
 
 export interface UnsupportedTask {
   readonly software: string;
@@ -25,7 +32,34 @@ export interface ReportRow {
   /** The run id of each software's rollouts (trajectories are under runs/{run}/{software}/). */
   readonly runs: Readonly<Record<string, string>>;
   readonly metrics: MetricsReport;
+  /** Average@k's 95% interval per software and overall (fractions); absent in v1 reports. */
+  readonly averageInterval?: AverageIntervals;
+  /** This row minus the base row over the tasks both ran; absent on the base row, without a base, and in v1. */
+  readonly vsBase?: BaseComparisons;
 }
+
+export interface AverageIntervals {
+  readonly bySoftware: Readonly<Record<string, Interval>>;
+  readonly overall: Interval;
+}
+
+export interface BaseComparisons {
+  readonly bySoftware: Readonly<Record<string, Comparison>>;
+  readonly overall: Comparison;
+}
+
+/** How the intervals and comparisons were made, so they can be made again. */
+export interface ReportUncertainty {
+  readonly confidence: number;
+  readonly seed: number;
+  readonly resamples: number;
+  /** The row compared with, when the report has one named `base`. */
+  readonly base?: string;
+  readonly method: string;
+}
+
+export const UNCERTAINTY_METHOD =
+  'Average@k interval: percentile bootstrap resampling tasks with replacement within each software, then each resampled task\'s k attempts; vs base: percentile bootstrap resampling the tasks both rows ran, on the per-task difference of success rates, p-value from a sign-flip permutation test; within noise when the interval contains 0 or p >= 0.05';
 
 export interface RowDiff {
   readonly planner: string;
@@ -37,7 +71,7 @@ export interface RowDiff {
 }
 
 export interface EvaluationReport {
-  readonly schema: typeof REPORT_SCHEMA;
+  readonly schema: (typeof REPORT_SCHEMAS)[number];
   readonly series: string;
   readonly run: string;
   readonly k: number;
@@ -49,6 +83,8 @@ export interface EvaluationReport {
   /** The report this one is compared with, when the series has an earlier one. */
   readonly previous?: { readonly key: string; readonly run: string; readonly createdAt: string };
   readonly diff?: RowDiff[];
+  /** Absent in v1 reports. */
+  readonly uncertainty?: ReportUncertainty;
 }
 
 export interface RowInput {
@@ -58,7 +94,11 @@ export interface RowInput {
   readonly records: readonly RunRecord[];
 }
 
-/** A report from the success records of every row (k attempts per task); throws when a task has fewer. */
+/**
+ * A report from the success records of every row (k attempts per task), with the intervals and
+ * the comparisons with the base row made with `bootstrap` (default DEFAULT_BOOTSTRAP); throws
+ * when a task has fewer than k runs.
+ */
 export function buildEvaluationReport(input: {
   series: string;
   run: string;
@@ -66,10 +106,44 @@ export function buildEvaluationReport(input: {
   createdAt: string;
   rows: readonly RowInput[];
   unsupported?: readonly UnsupportedTask[];
+  bootstrap?: BootstrapSettings;
 }): EvaluationReport {
-  const rows = input.rows.map((row) => ({ planner: row.planner, model: row.model, runs: row.runs, metrics: summarizeRuns(row.records, input.k) }));
-  const softwares = columnOrder(rows.flatMap((row) => Object.keys(row.metrics.bySoftware)));
-  return { schema: REPORT_SCHEMA, series: input.series, run: input.run, k: input.k, createdAt: input.createdAt, softwares, rows, unsupported: [...(input.unsupported ?? [])] };
+  const settings = input.bootstrap ?? DEFAULT_BOOTSTRAP;
+  const measured = input.rows.map((row) => ({ planner: row.planner, model: row.model, runs: row.runs, metrics: summarizeRuns(row.records, input.k) }));
+  const softwares = columnOrder(measured.flatMap((row) => Object.keys(row.metrics.bySoftware)));
+  const base = measured.find((row) => row.planner === BASE_ROW);
+  const rows = measured.map((row): ReportRow => ({
+    ...row,
+    averageInterval: intervalsOf(row.metrics, settings),
+    ...(base === undefined || row === base ? {} : withComparisons(row.metrics, base.metrics, settings)),
+  }));
+  const uncertainty: ReportUncertainty = { confidence: CONFIDENCE, seed: settings.seed, resamples: settings.resamples, ...(base === undefined ? {} : { base: BASE_ROW }), method: UNCERTAINTY_METHOD };
+  return { schema: REPORT_SCHEMA, series: input.series, run: input.run, k: input.k, createdAt: input.createdAt, softwares, rows, unsupported: [...(input.unsupported ?? [])], uncertainty };
+}
+
+const ofSoftware = <T extends { software: string }>(items: readonly T[], software: string): T[] => items.filter((t) => t.software === software);
+const softwaresOf = (tasks: readonly TaskRuns[]): string[] => [...new Set(tasks.map((t) => t.software))];
+
+/** Average@k's interval per software and overall (each software resampled apart). */
+function intervalsOf(metrics: MetricsReport, settings: BootstrapSettings): AverageIntervals {
+  const groups = softwaresOf(metrics.tasks).map((software) => ofSoftware(metrics.tasks, software));
+  return {
+    bySoftware: Object.fromEntries(groups.map((group) => [group[0]!.software, averageInterval([group], settings)])),
+    overall: averageInterval(groups, settings),
+  };
+}
+
+/** `vsBase`: the row against the base per software both ran and overall, over the tasks both ran (none in common: nothing). */
+function withComparisons(row: MetricsReport, base: MetricsReport, settings: BootstrapSettings): { vsBase?: BaseComparisons } {
+  const pairs = pairTasks(row.tasks, base.tasks);
+  if (pairs.length === 0) return {};
+  const groups = softwaresOf(pairs.map((p) => p.row)).map((software) => pairs.filter((p) => p.row.software === software));
+  return {
+    vsBase: {
+      bySoftware: Object.fromEntries(groups.map((group) => [group[0]!.row.software, compareWithBase([group], settings)])),
+      overall: compareWithBase(groups, settings),
+    },
+  };
 }
 
 /** Software names in report order: the registry's (the paper's) first, then the others by name. */
@@ -118,6 +192,97 @@ export function withDiff(current: EvaluationReport, previous: EvaluationReport, 
 const cell = (summary: Summary | undefined, pick: (s: Summary) => number): string => (summary === undefined ? '–' : percent(pick(summary)).toFixed(2));
 const signed = (value: number): string => `${value > 0 ? '+' : ''}${value.toFixed(2)}`;
 
+/** A value in percent or points with one decimal and a true minus sign, e.g. `−8.1`. */
+export const formatPoints = (value: number): string => (Math.round(value * 10) / 10).toFixed(1).replace(/^-/, '\u2212').replace(/^\u22120\.0$/, '0.0');
+
+const points = (fraction: number): string => formatPoints(fraction * 100);
+
+/** An interval of fractions in percent: `[61.3, 83.8]`. */
+export const formatInterval = (interval: Interval): string => `[${points(interval.lower)}, ${points(interval.upper)}]`;
+
+/** A difference with the base: `+15.0 [4.2, 25.1], p 0.004`, or `… within noise, p 0.61` when it is. */
+export function formatComparison(c: Comparison): string {
+  return `${formatDifference({ difference: c.difference * 100, lower: c.interval.lower * 100, upper: c.interval.upper * 100, withinNoise: c.withinNoise })}, p ${formatP(c.pValue)}`;
+}
+
+/** A difference already in points (a RoundRecord's vsBase): `+15.0 [4.2, 25.1]`, or `+3.0 [−8.1, 14.0] within noise`. */
+export function formatDifference(c: { readonly difference: number; readonly lower: number; readonly upper: number; readonly withinNoise: boolean }): string {
+  const difference = formatPoints(c.difference);
+  return `${c.difference > 0 && difference !== '0.0' ? '+' : ''}${difference} [${formatPoints(c.lower)}, ${formatPoints(c.upper)}]${c.withinNoise ? ' within noise' : ''}`;
+}
+
+const formatP = (p: number): string => (p < 0.001 ? '< 0.001' : p.toFixed(3));
+
+/** An Average@k cell: the figure, then its interval when the report has one. */
+const averageCell = (summary: Summary | undefined, interval: Interval | undefined): string =>
+  `${cell(summary, (s) => s.averageAtK)}${summary === undefined || interval === undefined ? '' : ` ${formatInterval(interval)}`}`;
+
+/** What noiseSummary reads of a report (the viewer passes its own parse of one). */
+type ComparedRows = Pick<EvaluationReport, 'softwares' | 'uncertainty'> & { readonly rows: ReadonlyArray<Pick<ReportRow, 'planner' | 'vsBase'>> };
+
+const hasComparisons = (report: ComparedRows): boolean => report.rows.some((row) => row.vsBase !== undefined);
+
+function averageTable(report: EvaluationReport): string[] {
+  const compared = hasComparisons(report);
+  const vsBase = (row: ReportRow): string[] => (!compared ? [] : [row.vsBase === undefined ? (row.planner === report.uncertainty?.base ? '(the base)' : '–') : formatComparison(row.vsBase.overall)]);
+  return [
+    `## Average@${report.k} (%)${report.uncertainty === undefined ? '' : `, with its ${report.uncertainty.confidence * 100}% interval`}`,
+    '',
+    `| Planner | ${report.softwares.map(columnTitle).join(' | ')} | Overall |${compared ? ' vs base (Overall, points) |' : ''}`,
+    `| --- | ${report.softwares.map(() => '---:').join(' | ')} | ---: |${compared ? ' ---: |' : ''}`,
+    ...report.rows.map(
+      (row) =>
+        `| ${row.planner} (\`${row.model}\`) | ${report.softwares.map((s) => averageCell(row.metrics.bySoftware[s], row.averageInterval?.bySoftware[s])).join(' | ')} | ${averageCell(row.metrics.overall, row.averageInterval?.overall)} |${vsBase(row).map((c) => ` ${c} |`).join('')}`,
+    ),
+    '',
+  ];
+}
+
+/** Every row minus the base per software, when there is more than one software (with one, Overall says it all). */
+function comparisonTable(report: EvaluationReport): string[] {
+  if (!hasComparisons(report) || report.softwares.length < 2) return [];
+  const compared = report.rows.filter((row) => row.vsBase !== undefined);
+  return [
+    `## Average@${report.k} minus ${report.uncertainty?.base ?? BASE_ROW}, per software (percentage points)`,
+    '',
+    `| Planner | ${report.softwares.map(columnTitle).join(' | ')} | Overall |`,
+    `| --- | ${report.softwares.map(() => '---:').join(' | ')} | ---: |`,
+    ...compared.map((row) => {
+      const bySoftware = report.softwares.map((s) => (row.vsBase!.bySoftware[s] === undefined ? '–' : formatComparison(row.vsBase!.bySoftware[s]!)));
+      return `| ${row.planner} | ${bySoftware.join(' | ')} | ${formatComparison(row.vsBase!.overall)} |`;
+    }),
+    '',
+  ];
+}
+
+/**
+ * One sentence naming the differences with the base that are within noise and those that are
+ * not, e.g. "Within noise: generalist on Overall. Outside the noise: specialist-KAlgebra on
+ * Algebra (KAlgebra), Overall."; undefined when the report compares nothing.
+ */
+export function noiseSummary(report: ComparedRows): string | undefined {
+  if (!hasComparisons(report)) return undefined;
+  const columns = [...report.softwares, 'overall'];
+  const named = (within: boolean): string[] =>
+    report.rows.flatMap((row) => {
+      if (row.vsBase === undefined) return [];
+      const hits = columns.filter((c) => (c === 'overall' ? row.vsBase!.overall : row.vsBase!.bySoftware[c])?.withinNoise === within);
+      return hits.length === 0 ? [] : [`${row.planner} on ${hits.map((c) => (c === 'overall' ? 'Overall' : columnTitle(c))).join(', ')}`];
+    });
+  const within = named(true);
+  const outside = named(false);
+  const base = report.uncertainty?.base ?? BASE_ROW;
+  return `Compared with ${base} (paired, over the tasks both ran): within noise${within.length === 0 ? ': none' : `: ${within.join('; ')}`}. Outside the noise${outside.length === 0 ? ': none' : `: ${outside.join('; ')}`}.`;
+}
+
+/** How the intervals were made (seed, resamples), or that the report has none (v1). */
+function uncertaintyNote(report: EvaluationReport): string[] {
+  const u = report.uncertainty;
+  if (u === undefined) return ['This report (schema v1) has no intervals.', ''];
+  const base = u.base === undefined ? 'There is no row named `base`, so no row is compared with it.' : (noiseSummary(report) ?? `No other row ran a task \`${u.base}\` ran, so none is compared with it.`);
+  return [`Intervals: ${u.confidence * 100}%, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}. ${base}`, ''];
+}
+
 function table(report: EvaluationReport, title: string, pick: (s: Summary) => number): string[] {
   return [
     `## ${title}@${report.k} (%)`,
@@ -139,7 +304,9 @@ export function renderReportMarkdown(report: EvaluationReport): string {
     '',
     `${report.createdAt}. Every task was attempted ${report.k} times per planner; Average@${report.k} is the mean success rate over tasks, Pass@${report.k} the share of tasks solved at least once; Overall is the mean over software.`,
     '',
-    ...table(report, 'Average', (s) => s.averageAtK),
+    ...averageTable(report),
+    ...comparisonTable(report),
+    ...uncertaintyNote(report),
     ...table(report, 'Pass', (s) => s.passAtK),
     '## Tasks',
     '',

@@ -32,8 +32,9 @@ const reports = proxyActivities<ReportActivities>({
  * Evaluates planner checkpoints on the real tasks (REFERENCE.md §1): for each planner and each
  * software, k attempts of every task through a rollout batch (one after another, each keeping
  * every desktop busy), then a report in S3 — Average@k and Pass@k per software and overall, in the
- * layout of the paper's table 1 — compared with the previous report of the same series. The
- * nightly schedule starts it; run again with the same run id, it reuses every finished rollout.
+ * layout of the paper's table 1, with intervals and every row compared with the `base` row — compared
+ * with the previous report of the same series. The nightly schedule starts it; run again with the
+ * same run id, it reuses every finished rollout, as does a row that names its own run.
  */
 export async function evaluation(raw: unknown): Promise<EvaluationResult> {
   let input: EvaluationInput | undefined;
@@ -56,14 +57,15 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
   tagWorkflow({ software: softwares.join(','), stage: 'evaluation', run: evaluationRun });
   const createdAt = new Date().toISOString();
   plan = planners.flatMap((planner) => softwares.map((software) => ({ planner, software })));
-  const batchRun = (planner: string): string => (planners.length === 1 ? evaluationRun : `${evaluationRun}.${planner}`);
+  // A row that names its run keeps it (rolled out once, reused by later evaluations); the others are this evaluation's.
+  const batchRun = (planner: EvaluationInput['planners'][number]): string => planner.run ?? (planners.length === 1 ? evaluationRun : `${evaluationRun}.${planner.name}`);
 
   for (const { planner, software } of plan) {
-    const run = batchRun(planner.name);
+    const run = batchRun(planner);
     current = batchWorkflowId(run, software);
     const result: BatchResult = await executeChild(rolloutBatch, {
       workflowId: current,
-      args: [{ run, stage: 'evaluation', software, attempts: input.attempts, planner, ...(input.taskIds?.[software] === undefined ? {} : { taskIds: input.taskIds[software] }) }],
+      args: [{ run, stage: 'evaluation', software, attempts: input.attempts, planner: { name: planner.name, model: planner.model }, ...(input.taskIds?.[software] === undefined ? {} : { taskIds: input.taskIds[software] }) }],
     });
     done.push({ planner: planner.name, software, averageAtK: result.averageAtK, passAtK: result.passAtK });
     for (const task of result.unsupported) unsupported.set(`${task.software}/${task.taskId}`, task);
@@ -74,7 +76,7 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
     run: evaluationRun,
     k: input.attempts,
     createdAt,
-    rows: planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(softwares.map((s) => [s, batchRun(planner.name)])) })),
+    rows: planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(softwares.map((s) => [s, batchRun(planner)])) })),
     unsupported: [...unsupported.values()],
   });
   return { run: evaluationRun, series: input.series, ...report };

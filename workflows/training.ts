@@ -94,7 +94,8 @@ export const specializationWorkflowId = (software: string, run: string): string 
  * Specialization of a planner on one software, one round per workflow run (continue-as-new
  * between rounds): generate tasks → roll out the generated (and real) tasks with the current
  * planner → judge them → a GRPO dataset of the positive steps → train on the gpu queue → serve
- * the new checkpoint → evaluate it on the real tasks → next round. Cancelling it cancels the
+ * the new checkpoint → evaluate it on the real tasks beside the base planner (whose rollouts the
+ * first round makes and the later ones reuse) → next round. Cancelling it cancels the
  * trainer; the stopAfterRound signal ends it after the round it is in.
  */
 export async function specialization(raw: unknown): Promise<SpecializationResult> {
@@ -194,12 +195,15 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   }
 
   stage = 'evaluation';
+  const specialistRow = `specialist-${software}`;
   const report: EvaluationResult = await executeChild(evaluation, {
     workflowId: `evaluation-${id}`,
-    // One row name for every round, so each report's diff is the change since the previous round.
-    args: [{ run: `${id}-eval`, series: seriesName('specialization', run), software: [software], attempts: input.evaluationAttempts, ...(input.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...input.evaluationTaskIds] } }), planners: [{ name: `specialist-${software}`, model: next.model }] }],
+    // One row name for every round, so each report's diff is the change since the previous round;
+    // the base row's rollouts are made once per run and reused, so every round is compared with the same base.
+    args: [{ run: `${id}-eval`, series: seriesName('specialization', run), software: [software], attempts: input.evaluationAttempts, ...(input.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...input.evaluationTaskIds] } }), planners: [{ name: 'base', model: input.base.model, run: input.baseEvaluationRun }, { name: specialistRow, model: next.model, run: `${id}-eval` }] }],
   });
-  const figures = report.rows[0];
+  const figures = report.rows.find((row) => row.planner === specialistRow);
+  const baseFigures = report.rows.find((row) => row.planner === 'base');
   history = [
     ...carried.history,
     {
@@ -209,6 +213,9 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       sources: trainedOn,
       averageAtK: figures?.averageAtK[software] ?? 0,
       passAtK: figures?.passAtK[software] ?? 0,
+      ...(figures?.averageInterval?.[software] === undefined ? {} : { averageInterval: figures.averageInterval[software] }),
+      ...(baseFigures?.averageAtK[software] === undefined ? {} : { baseAverageAtK: baseFigures.averageAtK[software] }),
+      ...(figures?.vsBase?.[software] === undefined ? {} : { vsBase: figures.vsBase[software] }),
       reportKey: report.key,
       ...(skipped === undefined ? {} : { skipped }),
       judge,
@@ -227,6 +234,7 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       judgePrecisionFloor: input.judgePrecisionFloor,
       evaluationAttempts: input.evaluationAttempts,
       ...(input.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...input.evaluationTaskIds] }),
+      baseEvaluationRun: input.baseEvaluationRun,
       ...(input.judging === undefined ? {} : { judging: input.judging }),
       carried: { round: round + 1, planner: next, history: [...history], stopRequested },
     });
@@ -343,7 +351,7 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
         attempts: input.evaluationAttempts,
         ...(input.evaluationTaskIds === undefined ? {} : { taskIds: input.evaluationTaskIds }),
         planners: [
-          { name: 'base', model: input.base.model },
+          { name: 'base', model: input.base.model, ...(input.baseEvaluationRun === undefined ? {} : { run: input.baseEvaluationRun }) },
           ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model })),
           { name: 'generalist', model: served.model },
         ],

@@ -1,6 +1,7 @@
 import { reportKeyBase, reportSeriesPrefix, stampOf } from '../../core/keys';
 import { percent } from '../../core/metrics';
-import { buildEvaluationReport, renderReportMarkdown, withDiff, type EvaluationReport, type UnsupportedTask } from '../../core/report';
+import { buildEvaluationReport, renderReportMarkdown, withDiff, type EvaluationReport, type ReportRow, type UnsupportedTask } from '../../core/report';
+import type { Comparison, Interval } from '../../core/uncertainty';
 import { runRecords } from '../storage/trajectory';
 import type { ObjectStore } from '../storage/object-store';
 
@@ -14,12 +15,59 @@ export interface ReportRequest {
   readonly unsupported?: readonly UnsupportedTask[];
 }
 
+/** A report's interval in percent. */
+export interface PercentInterval {
+  readonly lower: number;
+  readonly upper: number;
+}
+
+/** A row minus the base in percentage points (core/uncertainty.ts Comparison). */
+export interface PercentComparison {
+  readonly difference: number;
+  readonly lower: number;
+  readonly upper: number;
+  readonly pValue: number;
+  readonly withinNoise: boolean;
+}
+
+/** One row's headline figures, per software and `overall`. */
+export interface RowSummary {
+  readonly planner: string;
+  readonly averageAtK: Record<string, number>;
+  readonly passAtK: Record<string, number>;
+  /** Average@k's 95% interval (absent only for a v1 report). */
+  readonly averageInterval?: Record<string, PercentInterval>;
+  /** Against the report's `base` row; absent on the base row and when there is none. */
+  readonly vsBase?: Record<string, PercentComparison>;
+}
+
 /** What a workflow keeps of a report: where it is and its headline figures (percent). */
 export interface ReportSummary {
   readonly key: string;
   readonly markdownKey: string;
   readonly previousKey?: string;
-  readonly rows: ReadonlyArray<{ readonly planner: string; readonly averageAtK: Record<string, number>; readonly passAtK: Record<string, number> }>;
+  readonly rows: readonly RowSummary[];
+}
+
+const percentInterval = (i: Interval): PercentInterval => ({ lower: percent(i.lower), upper: percent(i.upper) });
+const percentComparison = (c: Comparison): PercentComparison => ({ difference: percent(c.difference), ...percentInterval(c.interval), pValue: c.pValue, withinNoise: c.withinNoise });
+
+/** `pick` of each software and of `overall`. */
+const perColumn = <T, U>(bySoftware: Readonly<Record<string, T>>, overall: T, pick: (value: T) => U): Record<string, U> => ({
+  ...Object.fromEntries(Object.entries(bySoftware).map(([software, value]) => [software, pick(value)])),
+  overall: pick(overall),
+});
+
+/** A report row as percent figures for workflows. */
+export function rowSummary(row: ReportRow): RowSummary {
+  const m = row.metrics;
+  return {
+    planner: row.planner,
+    averageAtK: perColumn(m.bySoftware, m.overall, (s) => percent(s.averageAtK)),
+    passAtK: perColumn(m.bySoftware, m.overall, (s) => percent(s.passAtK)),
+    ...(row.averageInterval === undefined ? {} : { averageInterval: perColumn(row.averageInterval.bySoftware, row.averageInterval.overall, percentInterval) }),
+    ...(row.vsBase === undefined ? {} : { vsBase: perColumn(row.vsBase.bySoftware, row.vsBase.overall, percentComparison) }),
+  };
 }
 
 /**
@@ -44,15 +92,11 @@ export function createReportActivities(deps: { store: ObjectStore; prefix: strin
       if (previousKey !== undefined) report = withDiff(report, await store.getJson<EvaluationReport>(previousKey), previousKey);
       await store.putJson(`${base}.json`, report);
       await store.put(`${base}.md`, renderReportMarkdown(report), 'text/markdown; charset=utf-8');
-      const figures = (pick: (s: { averageAtK: number; passAtK: number }) => number, row: EvaluationReport['rows'][number]) => ({
-        ...Object.fromEntries(Object.entries(row.metrics.bySoftware).map(([software, s]) => [software, percent(pick(s))])),
-        overall: percent(pick(row.metrics.overall)),
-      });
       return {
         key: `${base}.json`,
         markdownKey: `${base}.md`,
         ...(previousKey === undefined ? {} : { previousKey }),
-        rows: report.rows.map((row) => ({ planner: row.planner, averageAtK: figures((s) => s.averageAtK, row), passAtK: figures((s) => s.passAtK, row) })),
+        rows: report.rows.map(rowSummary),
       };
     },
   };

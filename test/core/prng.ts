@@ -1,24 +1,21 @@
 import type { GuiAction } from '../../core/actions';
+import { mulberry32 } from '../../core/prng';
 interface Size {
   readonly width: number;
   readonly height: number;
 }
 
-/** A small seeded PRNG (mulberry32) so property and fuzz tests are reproducible. */
+/** core/prng.ts's mulberry32 with helpers, so property and fuzz tests are reproducible. */
 export class Prng {
-  private state: number;
+  private readonly random: () => number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.random = mulberry32(seed);
   }
 
   /** A float in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.random();
   }
 
   /** An integer in [min, max]. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { confusion } from '../../core/judge/metrics';
 import { totalCost } from '../../core/judge/verdict-file';
 import type { RunRecord } from '../../core/metrics';
-import { buildEvaluationReport, columnOrder, renderReportMarkdown, withDiff } from '../../core/report';
+import { buildEvaluationReport, columnOrder, formatComparison, noiseSummary, renderReportMarkdown, withDiff, type EvaluationReport } from '../../core/report';
 
 /** k runs of `task`, the first `successes` of them successful. */
 const runs = (software: string, task: string, successes: number, k = 2): RunRecord[] =>
@@ -62,7 +62,8 @@ describe('evaluation reports', () => {
   it('renders the paper table layout, the tasks, the unsupported ones and the diff as Markdown', () => {
     const markdown = renderReportMarkdown(withDiff(second, first, 'k'));
     assert.match(markdown, /^# Evaluation nightly \/ n2\n/);
-    assert.match(markdown, /## Average@2 \(%\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 50\.00 \| 100\.00 \| 75\.00 \|/);
+    assert.match(markdown, /## Average@2 \(%\), with its 95% interval\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 50\.00 \[0\.0, 100\.0\] \| 100\.00 \[100\.0, 100\.0\] \| 75\.00 \[50\.0, 100\.0\] \|\n/);
+    assert.match(markdown, /bootstrap with seed 20181124 and 2000 resamples\..* No other row ran a task `base` ran, so none is compared with it\./);
     assert.match(markdown, /## Pass@2 \(%\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 66\.67 \| 100\.00 \| 83\.33 \|/);
     assert.match(markdown, /- base, Algebra \(KAlgebra\): A-01 0\/2, C-01 1\/2, C-03 2\/2 \(run `n2-KAlgebra`\)/);
     assert.match(markdown, /## Not run here \(unsupported, not counted\)\n\n- TeXstudio\/A-01: needs ChimeraX/);
@@ -74,10 +75,85 @@ describe('evaluation reports', () => {
       series: 's', run: 'r', k: 1, createdAt: 't',
       rows: [{ planner: 'a', model: 'm', runs: {}, records: runs('KAlgebra', 'A-01', 1, 1) }, { planner: 'b', model: 'm', runs: {}, records: runs('TeXstudio', 'D-01', 0, 1) }],
     }));
-    assert.match(partial, /\| a \(`m`\) \| 100\.00 \| – \| 100\.00 \|/);
+    assert.match(partial, /\| a \(`m`\) \| 100\.00 \[100\.0, 100\.0\] \| – \| 100\.00 \[100\.0, 100\.0\] \|/);
+    assert.match(partial, /There is no row named `base`, so no row is compared with it\./);
     assert.match(partial, /- b, Algebra \(KAlgebra\): none \(run `-`\)/);
     const noDelta = renderReportMarkdown(withDiff(report('n4', 't', runs('KAlgebra', 'A-01', 1), 'other'), first, 'k'));
     assert.match(noDelta, /- other: Average@2 not in the previous report; started passing: none; stopped passing: none/);
+  });
+});
+
+describe('evaluation reports with their uncertainty (schema v2)', () => {
+  /** 20 KAlgebra and 12 TeXstudio tasks x 4 attempts; task i passes `passes(software, i)` of them. */
+  const records = (passes: (software: string, i: number) => number): RunRecord[] =>
+    (['KAlgebra', 'TeXstudio'] as const).flatMap((software) =>
+      Array.from({ length: software === 'KAlgebra' ? 20 : 12 }, (_, i) => runs(software, `T-${String(i).padStart(2, '0')}`, passes(software, i), 4)).flat(),
+    );
+  const rows = [
+    { planner: 'base', model: 'coda-base', runs: { KAlgebra: 'b', TeXstudio: 'b' }, records: records((_, i) => i % 3) },
+    // 40 points better on KAlgebra, the same as the base on TeXstudio.
+    { planner: 'specialist-KAlgebra', model: 'coda-s', runs: { KAlgebra: 's', TeXstudio: 's' }, records: records((software, i) => (software === 'KAlgebra' ? Math.min(4, (i % 3) + 2) : i % 3)) },
+    { planner: 'same', model: 'coda-base', runs: { KAlgebra: 'c', TeXstudio: 'c' }, records: records((_, i) => i % 3) },
+  ];
+  const build = (seed = 5, list = rows) => buildEvaluationReport({ series: 's', run: 'r', k: 4, createdAt: '2026-11-24T00:00:00.000Z', rows: list, bootstrap: { seed, resamples: 500 } });
+  const report = build();
+
+  it('records the seed, the resamples and the base, and gives every row its Average@k interval', () => {
+    assert.equal(report.schema, 'coda.evaluation-report/v2');
+    assert.deepEqual({ ...report.uncertainty, method: undefined }, { confidence: 0.95, seed: 5, resamples: 500, base: 'base', method: undefined });
+    for (const row of report.rows) {
+      const interval = row.averageInterval!;
+      assert.deepEqual(Object.keys(interval.bySoftware).sort(), ['KAlgebra', 'TeXstudio']);
+      assert.ok(interval.overall.lower < row.metrics.overall.averageAtK && row.metrics.overall.averageAtK < interval.overall.upper, `${row.planner}: ${JSON.stringify(interval.overall)}`);
+    }
+  });
+
+  it('compares every other row with the base, per software and overall, paired over the same tasks', () => {
+    assert.equal(report.rows[0]!.vsBase, undefined);
+    const specialist = report.rows[1]!.vsBase!;
+    assert.equal(specialist.bySoftware.KAlgebra!.tasks, 20);
+    assert.ok(Math.abs(specialist.bySoftware.KAlgebra!.difference - report.rows[1]!.metrics.bySoftware.KAlgebra!.averageAtK + report.rows[0]!.metrics.bySoftware.KAlgebra!.averageAtK) < 1e-12);
+    assert.equal(specialist.bySoftware.KAlgebra!.withinNoise, false);
+    assert.deepEqual({ ...specialist.bySoftware.TeXstudio!, pValue: 0 }, { difference: 0, interval: { lower: 0, upper: 0 }, pValue: 0, tasks: 12, withinNoise: true });
+    assert.equal(specialist.overall.tasks, 32);
+    assert.equal(specialist.overall.withinNoise, false);
+    assert.equal(report.rows[2]!.vsBase!.overall.withinNoise, true);
+  });
+
+  it('makes the same figures from the same seed and others from another', () => {
+    assert.deepEqual(build(), report);
+    assert.notDeepEqual(build(6).rows[1]!.averageInterval, report.rows[1]!.averageInterval);
+  });
+
+  it('compares nothing without a row named base', () => {
+    const without = build(5, rows.slice(1));
+    assert.equal(without.uncertainty!.base, undefined);
+    assert.ok(without.rows.every((row) => row.vsBase === undefined && row.averageInterval !== undefined));
+    assert.equal(noiseSummary(without), undefined);
+  });
+
+  it('renders intervals, a vs base column, the per-software differences and which are within noise', () => {
+    const markdown = renderReportMarkdown(report);
+    assert.match(markdown, /\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \| vs base \(Overall, points\) \|\n\| --- \| ---: \| ---: \| ---: \| ---: \|\n\| base \(`coda-base`\) \| 23\.75 \[\d+\.\d, \d+\.\d\] \| \d+\.\d\d \[[\d.]+, [\d.]+\] \| [\d.]+ \[[\d.]+, [\d.]+\] \| \(the base\) \|\n/);
+    assert.match(markdown, /\| specialist-KAlgebra \(`coda-s`\) \| 73\.75 \[[\d.]+, [\d.]+\] \|.*\| \+25\.0 \[[\d.]+, [\d.]+\], p [\d.]+ \|\n/);
+    assert.match(markdown, /\| same \(`coda-base`\) \|.*\| 0\.0 \[0\.0, 0\.0\] within noise, p 1\.000 \|\n/);
+    assert.match(markdown, /## Average@4 minus base, per software \(percentage points\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|/);
+    assert.match(markdown, /\| specialist-KAlgebra \| \+50\.0 \[[\d.]+, [\d.]+\], p 0\.002 \| 0\.0 \[0\.0, 0\.0\] within noise, p 1\.000 \|/);
+    assert.match(markdown, /within noise: specialist-KAlgebra on Documents \(TeXstudio\); same on Algebra \(KAlgebra\), Documents \(TeXstudio\), Overall\. Outside the noise: specialist-KAlgebra on Algebra \(KAlgebra\), Overall\./);
+    assert.match(markdown, /bootstrap with seed 5 and 500 resamples/);
+  });
+
+  it('writes negative differences with a minus sign and says within noise when the interval holds 0', () => {
+    assert.equal(formatComparison({ difference: -0.03, interval: { lower: -0.081, upper: 0.14 }, pValue: 0.61, tasks: 32, withinNoise: true }), '\u22123.0 [\u22128.1, 14.0] within noise, p 0.610');
+    assert.equal(formatComparison({ difference: 0.15, interval: { lower: 0.042, upper: 0.251 }, pValue: 0.0004, tasks: 32, withinNoise: false }), '+15.0 [4.2, 25.1], p < 0.001');
+  });
+
+  it('still renders a v1 report, without intervals or comparisons', () => {
+    const v1 = JSON.parse(JSON.stringify({ ...report, schema: 'coda.evaluation-report/v1', uncertainty: undefined, rows: report.rows.map((r) => ({ ...r, averageInterval: undefined, vsBase: undefined })) })) as EvaluationReport;
+    const markdown = renderReportMarkdown(v1);
+    assert.match(markdown, /## Average@4 \(%\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-base`\) \| 23\.75 \| [\d.]+ \| [\d.]+ \|\n/);
+    assert.match(markdown, /This report \(schema v1\) has no intervals\./);
+    assert.doesNotMatch(markdown, /within noise|vs base/);
   });
 });
 

@@ -153,8 +153,8 @@ describe('specialization on each ScienceBoard VM app (Celestia, ChimeraX, GRASS 
       // The specialist evaluated on the app's real tasks, on the VM holding their states: both pass.
       const report = await store.getJson<EvaluationReport>(round.reportKey);
       assert.deepEqual(report.softwares, [software]);
-      assert.deepEqual(report.rows.map((r) => [r.planner, r.model]), [[`specialist-${software}`, result.specialist.model]]);
-      assert.deepEqual(report.rows[0]?.metrics.tasks.map((t) => [t.taskId, t.runs, t.successes]), EVALUATION_TASKS.map((id) => [id, 1, 1]));
+      assert.deepEqual(report.rows.map((r) => [r.planner, r.model]), [['base', g.h.config.training.basePlanner.model], [`specialist-${software}`, result.specialist.model]]);
+      assert.deepEqual(report.rows[1]?.metrics.tasks.map((t) => [t.taskId, t.runs, t.successes]), EVALUATION_TASKS.map((id) => [id, 1, 1]));
       assert.equal(round.averageAtK, 100);
       const markdown = (await store.get(round.reportKey.replace(/\.json$/, '.md'))).toString('utf8');
       const title = { Celestia: 'Astronomy (Celestia)', ChimeraX: 'Biochemistry (ChimeraX)', GrassGIS: 'GIS (GRASS GIS)', Lean: 'Theorem proving (Lean)' }[software];

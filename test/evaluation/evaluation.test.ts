@@ -3,8 +3,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { syncSchedules } from '../../cli/schedules';
 import { reportSeriesPrefix } from '../../core/keys';
 import { REPORT_SCHEMA, type EvaluationReport } from '../../core/report';
+import { DEFAULT_BOOTSTRAP } from '../../core/uncertainty';
 import { ValidationError } from '../../core/validation';
 import type { EvaluationResult } from '../../workflows/evaluation';
+import { rolloutWorkflowId } from '../../workflows/rollout';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { eventually } from '../rollouts/helpers';
 
@@ -21,7 +23,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     h = await startHarness({
       name: 'evaluation',
       desktops: 2,
-      displayFrom: 300,
+      displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 300),
       edit: (doc) => (doc.schedules = [{ id: scheduleId, cron: '0 2 * * *', workflow: 'evaluation', taskQueue: 'orchestrator', input: scheduleInput, catchupWindow: '2 hours' }]),
     });
     await h.startVmHost();
@@ -41,14 +43,15 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
       planners: [{ name: 'base', model: 'coda-planner' }],
     });
     assert.equal(first.previousKey, undefined);
-    assert.deepEqual(first.rows, [{ planner: 'base', averageAtK: { KAlgebra: 100, overall: 100 }, passAtK: { KAlgebra: 100, overall: 100 } }]);
+    const certain = { lower: 100, upper: 100 };
+    assert.deepEqual(first.rows, [{ planner: 'base', averageAtK: { KAlgebra: 100, overall: 100 }, passAtK: { KAlgebra: 100, overall: 100 }, averageInterval: { KAlgebra: certain, overall: certain } }]);
     const report = await h.stack.store.getJson<EvaluationReport>(first.key);
     assert.equal(report.schema, REPORT_SCHEMA);
     assert.equal(report.k, 2);
     assert.deepEqual(report.rows[0]?.metrics.tasks.map((t) => [t.taskId, t.runs, t.successes]), [['A-01', 2, 2], ['C-03', 2, 2]]);
     assert.ok(first.key.startsWith(`${reportSeriesPrefix(h.config.storage.prefix, series)}/`));
     const markdown = (await h.stack.store.get(first.markdownKey)).toString('utf8');
-    assert.match(markdown, /\| base \(`coda-planner`\) \| 100\.00 \| 100\.00 \|/);
+    assert.match(markdown, /\| base \(`coda-planner`\) \| 100\.00 \[100\.0, 100\.0\] \| 100\.00 \[100\.0, 100\.0\] \|/);
     assert.match(markdown, /This is the first report of its series\./);
 
     // The same checkpoint name served by a model the endpoint does not have: every rollout ends in ERROR.
@@ -67,6 +70,40 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     const text = (await h.stack.store.get(second.markdownKey)).toString('utf8');
     assert.match(text, new RegExp(`## Since first-${stamp} \\(`));
     assert.match(text, /- base: Average@2 KAlgebra -100\.00, overall -100\.00; started passing: none; stopped passing: KAlgebra\/A-01, KAlgebra\/C-03/);
+  });
+
+  it('compares every row with the base over the same tasks, and rolls out a base row that names its run once for every evaluation', async () => {
+    const baseRun = `shared-base-${stamp}`;
+    const evaluate = (name: string) =>
+      h.execute<EvaluationResult>('evaluation', `evaluation-${name}-${stamp}`, {
+        run: `${name}-${stamp}`,
+        series: `paired-${stamp}`,
+        software: ['KAlgebra'],
+        attempts: 2,
+        taskIds: { KAlgebra: ['A-01', 'C-03'] },
+        planners: [{ name: 'base', model: 'coda-planner', run: baseRun }, { name: 'broken', model: 'no-such-planner' }],
+      });
+    const first = await evaluate('paired1');
+    const broken = first.rows.find((r) => r.planner === 'broken')!;
+    assert.equal(first.rows.find((r) => r.planner === 'base')!.vsBase, undefined);
+    // Both tasks 100 points worse; two tasks cannot show it beyond noise (the sign-flip test's p is 0.5).
+    assert.deepEqual({ ...broken.vsBase!.KAlgebra!, pValue: Math.round(broken.vsBase!.KAlgebra!.pValue * 10) / 10 }, { difference: -100, lower: -100, upper: -100, pValue: 0.5, withinNoise: true });
+    const report = await h.stack.store.getJson<EvaluationReport>(first.key);
+    assert.deepEqual(report.rows.map((r) => r.runs.KAlgebra), [baseRun, `paired1-${stamp}.broken`]);
+    assert.deepEqual({ ...report.uncertainty, method: undefined }, { confidence: 0.95, seed: DEFAULT_BOOTSTRAP.seed, resamples: DEFAULT_BOOTSTRAP.resamples, base: 'base', method: undefined });
+    const markdown = (await h.stack.store.get(first.markdownKey)).toString('utf8');
+    assert.match(markdown, /\| broken \(`no-such-planner`\) \| 0\.00 \[0\.0, 0\.0\] \| 0\.00 \[0\.0, 0\.0\] \| \u2212100\.0 \[\u2212100\.0, \u2212100\.0\] within noise, p 0\.[45]\d\d \|/);
+
+    const second = await evaluate('paired2');
+    assert.deepEqual(second.rows.find((r) => r.planner === 'broken')!.vsBase, broken.vsBase);
+    // The base's rollouts ran once: each attempt's workflow has a single execution.
+    for (const task of ['A-01', 'C-03']) {
+      for (const attempt of [0, 1]) {
+        const executions = [];
+        for await (const e of h.stack.client.workflow.list({ query: `WorkflowId = "${rolloutWorkflowId({ run: baseRun, software: 'KAlgebra', task, attempt })}"` })) executions.push(e);
+        assert.equal(executions.length, 1, `${task} attempt ${attempt}`);
+      }
+    }
   });
 
   it('has one column per software and lists the tasks this deployment cannot run apart, never as failures', async () => {
@@ -129,6 +166,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
       [{ software: ['Excel'] }, /software: unknown software "Excel": expected one of Celestia, ChimeraX, GrassGIS, KAlgebra, Lean, TeXstudio/],
       [{ attempts: 0 }, /attempts: expected an integer >= 1/],
       [{ planners: [{ name: 'a', model: 'm' }, { name: 'a', model: 'n' }] }, /planners\[1\]\.name: duplicate planner "a"/],
+      [{ planners: [{ name: 'a', model: 'm', run: 'r1' }, { name: 'b', model: 'n', run: 'r1' }] }, /planners\[1\]\.run: run "r1" is another planner's too/],
       [{ taskIds: { TeXstudio: ['A-01'] }, software: ['KAlgebra'] }, /taskIds\.TeXstudio: "TeXstudio" is not among the software evaluated/],
       [{ series: 'Nightly Run' }, /series: expected a series name/],
     ];

@@ -41,7 +41,7 @@ describe('training workflows: specialization rounds and generalization (trainer 
   const registry = new Registry();
 
   before(async () => {
-    g = await startGpuHarness({ name: 'pipeline', runtimeLora: true, desktops: 2, displayFrom: 560, metrics: orchestratorMetrics(registry) });
+    g = await startGpuHarness({ name: 'pipeline', runtimeLora: true, desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 560), metrics: orchestratorMetrics(registry) });
     await g.h.startVmHost();
     await g.startGpuWorker();
   });
@@ -107,9 +107,24 @@ describe('training workflows: specialization rounds and generalization (trainer 
     assert.equal(reports.length, 2);
     assert.equal(reports[1], r2.reportKey);
     const report = await store.getJson<EvaluationReport>(r2.reportKey);
-    assert.deepEqual(report.rows.map((r) => r.planner), ['specialist-KAlgebra']);
-    assert.deepEqual(report.rows[0]?.metrics.tasks.map((t) => t.taskId).sort(), ['A-01', 'C-03']);
+    assert.deepEqual(report.rows.map((r) => r.planner), ['base', 'specialist-KAlgebra']);
+    assert.deepEqual(report.rows[1]?.metrics.tasks.map((t) => t.taskId).sort(), ['A-01', 'C-03']);
     assert.equal(report.previous?.key, r1.reportKey, 'round 2 is compared with round 1');
+
+    // Every round is compared with the same base rollouts, made once by round 1.
+    const baseRun = `${run}-base-eval`;
+    const first = await store.getJson<EvaluationReport>(r1.reportKey);
+    assert.deepEqual([first, report].map((x) => x.rows.find((r) => r.planner === 'base')?.runs.KAlgebra), [baseRun, baseRun]);
+    const baseRollouts = [];
+    for await (const e of g.h.stack.client.workflow.list({ query: `CodaRun = "${baseRun}" AND WorkflowType = "rollout"` })) baseRollouts.push(e);
+    assert.equal(baseRollouts.length, 2, 'two tasks x one attempt, rolled out once for both rounds');
+    assert.equal(r1.baseAverageAtK, r2.baseAverageAtK);
+    for (const r of [r1, r2]) {
+      assert.ok(r.averageInterval !== undefined && r.averageInterval.lower <= r.averageAtK && r.averageAtK <= r.averageInterval.upper, JSON.stringify(r.averageInterval));
+      assert.ok(r.vsBase !== undefined && Math.abs(r.vsBase.difference - (r.averageAtK - r.baseAverageAtK!)) < 0.01, JSON.stringify(r));
+      // Two tasks cannot show a difference beyond noise.
+      assert.equal(r.vsBase.withinNoise, true);
+    }
   });
 
   /**

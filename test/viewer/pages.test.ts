@@ -156,6 +156,28 @@ describe('viewer: pages without servers', () => {
       assert.match(rows[1]!, /\|2\|s1-r2\|12\|24\|24\|12\|12\|30\.00\|40\.00\|/);
     });
 
+    it('shows each round\u2019s Average@k interval, the base\u2019s Average@k and the paired difference, marked when within noise', () => {
+      const compared = (r: RoundRecord, difference: number, withinNoise: boolean): RoundRecord => ({
+        ...r,
+        averageInterval: { lower: r.averageAtK - 8, upper: r.averageAtK + 8 },
+        baseAverageAtK: 15,
+        vsBase: { difference, lower: difference - 8, upper: difference + 8, pValue: withinNoise ? 0.4 : 0.01, withinNoise },
+      });
+      const rounds = [compared(round(1, 20), 5, true), compared(round(2, 30), 15, false)];
+      const text = renderTraining({ ...view, rounds }).text;
+      const rows = [...(/<table id="rounds"[^>]*>.*?<\/table>/s.exec(text)?.[0] ?? '').matchAll(/<tr><td>(\d+)<\/td>(.*?)<\/tr>/gs)].map((m) => m[0].replace(/<[^>]+>/g, '|').replace(/\|+/g, '|'));
+      assert.match(rows[0]!, /\|20\.00 \[12\.0, 28\.0\]\|30\.00\|15\.00\|\+5\.0 \[\u22123\.0, 13\.0\] within noise\|/);
+      assert.match(rows[1]!, /\|30\.00 \[22\.0, 38\.0\]\|40\.00\|15\.00\|\+15\.0 \[7\.0, 23\.0\]\|/);
+      const datasets = chartsOf(text).get('rounds-evaluation-chart')!.data.datasets;
+      assert.deepEqual(datasets.map((d) => [d.label, d.data]), [
+        ['Average@k (%)', [20, 30]],
+        ['Pass@k (%)', [30, 40]],
+        ['Average@k 95% interval, lower', [12, 22]],
+        ['Average@k 95% interval, upper', [28, 38]],
+        ['base Average@k (%)', [15, 15]],
+      ]);
+    });
+
     it('plots the evaluation, the data and the trainer figures per round', () => {
       const charts = chartsOf(page);
       assert.deepEqual([...charts.keys()], ['rounds-evaluation-chart', 'rounds-data-chart', 'rounds-trainer-chart', 'judge-chart']);

@@ -5,6 +5,7 @@ import { workflowUrl } from '../../cli/client';
 import { describeAction } from '../../core/actions';
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
 import { percent } from '../../core/metrics';
+import { formatInterval, type EvaluationReport } from '../../core/report';
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix, verdictKey, type AttemptRef } from '../../core/keys';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
@@ -36,7 +37,7 @@ describe('viewer in a real browser, on real rollouts', function () {
   const pageErrors: string[] = [];
 
   before(async () => {
-    h = await startHarness({ name: 'viewer', desktops: 2, displayFrom: 580 });
+    h = await startHarness({ name: 'viewer', desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 580) });
     await h.startVmHost();
     for (const run of runs) {
       await h.execute('evaluation', `evaluation-${run}`, { run, series, software: ['KAlgebra'], attempts: 1, taskIds: { KAlgebra: TASKS } });
@@ -155,7 +156,7 @@ describe('viewer in a real browser, on real rollouts', function () {
   it('plots Average@k and Pass@k across the reports of the series, shows the latest as a table and its per-task diff to the previous one', async () => {
     const keys = (await h.stack.store.list(`${reportSeriesPrefix(h.config.storage.prefix, series)}/`)).filter((k) => k.endsWith('.json')).sort();
     assert.equal(keys.length, 2);
-    const reports = await Promise.all(keys.map((k) => h.stack.store.getJson<{ run: string; rows: Array<{ metrics: { bySoftware: Record<string, { averageAtK: number; passAtK: number }> } }> }>(k)));
+    const reports = await Promise.all(keys.map((k) => h.stack.store.getJson<EvaluationReport>(k)));
     await open(`/evaluation/${series}`);
     await chartDrawn('average-chart');
     const plotted = (await page.evaluate(
@@ -170,7 +171,10 @@ describe('viewer in a real browser, on real rollouts', function () {
     )) as number;
     assert.ok(painted > 1000, `the Pass@k plot has ${painted} painted pixels`);
     const latest = reports[1]!.rows[0]!.metrics.bySoftware.KAlgebra!;
-    assert.deepEqual((await cells('#average-table'))[0]?.slice(1), [(latest.averageAtK * 100).toFixed(2), (latest.averageAtK * 100).toFixed(2)]);
+    // Average@k with its 95% interval; one planner, not named base, so no comparison column.
+    const intervals = reports[1]!.rows[0]!.averageInterval!;
+    assert.deepEqual((await cells('#average-table'))[0]?.slice(1), [`${(latest.averageAtK * 100).toFixed(2)} ${formatInterval(intervals.bySoftware.KAlgebra!)}`, `${(latest.averageAtK * 100).toFixed(2)} ${formatInterval(intervals.overall)}`]);
+    assert.match(await page.content(), /intervals, bootstrap with seed \d+ and \d+ resamples/);
     assert.deepEqual((await cells('#pass-table'))[0]?.slice(1), [(latest.passAtK * 100).toFixed(2), (latest.passAtK * 100).toFixed(2)]);
     const diff = await cells('#task-diff');
     assert.deepEqual(diff.map((r) => r[1]).sort(), TASKS.map((t) => `KAlgebra/${t}`).sort());

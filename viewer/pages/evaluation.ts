@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { KEY_SEGMENT, reportSeriesPrefix } from '../../core/keys';
-import { columnOrder, columnTitle, REPORT_SCHEMA } from '../../core/report';
+import { columnOrder, columnTitle, formatComparison, formatInterval, noiseSummary, REPORT_SCHEMAS } from '../../core/report';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { check, type ViewerSources } from '../sources';
@@ -10,23 +10,36 @@ import { chart, keyValues, lineChart, link, table, utc } from './parts';
 /**
  * Evaluation reports (reports/{series}/{stamp}-{run}.json, core/report.ts): the series there are;
  * for one series, Average@k and Pass@k per software and overall across its reports as plots, one
- * report as the paper's table 1, and its per-task difference to the report before it.
+ * report as the paper's table 1 — Average@k with its 95% interval and every row against the base
+ * row (v2 reports; v1 ones show without) — and its per-task difference to the report before it.
  */
 
 const summary = z.object({ taskCount: z.number(), runs: z.number(), successes: z.number(), averageAtK: z.number(), passAtK: z.number() });
 const task = z.object({ software: z.string(), taskId: z.string(), runs: z.number(), successes: z.number() });
+const interval = z.object({ lower: z.number(), upper: z.number() });
+const comparison = z.object({ difference: z.number(), interval, pValue: z.number(), tasks: z.number(), withinNoise: z.boolean() });
 /** What the page reads of a report: enough to say which field is damaged. */
 const reportSchema = z.object({
-  schema: z.literal(REPORT_SCHEMA),
+  schema: z.enum(REPORT_SCHEMAS),
   series: z.string(),
   run: z.string(),
   k: z.number().int().min(1),
   createdAt: z.string(),
   softwares: z.array(z.string()),
-  rows: z.array(z.object({ planner: z.string(), model: z.string(), runs: z.record(z.string(), z.string()), metrics: z.object({ tasks: z.array(task), bySoftware: z.record(z.string(), summary), overall: summary }) })),
+  rows: z.array(
+    z.object({
+      planner: z.string(),
+      model: z.string(),
+      runs: z.record(z.string(), z.string()),
+      metrics: z.object({ tasks: z.array(task), bySoftware: z.record(z.string(), summary), overall: summary }),
+      averageInterval: z.object({ bySoftware: z.record(z.string(), interval), overall: interval }).optional(),
+      vsBase: z.object({ bySoftware: z.record(z.string(), comparison), overall: comparison }).optional(),
+    }),
+  ),
   unsupported: z.array(z.object({ software: z.string(), taskId: z.string(), reason: z.string() })),
   previous: z.object({ key: z.string(), run: z.string(), createdAt: z.string() }).optional(),
   diff: z.array(z.object({ planner: z.string(), started: z.array(z.string()), stopped: z.array(z.string()), averageDelta: z.record(z.string(), z.number()) })).optional(),
+  uncertainty: z.object({ confidence: z.number(), seed: z.number(), resamples: z.number(), base: z.string().optional(), method: z.string() }).optional(),
 });
 type Report = z.output<typeof reportSchema>;
 type Row = Report['rows'][number];
@@ -92,7 +105,9 @@ ${keyValues([
   ['compared with', report.previous === undefined ? 'nothing (the first report of its series)' : link(paths.evaluation(series, idOf(report.previous.key)), idOf(report.previous.key))],
   ['files', html`${link(paths.object(selectedKey), 'json')} · ${link(paths.object(selectedKey.replace(/\.json$/, '.md')), 'markdown')}`],
 ])}
-${metricTable(report, 'Average', (s) => s.averageAtK, 'average-table')}
+${averageTable(report)}
+${comparisonTable(report)}
+${uncertaintyNote(report)}
 ${metricTable(report, 'Pass', (s) => s.passAtK, 'pass-table')}
 ${diffSection(report, previous)}
 ${report.unsupported.length === 0 ? '' : html`<h3>Not run here (not counted)</h3><ul>${report.unsupported.map((u) => html`<li>${u.software}/${u.taskId}: ${u.reason}</li>`)}</ul>`}
@@ -110,6 +125,46 @@ function metricTable(report: Report, title: string, pick: (s: z.output<typeof su
     report.rows.map((row) => [`${row.planner} (${row.model})`, ...columnOrder(report.softwares).map((s) => pct(row.metrics.bySoftware[s] === undefined ? undefined : pick(row.metrics.bySoftware[s]!))), pct(pick(row.metrics.overall))]),
     { id },
   )}`;
+}
+
+/** Average@k per planner and column with its interval, and the overall difference with the base when the report has one. */
+function averageTable(report: Report): Html {
+  const columns = columnOrder(report.softwares);
+  const compared = report.rows.some((row) => row.vsBase !== undefined);
+  const withInterval = (s: z.output<typeof summary> | undefined, i: z.output<typeof interval> | undefined): string => `${pct(s?.averageAtK)}${s === undefined || i === undefined ? '' : ` ${formatInterval(i)}`}`;
+  return html`<h3>Average@${report.k} (%)${report.uncertainty === undefined ? '' : html` <span class="muted">with its ${report.uncertainty.confidence * 100}% interval</span>`}</h3>${table(
+    ['planner', ...columns.map(columnTitle), 'Overall', ...(compared ? ['vs base (Overall, points)'] : [])],
+    report.rows.map((row) => [
+      `${row.planner} (${row.model})`,
+      ...columns.map((s) => withInterval(row.metrics.bySoftware[s], row.averageInterval?.bySoftware[s])),
+      withInterval(row.metrics.overall, row.averageInterval?.overall),
+      ...(compared ? [row.vsBase === undefined ? (row.planner === report.uncertainty?.base ? '(the base)' : '–') : noiseCell(row.vsBase.overall)] : []),
+    ]),
+    { id: 'average-table' },
+  )}`;
+}
+
+/** A difference with the base, marked when it is within noise. */
+const noiseCell = (c: z.output<typeof comparison>): Html => html`<span class="${c.withinNoise ? 'muted within-noise' : 'outside-noise'}">${formatComparison(c)}</span>`;
+
+/** Each compared row minus the base per software and overall (points). */
+function comparisonTable(report: Report): Html | string {
+  const rows = report.rows.filter((row) => row.vsBase !== undefined);
+  if (rows.length === 0) return '';
+  const columns = columnOrder(report.softwares);
+  return html`<h3>Average@${report.k} minus ${report.uncertainty?.base ?? 'base'} (percentage points)</h3>${table(
+    ['planner', ...columns.map(columnTitle), 'Overall'],
+    rows.map((row) => [row.planner, ...columns.map((s) => (row.vsBase!.bySoftware[s] === undefined ? '–' : noiseCell(row.vsBase!.bySoftware[s]!))), noiseCell(row.vsBase!.overall)]),
+    { id: 'base-comparison' },
+  )}`;
+}
+
+/** Which differences are within noise, and how the intervals were made. */
+function uncertaintyNote(report: Report): Html {
+  const u = report.uncertainty;
+  if (u === undefined) return html`<p class="muted">This report (schema v1) has no intervals.</p>`;
+  const noise = noiseSummary(report);
+  return html`${noise === undefined ? '' : html`<p id="noise">${noise}</p>`}<p class="muted">${u.confidence * 100}% intervals, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}.</p>`;
 }
 
 /** Average@k and Pass@k per planner and column, one point per report, oldest first. */

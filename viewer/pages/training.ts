@@ -1,5 +1,6 @@
 import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import { attemptOfManifest, checkpointManifestKey, KEY_SEGMENT } from '../../core/keys';
+import { formatDifference, formatPoints } from '../../core/report';
 import { checkpointManifestSchema, datasetManifestSchema, type CheckpointManifest } from '../../core/training';
 import { badRequest, notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
@@ -99,6 +100,22 @@ export async function trainingPage(src: ViewerSources, workflowId: string): Prom
   return renderTraining(await readTraining(src, workflowId));
 }
 
+/** A round's difference with the base in points, marked when within noise: `+15.0 [4.2, 25.1]`. */
+const vsBaseCell = (c: NonNullable<RoundRecord['vsBase']>): Html => html`<span class="${c.withinNoise ? 'muted within-noise' : 'outside-noise'}">${formatDifference(c)}</span>`;
+
+/** Average@k and Pass@k per round, with the interval's ends and the base's Average@k when the rounds have them. */
+function evaluationSeries(rounds: readonly RoundRecord[]): Array<{ label: string; data: Array<number | null> }> {
+  const series = [
+    { label: 'Average@k (%)', data: rounds.map((r): number | null => r.averageAtK) },
+    { label: 'Pass@k (%)', data: rounds.map((r): number | null => r.passAtK) },
+  ];
+  if (rounds.some((r) => r.averageInterval !== undefined)) {
+    series.push({ label: 'Average@k 95% interval, lower', data: rounds.map((r) => r.averageInterval?.lower ?? null) }, { label: 'Average@k 95% interval, upper', data: rounds.map((r) => r.averageInterval?.upper ?? null) });
+  }
+  if (rounds.some((r) => r.baseAverageAtK !== undefined)) series.push({ label: 'base Average@k (%)', data: rounds.map((r) => r.baseAverageAtK ?? null) });
+  return series;
+}
+
 /** The training page from what was read (pure: the unit tests render it from fixtures). */
 export function renderTraining(view: TrainingView): Html {
   const { state, progress, rounds } = view;
@@ -131,7 +148,7 @@ ${d.type === 'generalization' ? generalization(live, result) : ''}
     rounds.length === 0
       ? html`<p class="muted">No round finished yet.</p>`
       : html`${table(
-          ['round', 'checkpoint', 'tasks', 'rollouts', 'judged', 'positive steps', 'samples', 'Average@k (%)', 'Pass@k (%)', 'report', 'trainer figures'],
+          ['round', 'checkpoint', 'tasks', 'rollouts', 'judged', 'positive steps', 'samples', 'Average@k (%) [95% interval]', 'Pass@k (%)', 'base Average@k (%)', 'vs base (points)', 'report', 'trainer figures'],
           rounds.map((r) => [
             r.round,
             r.skipped === undefined ? link(paths.checkpoint(r.checkpoint), r.checkpoint) : html`${r.checkpoint} <span class="muted">(${r.skipped})</span>`,
@@ -140,14 +157,16 @@ ${d.type === 'generalization' ? generalization(live, result) : ''}
             r.judged,
             r.positiveSteps,
             r.samples,
-            r.averageAtK.toFixed(2),
+            `${r.averageAtK.toFixed(2)}${r.averageInterval === undefined ? '' : ` [${formatPoints(r.averageInterval.lower)}, ${formatPoints(r.averageInterval.upper)}]`}`,
             r.passAtK.toFixed(2),
+            r.baseAverageAtK?.toFixed(2) ?? '',
+            r.vsBase === undefined ? '' : vsBaseCell(r.vsBase),
             reportLink(r.reportKey),
             Object.entries(checkpointOf(r.checkpoint)?.metrics ?? {}).map(([k, v]) => `${k} ${formatNumber(v)}`).join(', '),
           ]),
           { id: 'rounds' },
         )}
-<div class="charts">${chart('rounds-evaluation-chart', lineChart(labels, [{ label: 'Average@k (%)', data: rounds.map((r) => r.averageAtK) }, { label: 'Pass@k (%)', data: rounds.map((r) => r.passAtK) }], 'success rate (%)'), 'Evaluation of each round\u2019s checkpoint on the real tasks')}${chart(
+<div class="charts">${chart('rounds-evaluation-chart', lineChart(labels, evaluationSeries(rounds), 'success rate (%)'), 'Evaluation of each round\u2019s checkpoint on the real tasks')}${chart(
           'rounds-data-chart',
           barChart(labels, [
             { label: 'rollouts', data: rounds.map((r) => r.rollouts) },
