@@ -127,9 +127,15 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   tagWorkflow({ software, stage: 'specialization', run, round });
 
   stage = 'task-generation';
+  // The earlier rounds' sets (named `${run}-r{round}` like this one) and the runs their tasks were
+  // rolled out and judged in: the generator is shown them, solved or not, and repeats are dropped.
+  const earlier = carried.history.map((r) => {
+    const rollouts = r.sources.find((source) => source === `${run}-r${r.round}-gen`);
+    return { set: `${run}-r${r.round}`, round: r.round, ...(rollouts === undefined ? {} : { rollouts }) };
+  });
   const set: TaskSetSummary = await executeChild(taskGeneration, {
     workflowId: taskGenerationWorkflowId(software, id),
-    args: [{ software, version: id, count: input.tasksPerRound }],
+    args: [{ software, version: id, count: input.tasksPerRound, ...(earlier.length === 0 ? {} : { earlier }) }],
   });
   counts.tasks = set.counts.kept;
 

@@ -50,7 +50,7 @@ describe('task generation: a versioned task set from the generator model, run an
     assert.equal(manifest.invalid.length, manifest.counts.invalid);
     assert.deepEqual(manifest.provenance.seedTaskIds.length, 20);
     assert.equal(manifest.provenance.model, 'task-generator');
-    assert.equal(manifest.provenance.promptVersion, 'task-generator/v1');
+    assert.equal(manifest.provenance.promptVersion, 'task-generator/v2');
     assert.equal(manifest.start.initialize.length, 1);
     assert.equal(manifest.start.initialize[0]?.func, 'launch');
     assert.equal(new Set(manifest.tasks.map((t) => t.instruction.toLowerCase())).size, 6, 'no two tasks alike');
