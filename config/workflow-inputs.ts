@@ -330,7 +330,15 @@ export const taskGenerationRequestSchema = z.strictObject({
    * verdicts on the set's rollout run `rollouts` — and deduplicated against.
    */
   earlier: z
-    .array(z.strictObject({ set: runId, round: z.number().int().min(1, 'expected an integer >= 1'), rollouts: runId.optional() }))
+    .array(
+      z.strictObject({
+        set: runId,
+        round: z.number().int().min(1, 'expected an integer >= 1'),
+        rollouts: runId.optional(),
+        /** Skip the set when it does not exist (a generalization guessing a specialist's rounds from its name); default: it must exist. */
+        ifExists: z.boolean().optional(),
+      }),
+    )
     .max(100)
     .optional(),
 });
@@ -341,6 +349,7 @@ export interface EarlierTaskSet {
   readonly set: string;
   readonly round: number;
   readonly rollouts?: string;
+  readonly ifExists?: boolean;
 }
 export interface TaskGenerationInput {
   readonly software: string;

@@ -42,7 +42,7 @@ async function readEarlierRounds(
   for (const [i, earlier] of sets.entries()) {
     const raw = await store.tryGet(taskSetManifestKey(prefix, software, earlier.set));
     if (raw === undefined) {
-      problems.push(`earlier[${i}].set: no generated ${software} task set "${earlier.set}"`);
+      if (earlier.ifExists !== true) problems.push(`earlier[${i}].set: no generated ${software} task set "${earlier.set}"`);
       continue;
     }
     const manifest = taskSetManifestSchema.parse(JSON.parse(raw.toString('utf8')));

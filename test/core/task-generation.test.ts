@@ -4,6 +4,7 @@ import { subsampleIndices } from '../../core/judge/subsample';
 import { dedupeInstructions, instructionSimilarity, normaliseInstruction, splitRepeats } from '../../core/task-dedupe';
 import { hasEvaluators, parseTask, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
+import { roundSetsOf } from '../../workflows/training';
 
 const seed = (id: string, initialize: Task['initialize']): Task =>
   parseTask(
@@ -127,6 +128,18 @@ describe('deduplicating across the rounds of a run', () => {
     ]);
     // Without the earlier rounds the same candidates are kept: it is the rounds that drop them.
     assert.deepEqual(dedupeInstructions(candidates, seeds, 0.85).kept.map((k) => k.name), ['reply 1 item 1', 'reply 1 item 2', 'reply 1 item 3']);
+  });
+});
+
+describe('the specialization rounds behind a specialist checkpoint', () => {
+  it('are the sets <run>-r1 … <run>-r<n> of a checkpoint <run>-r<n>, used if they exist; a checkpoint named otherwise has none', () => {
+    assert.deepEqual(roundSetsOf('KAlg-r2'), [
+      { set: 'KAlg-r1', round: 1, rollouts: 'KAlg-r1-gen', ifExists: true },
+      { set: 'KAlg-r2', round: 2, rollouts: 'KAlg-r2-gen', ifExists: true },
+    ]);
+    assert.deepEqual(roundSetsOf('a-r-b-r1').map((r) => r.set), ['a-r-b-r1']);
+    assert.deepEqual(roundSetsOf('pipeline-generalist'), []);
+    assert.deepEqual(roundSetsOf('x-r0'), []);
   });
 });
 
