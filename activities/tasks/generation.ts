@@ -124,12 +124,14 @@ export async function generateTaskSet(
       earlier: shown.map(({ round, instruction, attempts }) => ({ round, instruction, ...(attempts === undefined ? {} : { attempts }) })),
       earlierTotal: earlier.tasks.length,
     });
-    const completion = await deps.gateway.complete('taskGenerator', messages, { maxTokens: 8192 });
+    // A seed per request: a sampling generator (temperature > 0) asked again after a reply that gave
+    // nothing new writes another reply, and the set can still be reproduced (vLLM honours the seed).
+    const completion = await deps.gateway.complete('taskGenerator', messages, { maxTokens: 8192, seed: n });
     model = completion.model;
     baseUrl = completion.baseUrl;
     const text = completion.texts[0] ?? '';
     const replyKey = taskSetReplyKey(prefix, request.software, request.version, n);
-    await store.putJson(replyKey, { request: n, model: completion.model, latencyMs: completion.latencyMs, usage: completion.usage, text });
+    await store.putJson(replyKey, { request: n, seed: n, model: completion.model, latencyMs: completion.latencyMs, usage: completion.usage, text });
     replies.push(replyKey);
     const reply = readTaskGeneratorReply(text);
     if (!reply.ok) {

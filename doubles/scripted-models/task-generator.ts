@@ -14,9 +14,10 @@ import { hashText, prng } from './seeded';
  * (lightly reworded), an item without an instruction, Python-style JSON (single quotes, True,
  * trailing commas) that needs repair, or no JSON at all. Only the user message's sections are read
  * as tasks, never the system prompt's bullets. It does not grade difficulty by what was solved: it
- * moves on to other template tasks whatever the verdicts. The same request gets the same reply
- * (seeded by its text), as at temperature 0. Compared with: the prompt's contract (REFERENCE.md §1);
- * no real generator runs here.
+ * moves on to other template tasks whatever the verdicts. The same prompt gets the same reply at
+ * temperature 0 (seeded by its text), and at a sampling temperature the same prompt and request
+ * seed do, as with vLLM. Compared with: the prompt's contract (REFERENCE.md §1); no real generator
+ * runs here.
  */
 
 export interface TaskGeneratorOptions {
@@ -88,7 +89,9 @@ export function taskGeneratorPolicy(opts: TaskGeneratorOptions): (request: ChatR
     const prompt = readGeneratorPrompt(request);
     if (prompt === undefined) return { status: 400, message: 'the task-generator double expects the prompt of core/prompts/task-generator.ts' };
     const { software, count, seeds, earlier, written } = prompt;
-    const random = prng(hashText(`${textOf(request)}\n${opts.seed ?? 1}`));
+    // Greedy decoding (temperature 0) gives the same reply to the same prompt; sampling gives one per request seed.
+    const sampling = request.temperature > 0 && request.seed !== undefined ? `\nsampling seed ${request.seed}` : '';
+    const random = prng(hashText(`${textOf(request)}\n${opts.seed ?? 1}${sampling}`));
     if (random() < (opts.brokenRate ?? 0.1)) return { texts: [`Sure! Here are ${count} tasks for ${software}, one per line:\n1. Open the application.\n2. Close it again.`] };
 
     const next = writesTasksFor(software) ? newTasks(software, opts.contextOf?.(software), [...seeds, ...earlier, ...written], random) : () => undefined;

@@ -63,6 +63,19 @@ describe('the task-generator double across rounds', () => {
     assert.deepEqual(prompt, { software: 'KAlgebra', count: 7, seeds: ['Store 2 in p.'], earlier: ['Store 3 in q.', 'Store 4 in r.'], written: ['Plot y = x.'] });
   });
 
+  it('answers the same prompt the same way when greedy, and anew for each request seed when sampling', () => {
+    const generator = taskGeneratorPolicy({ model: 'task-generator', seed: 1, brokenRate: 0 });
+    const request = requestOf(buildTaskGeneratorMessages({ software: 'KAlgebra', seeds: [{ id: 'A-01', instruction: 'Store 2 in p.' }], count: 6, maxSteps: 15 }));
+    const reply = (temperature: number, seed?: number) => {
+      const answer = generator({ ...request, temperature, ...(seed === undefined ? {} : { seed }) });
+      assert.ok('texts' in answer);
+      return answer.texts[0];
+    };
+    assert.equal(reply(0, 1), reply(0, 2));
+    assert.equal(reply(0.7, 1), reply(0.7, 1));
+    assert.notEqual(reply(0.7, 1), reply(0.7, 2));
+  });
+
   it('never turns the system prompt\'s bullets into tasks', () => {
     const { results } = rounds('KAlgebra', 30, 2);
     for (const { written } of results) {
