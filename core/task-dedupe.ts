@@ -33,9 +33,12 @@ function wordOverlap(a: Set<string>, b: Set<string>): number {
 /** The words that carry a number, sorted: what a task asks to compute or plot. */
 const values = (normalised: string): string => [...words(normalised)].filter((w) => /\d/.test(w)).sort().join(' ');
 
-/** The texts an instruction quotes ('…', "…", `…`, “…”), lower case, sorted: what it asks to find, type or name. */
+/**
+ * The texts an instruction quotes ('…', "…", `…`, “…”), lower case, sorted: what it asks to find,
+ * type or name. A single quote inside a word (KAlgebra's) is an apostrophe, not a quote.
+ */
 const quoted = (instruction: string): string =>
-  [...instruction.matchAll(/'([^'\n]+)'|"([^"\n]+)"|`([^`\n]+)`|“([^”\n]+)”/g)]
+  [...instruction.matchAll(/(?<![\p{L}\p{N}])'([^'\n]+)'(?![\p{L}\p{N}])|"([^"\n]+)"|`([^`\n]+)`|“([^”\n]+)”/gu)]
     .map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4] ?? '').trim().toLowerCase())
     .sort()
     .join('\n');
@@ -58,7 +61,7 @@ export interface EarlierRound {
 }
 
 export interface KnownInstruction {
-  /** What to call it in a duplicate's reason: a seed's task id, "item 3 of reply 2", or "round 1 G-004". */
+  /** What to call it in a duplicate's reason: a seed's task id, "reply 2 item 3", or an earlier round's "<set> G-004". */
   readonly name: string;
   readonly instruction: string;
   /** Set when it is a task of an earlier round of the run. */

@@ -74,6 +74,7 @@ describe('deduplicating generated instructions', () => {
     assert.ok(instructionSimilarity("Replace the text 'paper' with 'lemma'.", "Replace the text 'paper' with 'axiom'.") < 0.5, 'other quoted texts, other task');
     assert.ok(instructionSimilarity("Replace the text 'paper' with 'lemma'.", 'Replace the text "Paper" with "lemma".') >= 0.85, 'the same quoted texts, whatever the quotes');
     assert.ok(instructionSimilarity('Store the answer in variable `p`.', 'Store the answer in variable p.') >= 0.85, 'quoting on one side only changes nothing');
+    assert.ok(instructionSimilarity("Plot y = x^2 in KAlgebra's 2D Graph, then in KAlgebra's 3D Graph.", "Plot y = x^2 in KAlgebra's 2D Graph and then in KAlgebra's 3D Graph.") >= 0.85, 'apostrophes are not quotes');
   });
 
   it('drops exact and near repeats of seeds and of earlier candidates, naming what they repeat', () => {
