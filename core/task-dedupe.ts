@@ -5,8 +5,11 @@ import { textSimilarity } from './reward';
  * repeats itself and its examples). Two instructions are the same task when their normalised texts
  * are equal, or nearly so: the edit-distance similarity of the normalised texts, or the overlap of
  * their word sets (which catches reorderings), reaches the threshold. Instructions that name
- * different numbers (`2^10` and `3^10`) ask for different results: they are different tasks,
- * however alike their words, and their similarity is halved.
+ * different numbers (`2^10` and `3^10`), or that both quote text and quote different texts
+ * (replace 'paper' and replace 'proof'), ask for different results: they are different tasks,
+ * however alike their words, and their similarity is halved. The known instructions may include
+ * the tasks of the earlier rounds of a run: a candidate that repeats one of them is a repeat of an
+ * earlier round, recorded apart (a round must move on, not train on its predecessor's prompts).
  */
 
 /** Lower case, punctuation dropped, white space folded: how instructions are compared. */
@@ -30,24 +33,56 @@ function wordOverlap(a: Set<string>, b: Set<string>): number {
 /** The words that carry a number, sorted: what a task asks to compute or plot. */
 const values = (normalised: string): string => [...words(normalised)].filter((w) => /\d/.test(w)).sort().join(' ');
 
+/**
+ * The texts an instruction quotes ('…', "…", `…`, “…”), lower case, sorted: what it asks to find,
+ * type or name. A single quote inside a word (KAlgebra's) is an apostrophe, not a quote.
+ */
+const quoted = (instruction: string): string =>
+  [...instruction.matchAll(/(?<![\p{L}\p{N}])'([^'\n]+)'(?![\p{L}\p{N}])|"([^"\n]+)"|`([^`\n]+)`|“([^”\n]+)”/gu)]
+    .map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4] ?? '').trim().toLowerCase())
+    .sort()
+    .join('\n');
+
 /** How alike two instructions are, in [0, 1]: the larger of the edit and word-overlap similarities. */
 export function instructionSimilarity(a: string, b: string): number {
   const na = normaliseInstruction(a);
   const nb = normaliseInstruction(b);
   if (na === nb) return 1;
   const similarity = Math.max(textSimilarity(na, nb), wordOverlap(words(na), words(nb)));
-  return values(na) === values(nb) ? similarity : similarity / 2;
+  const [qa, qb] = [quoted(a), quoted(b)];
+  return values(na) === values(nb) && (qa === '' || qb === '' || qa === qb) ? similarity : similarity / 2;
+}
+
+/** Where a task of an earlier round is: its task set (version), the round and its task id in the set. */
+export interface EarlierRound {
+  readonly set: string;
+  readonly round: number;
+  readonly task: string;
 }
 
 export interface KnownInstruction {
-  /** What to call it in a duplicate's reason: a seed's task id, or "item 3 of reply 2". */
+  /** What to call it in a duplicate's reason: a seed's task id, "reply 2 item 3", or an earlier round's "<set> G-004". */
   readonly name: string;
   readonly instruction: string;
+  /** Set when it is a task of an earlier round of the run. */
+  readonly earlier?: EarlierRound;
 }
 
 export interface Duplicate {
   readonly instruction: string;
   /** The name of the instruction it repeats. */
+  readonly of: string;
+  readonly similarity: number;
+  /** Set when what it repeats is a task of an earlier round. */
+  readonly earlier?: EarlierRound;
+}
+
+/** A new instruction dropped because it repeats a task of an earlier round: which set, round and task, and that task's instruction. */
+export interface Repeat {
+  readonly instruction: string;
+  readonly set: string;
+  readonly round: number;
+  readonly task: string;
   readonly of: string;
   readonly similarity: number;
 }
@@ -66,17 +101,33 @@ export function dedupeInstructions(
   const kept: KnownInstruction[] = [];
   const duplicates: Duplicate[] = [];
   for (const candidate of candidates) {
-    let best: { of: string; similarity: number } | undefined;
+    let best: { other: KnownInstruction; similarity: number } | undefined;
     for (const other of seen) {
       const similarity = instructionSimilarity(candidate.instruction, other.instruction);
-      if (similarity >= threshold && (best === undefined || similarity > best.similarity)) best = { of: other.name, similarity };
+      if (similarity >= threshold && (best === undefined || similarity > best.similarity)) best = { other, similarity };
     }
     if (best === undefined) {
       kept.push(candidate);
       seen.push(candidate);
     } else {
-      duplicates.push({ instruction: candidate.instruction, of: best.of, similarity: Math.round(best.similarity * 1000) / 1000 });
+      const { other } = best;
+      duplicates.push({ instruction: candidate.instruction, of: other.name, similarity: Math.round(best.similarity * 1000) / 1000, ...(other.earlier === undefined ? {} : { earlier: other.earlier }) });
     }
   }
   return { kept, duplicates };
+}
+
+/**
+ * Splits duplicates into repeats of an earlier round's tasks (with the set, round, task and the
+ * instruction repeated, found in `known` by name) and the others (of a seed or within the set).
+ */
+export function splitRepeats(duplicates: readonly Duplicate[], known: readonly KnownInstruction[]): { repeats: Repeat[]; duplicates: Duplicate[] } {
+  const byName = new Map(known.map((k) => [k.name, k.instruction]));
+  const repeats: Repeat[] = [];
+  const others: Duplicate[] = [];
+  for (const d of duplicates) {
+    if (d.earlier === undefined) others.push(d);
+    else repeats.push({ instruction: d.instruction, ...d.earlier, of: byName.get(d.of) ?? d.of, similarity: d.similarity });
+  }
+  return { repeats, duplicates: others };
 }

@@ -5,7 +5,10 @@ import { initializeStepSchema } from './task';
 /**
  * The manifest of a generated task set (core/keys.ts taskSetManifestKey), written last, so a set
  * with a manifest is complete: which tasks it has and where, and its provenance — the seeds, the
- * model and prompt version, how many requests were made, and what was dropped and why.
+ * model and prompt version, how many requests were made, and what was dropped and why. A set of a
+ * specialization round after the first also records the earlier rounds' sets it was shown and
+ * deduplicated against, and the new tasks it dropped as repeats of theirs (absent in sets written
+ * before rounds were compared: read as none).
  */
 export const TASK_SET_SCHEMA = 'coda.task-set/v1';
 
@@ -32,9 +35,39 @@ export const taskSetManifestSchema = z.strictObject({
     invalid: count,
     /** New tasks past the set's size limit. */
     overLimit: count,
+    /** New tasks dropped as repeats of a task of an earlier round (not counted in `duplicates`). */
+    repeats: count.default(0),
   }),
+  /** The earlier rounds' sets shown to the generator: their tasks, and how many of those the planner solved (judged: had a verdict). */
+  earlier: z
+    .array(
+      z.strictObject({
+        set: z.string().regex(KEY_SEGMENT),
+        round: z.number().int().min(1),
+        /** The rollout run whose verdicts said which tasks were solved; absent: none was read. */
+        rollouts: z.string().regex(KEY_SEGMENT).optional(),
+        tasks: count,
+        judged: count,
+        solved: count,
+      }),
+    )
+    .default([]),
   tasks: z.array(z.strictObject({ id: z.string().regex(KEY_SEGMENT), instruction: z.string().min(1), maxSteps: z.number().int().min(1), key: z.string().min(1) })),
+  /** Dropped as the same task as a seed or as a task kept before it in this set. */
   duplicates: z.array(z.strictObject({ instruction: z.string(), of: z.string(), similarity: z.number().min(0).max(1) })),
+  /** Dropped as the same task as `task` of the earlier round's set `set`, whose instruction is `of`. */
+  repeats: z
+    .array(
+      z.strictObject({
+        instruction: z.string(),
+        set: z.string().regex(KEY_SEGMENT),
+        round: z.number().int().min(1),
+        task: z.string().regex(KEY_SEGMENT),
+        of: z.string(),
+        similarity: z.number().min(0).max(1),
+      }),
+    )
+    .default([]),
   /** Why each rejected item or reply was rejected. */
   invalid: z.array(z.string()),
   /** S3 keys of the raw replies. */

@@ -91,6 +91,17 @@ export const seriesName = (kind: string, run: string): string =>
 export const specializationWorkflowId = (software: string, run: string): string => `specialization-${software}-${run}`;
 
 /**
+ * The task sets of the specialization rounds behind a specialist checkpoint `<run>-r<n>` (a round's
+ * checkpoint, task set and id share the name): `<run>-r1` … `<run>-r<n>` with the runs their tasks
+ * were rolled out in, each used if it exists; none for a checkpoint named otherwise.
+ */
+export function roundSetsOf(checkpoint: string): Array<{ set: string; round: number; rollouts: string; ifExists: true }> {
+  const named = /^(.+)-r([1-9]\d{0,2})$/.exec(checkpoint);
+  if (named === null) return [];
+  return Array.from({ length: Number(named[2]) }, (_, i) => ({ set: `${named[1]}-r${i + 1}`, round: i + 1, rollouts: `${named[1]}-r${i + 1}-gen`, ifExists: true }));
+}
+
+/**
  * Specialization of a planner on one software, one round per workflow run (continue-as-new
  * between rounds): generate tasks → roll out the generated (and real) tasks with the current
  * planner → judge them → a GRPO dataset of the positive steps → train on the gpu queue → serve
@@ -137,9 +148,15 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   tagWorkflow({ software, stage: 'specialization', run, round });
 
   stage = 'task-generation';
+  // The earlier rounds' sets (named `${run}-r{round}` like this one) and the runs their tasks were
+  // rolled out and judged in: the generator is shown them, solved or not, and repeats are dropped.
+  const earlier = carried.history.map((r) => {
+    const rollouts = r.sources.find((source) => source === `${run}-r${r.round}-gen`);
+    return { set: `${run}-r${r.round}`, round: r.round, ...(rollouts === undefined ? {} : { rollouts }) };
+  });
   const set: TaskSetSummary = await executeChild(taskGeneration, {
     workflowId: taskGenerationWorkflowId(software, id),
-    args: [{ software, version: id, count: input.tasksPerRound }],
+    args: [{ software, version: id, count: input.tasksPerRound, ...(earlier.length === 0 ? {} : { earlier }) }],
   });
   counts.tasks = set.counts.kept;
 
@@ -302,9 +319,11 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
   for (const specialist of specialists) {
     current = specialist.software;
     const version = `${run}-${specialist.software}`;
+    // Fresh tasks: not those the specialist was trained on in its rounds.
+    const earlier = roundSetsOf(specialist.checkpoint);
     const set: TaskSetSummary = await executeChild(taskGeneration, {
       workflowId: taskGenerationWorkflowId(specialist.software, version),
-      args: [{ software: specialist.software, version, count: input.tasksPerSoftware }],
+      args: [{ software: specialist.software, version, count: input.tasksPerSoftware, ...(earlier.length === 0 ? {} : { earlier }) }],
     });
     if (set.counts.kept === 0) continue;
     const batch: BatchResult = await executeChild(rolloutBatch, {

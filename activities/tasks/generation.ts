@@ -1,9 +1,10 @@
 import { Context } from '@temporalio/activity';
-import type { TaskGenerationInput } from '../../config/workflow-inputs';
+import type { EarlierTaskSet, TaskGenerationInput } from '../../config/workflow-inputs';
 import { defaultStartState, generatedTask } from '../../core/generated-task';
-import { taskSetManifestKey, taskSetReplyKey, taskSetTaskKey } from '../../core/keys';
-import { buildTaskGeneratorMessages, readTaskGeneratorReply, TASK_GENERATOR_PROMPT_VERSION } from '../../core/prompts/task-generator';
-import { dedupeInstructions, type Duplicate, type KnownInstruction } from '../../core/task-dedupe';
+import { verdictFileSchema } from '../../core/judge/verdict-file';
+import { attemptOfManifest, runPrefix, taskSetManifestKey, taskSetReplyKey, taskSetTaskKey } from '../../core/keys';
+import { buildTaskGeneratorMessages, readTaskGeneratorReply, solved, TASK_GENERATOR_PROMPT_VERSION, type EarlierTask } from '../../core/prompts/task-generator';
+import { dedupeInstructions, splitRepeats, type Duplicate, type KnownInstruction } from '../../core/task-dedupe';
 import { TASK_SET_SCHEMA, taskSetManifestSchema, type TaskSetManifest } from '../../core/task-set';
 import { ValidationError } from '../../core/validation';
 import type { ModelGateway } from '../models/gateway';
@@ -25,12 +26,58 @@ export interface TaskSetSummary {
 
 /** The most earlier instructions quoted back to the generator as "do not repeat". */
 const AVOID_LIMIT = 60;
+/** The most tasks of earlier rounds shown to the generator (the latest); deduplication uses them all. */
+const EARLIER_LIMIT = 90;
+
+/** The tasks of the earlier rounds' sets, each with the attempts the judge gave a verdict on and approved. */
+async function readEarlierRounds(
+  store: ObjectStore,
+  prefix: string,
+  software: string,
+  sets: readonly EarlierTaskSet[],
+): Promise<{ tasks: Array<EarlierTask & { set: string; id: string }>; record: TaskSetManifest['earlier'] }> {
+  const tasks: Array<EarlierTask & { set: string; id: string }> = [];
+  const record: Array<TaskSetManifest['earlier'][number]> = [];
+  const problems: string[] = [];
+  for (const [i, earlier] of sets.entries()) {
+    const raw = await store.tryGet(taskSetManifestKey(prefix, software, earlier.set));
+    if (raw === undefined) {
+      if (earlier.ifExists !== true) problems.push(`earlier[${i}].set: no generated ${software} task set "${earlier.set}"`);
+      continue;
+    }
+    const manifest = taskSetManifestSchema.parse(JSON.parse(raw.toString('utf8')));
+    // Verdicts of the default label (what the round trained on): any approved attempt solves the task.
+    const attempts = new Map<string, { judged: number; approved: number }>();
+    if (earlier.rollouts !== undefined) {
+      const keys = (await store.list(`${runPrefix(prefix, earlier.rollouts, software)}/`)).filter((k) => k.endsWith('/verdict.json'));
+      for (const key of keys) {
+        const ref = attemptOfManifest(prefix, key.replace(/\/verdict\.json$/, '/manifest.json'));
+        const verdict = verdictFileSchema.parse(await store.getJson(key));
+        const counted = attempts.get(ref.task) ?? { judged: 0, approved: 0 };
+        attempts.set(ref.task, { judged: counted.judged + 1, approved: counted.approved + (verdict.success ? 1 : 0) });
+      }
+    }
+    const these = manifest.tasks.map((t) => ({ set: earlier.set, id: t.id, round: earlier.round, instruction: t.instruction, ...(attempts.has(t.id) ? { attempts: attempts.get(t.id)! } : {}) }));
+    tasks.push(...these);
+    record.push({
+      set: earlier.set,
+      round: earlier.round,
+      ...(earlier.rollouts === undefined ? {} : { rollouts: earlier.rollouts }),
+      tasks: these.length,
+      judged: these.filter((t) => solved(t) !== undefined).length,
+      solved: these.filter((t) => solved(t) === true).length,
+    });
+  }
+  if (problems.length > 0) throw new ValidationError('task generation input', problems);
+  return { tasks, record };
+}
 
 /**
  * Generates a versioned task set: requests to the task-generator model until `count` new tasks are
  * kept or `maxRequests` were made; each reply is read (damaged JSON repaired, unusable items and
- * replies recorded with their reason), deduplicated against the seeds and the tasks kept so far,
- * and the survivors become runnable tasks starting from the seeds' launch steps. The tasks are
+ * replies recorded with their reason), deduplicated against the tasks of the earlier rounds' sets
+ * (which the prompt shows, solved or not), the seeds and the tasks kept so far, and the survivors
+ * become runnable tasks starting from the seeds' launch steps. The tasks are
  * written first and the manifest last: a version with a manifest is complete and is never
  * generated again (the model is not paid twice).
  */
@@ -50,6 +97,9 @@ export async function generateTaskSet(
   const start = defaultStartState(seeds);
   if (start === undefined) throw new ValidationError('task generation input', [`seedTaskIds: no seed task of ${request.software} launches the app, so generated tasks would have no start state`]);
   const fromSeed = seeds.find((seed) => seed.initialize === start.initialize)?.id ?? seeds[0]!.id;
+  if (request.earlier?.some((e) => e.set === request.version)) throw new ValidationError('task generation input', [`earlier: the set "${request.version}" cannot be an earlier round of itself`]);
+  const earlier = await readEarlierRounds(store, prefix, request.software, request.earlier ?? []);
+  const shown = earlier.tasks.slice(-EARLIER_LIMIT);
 
   const kept: KnownInstruction[] = [];
   const duplicates: Duplicate[] = [];
@@ -58,7 +108,11 @@ export async function generateTaskSet(
   let overLimit = 0;
   let model = '';
   let baseUrl = '';
-  const known = seeds.map((seed) => ({ name: seed.id, instruction: seed.instruction }));
+  // Earlier rounds first: a candidate as like an earlier task as a seed is recorded as a repeat.
+  const known: KnownInstruction[] = [
+    ...earlier.tasks.map((t) => ({ name: `${t.set} ${t.id}`, instruction: t.instruction, earlier: { set: t.set, round: t.round, task: t.id } })),
+    ...seeds.map((seed) => ({ name: seed.id, instruction: seed.instruction })),
+  ];
   for (let n = 1; n <= request.maxRequests && kept.length < request.count; n++) {
     Context.current().heartbeat({ request: n, kept: kept.length });
     const messages = buildTaskGeneratorMessages({
@@ -67,13 +121,17 @@ export async function generateTaskSet(
       count: Math.min(request.tasksPerRequest, request.count - kept.length),
       maxSteps: request.maxSteps,
       avoid: kept.slice(-AVOID_LIMIT).map((k) => k.instruction),
+      earlier: shown.map(({ round, instruction, attempts }) => ({ round, instruction, ...(attempts === undefined ? {} : { attempts }) })),
+      earlierTotal: earlier.tasks.length,
     });
-    const completion = await deps.gateway.complete('taskGenerator', messages, { maxTokens: 8192 });
+    // A seed per request: a sampling generator (temperature > 0) asked again after a reply that gave
+    // nothing new writes another reply, and the set can still be reproduced (vLLM honours the seed).
+    const completion = await deps.gateway.complete('taskGenerator', messages, { maxTokens: 8192, seed: n });
     model = completion.model;
     baseUrl = completion.baseUrl;
     const text = completion.texts[0] ?? '';
     const replyKey = taskSetReplyKey(prefix, request.software, request.version, n);
-    await store.putJson(replyKey, { request: n, model: completion.model, latencyMs: completion.latencyMs, usage: completion.usage, text });
+    await store.putJson(replyKey, { request: n, seed: n, model: completion.model, latencyMs: completion.latencyMs, usage: completion.usage, text });
     replies.push(replyKey);
     const reply = readTaskGeneratorReply(text);
     if (!reply.ok) {
@@ -114,7 +172,8 @@ export async function generateTaskSet(
       return { id, instruction: item.instruction, maxSteps: request.maxSteps, key };
     }),
   );
-  const counts = { requests: replies.length, kept: tasks.length, duplicates: duplicates.length, invalid: invalid.length, overLimit };
+  const dropped = splitRepeats(duplicates, known);
+  const counts = { requests: replies.length, kept: tasks.length, duplicates: dropped.duplicates.length, invalid: invalid.length, overLimit, repeats: dropped.repeats.length };
   const manifest: TaskSetManifest = taskSetManifestSchema.parse({
     schema: TASK_SET_SCHEMA,
     software: request.software,
@@ -123,8 +182,10 @@ export async function generateTaskSet(
     provenance,
     start: { fromSeed, initialize: start.initialize },
     counts,
+    earlier: earlier.record,
     tasks,
-    duplicates,
+    duplicates: dropped.duplicates,
+    repeats: dropped.repeats,
     invalid,
     replies,
   });

@@ -15,6 +15,16 @@ const PRODUCTS: ReadonlyArray<readonly [number, number, number]> = [
   [8, 9, 10],
   [31, 3, 2],
   [6, 17, 4],
+  [14, 6, 8],
+  [27, 5, 13],
+  [9, 11, 7],
+  [42, 3, 6],
+  [18, 8, 20],
+  [35, 7, 3],
+  [13, 13, 13],
+  [21, 9, 11],
+  [16, 12, 5],
+  [64, 2, 17],
 ];
 const UNPLANNED = [
   'Change the resolution of the 2D plot to Very Fine in KAlgebra.',

@@ -3,9 +3,12 @@ import { text, type ChatMessage } from './messages';
 
 /**
  * The task generator's prompt (REFERENCE.md §1, as in SEAgent): a text model reads a few real tasks
- * of one application and writes many new atomic tasks of growing difficulty, as JSON.
+ * of one application and writes many new atomic tasks of growing difficulty, as JSON. From the
+ * second round of a specialization on, it also reads the tasks of the earlier rounds and which of
+ * them the planner solved, so that each round moves on: harder variants of what is solved, simpler
+ * steps towards what is not, never the same task again.
  */
-export const TASK_GENERATOR_PROMPT_VERSION = 'task-generator/v1';
+export const TASK_GENERATOR_PROMPT_VERSION = 'task-generator/v2';
 
 export interface SeedTask {
   readonly id: string;
@@ -21,6 +24,38 @@ export interface TaskGeneratorInput {
   readonly maxSteps: number;
   /** Tasks already written for this set (by earlier requests), not to be written again. */
   readonly avoid?: readonly string[];
+  /** Tasks of the earlier rounds of the same run, oldest first, with how the planner did on them. */
+  readonly earlier?: readonly EarlierTask[];
+  /** How many earlier tasks there were in all, when `earlier` shows only the latest of them. */
+  readonly earlierTotal?: number;
+}
+
+/** A task of an earlier round and what the judge said of the planner's attempts at it. */
+export interface EarlierTask {
+  readonly round: number;
+  readonly instruction: string;
+  /** Attempts judged and how many of them the judge approved; absent when none was judged. */
+  readonly attempts?: { readonly judged: number; readonly approved: number };
+}
+
+/** Solved: the judge approved at least one attempt (CODA's reward is the judge's verdict). */
+export const solved = (task: EarlierTask): boolean | undefined => (task.attempts === undefined || task.attempts.judged === 0 ? undefined : task.attempts.approved > 0);
+
+/** The earlier rounds' section of the user message: solved, unsolved and unjudged tasks apart, each with its round and share. */
+function earlierSection(tasks: readonly EarlierTask[], total: number): string {
+  if (tasks.length === 0) return '';
+  const line = (t: EarlierTask): string =>
+    `- [round ${t.round}${t.attempts === undefined || t.attempts.judged === 0 ? '' : `, solved in ${t.attempts.approved} of ${t.attempts.judged} attempts`}] ${t.instruction}`;
+  const groups: Array<[string, EarlierTask[]]> = [
+    ['Solved by the agent: write harder variants of these (more steps, other values, goals combined), not the same tasks:', tasks.filter((t) => solved(t) === true)],
+    ['Not solved by the agent: write simpler tasks that practise their steps one at a time, or other tasks of the same kind:', tasks.filter((t) => solved(t) === false)],
+    ['Not judged (no attempt finished):', tasks.filter((t) => solved(t) === undefined)],
+  ];
+  const shown = total > tasks.length ? ` (the latest ${tasks.length} of ${total})` : '';
+  return `Tasks of earlier rounds${shown}: the agent has practised them already; do not repeat them or reword them.\n${groups
+    .filter(([, group]) => group.length > 0)
+    .map(([heading, group]) => `${heading}\n${group.map(line).join('\n')}`)
+    .join('\n')}\n\n`;
 }
 
 export function buildTaskGeneratorMessages(input: TaskGeneratorInput): ChatMessage[] {
@@ -31,12 +66,13 @@ A good task:
 - is atomic: one clear goal that takes at most ${input.maxSteps} GUI actions;
 - is self-contained: it gives every number, expression or name it needs;
 - has a result that can be checked from the screen or the application's state (a value stored in a variable, a plot shown, a setting changed);
-- is new: not a copy or a light rewording of an example or of another task in your list.
+- is new: not a copy or a light rewording of an example, of a task of an earlier round or of another task in your list.
 
 Order the tasks from the easiest to the hardest. Reply with JSON only:
 {"tasks": [{"instruction": "..."}, ...]}`;
   const avoid = (input.avoid ?? []).map((instruction) => `- ${instruction}`).join('\n');
-  const user = `Here are real tasks for ${input.software}:\n${seeds}\n\n${avoid === '' ? '' : `These tasks are already written; do not repeat them:\n${avoid}\n\n`}Write ${input.count} new tasks.`;
+  const earlier = earlierSection(input.earlier ?? [], input.earlierTotal ?? input.earlier?.length ?? 0);
+  const user = `Here are real tasks for ${input.software}:\n${seeds}\n\n${earlier}${avoid === '' ? '' : `These tasks are already written; do not repeat them:\n${avoid}\n\n`}Write ${input.count} new tasks.`;
   return [
     { role: 'system', content: system },
     { role: 'user', content: [text(user)] },

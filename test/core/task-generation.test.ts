@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { defaultStartState, generatedTask } from '../../core/generated-task';
 import { subsampleIndices } from '../../core/judge/subsample';
-import { dedupeInstructions, instructionSimilarity, normaliseInstruction } from '../../core/task-dedupe';
+import { dedupeInstructions, instructionSimilarity, normaliseInstruction, splitRepeats } from '../../core/task-dedupe';
 import { hasEvaluators, parseTask, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
+import { roundSetsOf } from '../../workflows/training';
 
 const seed = (id: string, initialize: Task['initialize']): Task =>
   parseTask(
@@ -70,6 +71,10 @@ describe('deduplicating generated instructions', () => {
     assert.equal(normaliseInstruction('Plot y = sin(x), then DONE.'), 'plot y = sin(x) then done');
     assert.equal(instructionSimilarity('Store 2^10 in q.', 'store 2^10 in Q'), 1);
     assert.ok(instructionSimilarity('Store 2^10 in q.', 'Store 3^10 in q.') < 0.5, 'other numbers, other task');
+    assert.ok(instructionSimilarity("Replace the text 'paper' with 'lemma'.", "Replace the text 'paper' with 'axiom'.") < 0.5, 'other quoted texts, other task');
+    assert.ok(instructionSimilarity("Replace the text 'paper' with 'lemma'.", 'Replace the text "Paper" with "lemma".') >= 0.85, 'the same quoted texts, whatever the quotes');
+    assert.ok(instructionSimilarity('Store the answer in variable `p`.', 'Store the answer in variable p.') >= 0.85, 'quoting on one side only changes nothing');
+    assert.ok(instructionSimilarity("Plot y = x^2 in KAlgebra's 2D Graph, then in KAlgebra's 3D Graph.", "Plot y = x^2 in KAlgebra's 2D Graph and then in KAlgebra's 3D Graph.") >= 0.85, 'apostrophes are not quotes');
   });
 
   it('drops exact and near repeats of seeds and of earlier candidates, naming what they repeat', () => {
@@ -91,6 +96,51 @@ describe('deduplicating generated instructions', () => {
     // At threshold 1 only repeats of the normalised text or of its very words go.
     assert.deepEqual(dedupeInstructions(candidates, seeds, 1).kept.map((k) => k.name), ['reply 1 item 1', 'reply 1 item 3', 'reply 1 item 5', 'reply 1 item 6']);
     assert.throws(() => dedupeInstructions(candidates, seeds, 0), /threshold must be in \(0, 1\]/);
+  });
+});
+
+describe('deduplicating across the rounds of a run', () => {
+  const earlier = [
+    { name: 'r1 G-001', instruction: 'Store 2^10 in variable q.', earlier: { set: 'run-r1', round: 1, task: 'G-001' } },
+    { name: 'r1 G-002', instruction: 'Plot the function y = x^2 in the 2D graph.', earlier: { set: 'run-r1', round: 1, task: 'G-002' } },
+    { name: 'r2 G-001', instruction: 'Compute 12*7+5 and submit it.', earlier: { set: 'run-r2', round: 2, task: 'G-001' } },
+  ];
+  const seeds = [{ name: 'C-01', instruction: 'Calculate log2(3) and store it in p.' }];
+
+  it('drops a repeat of an earlier round\'s task, exact or near, and records its set, round, task and instruction apart from the other duplicates', () => {
+    const candidates = [
+      { name: 'reply 1 item 1', instruction: 'store 2^10 in variable Q' },
+      { name: 'reply 1 item 2', instruction: 'Store 3^10 in variable q.' },
+      { name: 'reply 1 item 3', instruction: 'Compute 12*7+5 and submit that.' },
+      { name: 'reply 1 item 4', instruction: 'Calculate log2(3) and store it in p.' },
+      { name: 'reply 1 item 5', instruction: 'Store 3^10 in the variable q.' },
+    ];
+    const known = [...earlier, ...seeds];
+    const { kept, duplicates } = dedupeInstructions(candidates, known, 0.85);
+    assert.deepEqual(kept.map((k) => k.name), ['reply 1 item 2']);
+    const split = splitRepeats(duplicates, known);
+    assert.deepEqual(split.repeats.map(({ similarity, ...r }) => ({ ...r, similar: similarity >= 0.85 })), [
+      { instruction: 'store 2^10 in variable Q', set: 'run-r1', round: 1, task: 'G-001', of: 'Store 2^10 in variable q.', similar: true },
+      { instruction: 'Compute 12*7+5 and submit that.', set: 'run-r2', round: 2, task: 'G-001', of: 'Compute 12*7+5 and submit it.', similar: true },
+    ]);
+    assert.deepEqual(split.duplicates.map((d) => [d.instruction, d.of]), [
+      ['Calculate log2(3) and store it in p.', 'C-01'],
+      ['Store 3^10 in the variable q.', 'reply 1 item 2'],
+    ]);
+    // Without the earlier rounds the same candidates are kept: it is the rounds that drop them.
+    assert.deepEqual(dedupeInstructions(candidates, seeds, 0.85).kept.map((k) => k.name), ['reply 1 item 1', 'reply 1 item 2', 'reply 1 item 3']);
+  });
+});
+
+describe('the specialization rounds behind a specialist checkpoint', () => {
+  it('are the sets <run>-r1 … <run>-r<n> of a checkpoint <run>-r<n>, used if they exist; a checkpoint named otherwise has none', () => {
+    assert.deepEqual(roundSetsOf('KAlg-r2'), [
+      { set: 'KAlg-r1', round: 1, rollouts: 'KAlg-r1-gen', ifExists: true },
+      { set: 'KAlg-r2', round: 2, rollouts: 'KAlg-r2-gen', ifExists: true },
+    ]);
+    assert.deepEqual(roundSetsOf('a-r-b-r1').map((r) => r.set), ['a-r-b-r1']);
+    assert.deepEqual(roundSetsOf('pipeline-generalist'), []);
+    assert.deepEqual(roundSetsOf('x-r0'), []);
   });
 });
 

@@ -4,7 +4,9 @@ import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
 import type { RoundRecord } from '../../config/workflow-inputs';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
-import { attemptOfManifest, checkpointManifestKey, reportSeriesPrefix, verdictKey } from '../../core/keys';
+import { attemptOfManifest, checkpointManifestKey, reportSeriesPrefix, taskSetManifestKey, verdictKey } from '../../core/keys';
+import { normaliseInstruction } from '../../core/task-dedupe';
+import { taskSetManifestSchema } from '../../core/task-set';
 import { parseTrajectoryManifest } from '../../core/trajectory';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import type { EvaluationReport } from '../../core/report';
@@ -83,6 +85,14 @@ describe('training workflows: specialization rounds and generalization (trainer 
 
     const store = g.h.stack.store;
     const prefix = g.h.config.storage.prefix;
+    // Round 2's generator was shown round 1's tasks and verdicts, and its set shares no instruction with round 1's.
+    const [set1, set2] = await Promise.all([1, 2].map(async (r) => taskSetManifestSchema.parse(await store.getJson(taskSetManifestKey(prefix, 'KAlgebra', `${run}-r${r}`)))));
+    assert.deepEqual(set1!.earlier, []);
+    assert.deepEqual(set2!.earlier.map(({ set, round, rollouts, tasks }) => ({ set, round, rollouts, tasks })), [{ set: `${run}-r1`, round: 1, rollouts: `${run}-r1-gen`, tasks: r1.tasks }]);
+    assert.equal(set2!.earlier[0]!.judged, r1.tasks, 'every round-1 task was judged');
+    const round1 = new Set(set1!.tasks.map((t) => normaliseInstruction(t.instruction)));
+    assert.deepEqual(set2!.tasks.filter((t) => round1.has(normaliseInstruction(t.instruction))).map((t) => t.instruction), [], 'round 2 repeats no instruction of round 1');
+    assert.ok(set2!.repeats.every((rep) => rep.set === `${run}-r1` && set1!.tasks.some((t) => t.id === rep.task && t.instruction === rep.of)));
     assert.ok(r2.positiveSteps > 0 && r2.skipped === undefined, `round 2 trained: ${JSON.stringify(r2)}`);
     const last = r2;
     assert.equal(specialization.specialist.name, last.checkpoint);
@@ -181,6 +191,13 @@ describe('training workflows: specialization rounds and generalization (trainer 
       evaluationTaskIds: { KAlgebra: ['C-03'] },
     });
     const store = g.h.stack.store;
+    const prefix = g.h.config.storage.prefix;
+    // Fresh tasks: the generator was shown the specialist's rounds, and none of their tasks comes again.
+    const sets = await Promise.all(['r1', 'r2', ''].map(async (r) => taskSetManifestSchema.parse(await store.getJson(taskSetManifestKey(prefix, 'KAlgebra', r === '' ? `${genRun}-KAlgebra` : `${run}-${r}`)))));
+    const fresh = sets[2]!;
+    assert.deepEqual(fresh.earlier.map((e) => [e.set, e.round, e.rollouts]), [[`${run}-r1`, 1, `${run}-r1-gen`], [`${run}-r2`, 2, `${run}-r2-gen`]]);
+    const trained = new Set(sets.slice(0, 2).flatMap((set) => set.tasks.map((t) => normaliseInstruction(t.instruction))));
+    assert.deepEqual(fresh.tasks.filter((t) => trained.has(normaliseInstruction(t.instruction))).map((t) => t.instruction), [], 'no task of the specialization rounds');
     const manifest = checkpointManifestSchema.parse(await store.getJson(result.generalist.checkpointKey));
     assert.equal(manifest.kind, 'sft');
     assert.equal(manifest.parent, undefined, 'the generalist is trained from the base, not from a specialist');

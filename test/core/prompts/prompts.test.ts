@@ -5,7 +5,7 @@ import { buildExecutorMessages, EXECUTOR_PROMPT_VERSION } from '../../../core/pr
 import { buildJudgeMessages, judgeInputOf, JUDGE_PROMPT_VERSION } from '../../../core/prompts/judge';
 import { chatMessageSchema, image, imageKeys, text, type ChatMessage } from '../../../core/prompts/messages';
 import { buildPlannerMessages, PLANNER_PROMPT_VERSION } from '../../../core/prompts/planner';
-import { buildTaskGeneratorMessages, readTaskGeneratorReply, TASK_GENERATOR_PROMPT_VERSION } from '../../../core/prompts/task-generator';
+import { buildTaskGeneratorMessages, readTaskGeneratorReply, solved, TASK_GENERATOR_PROMPT_VERSION } from '../../../core/prompts/task-generator';
 import type { TrajectoryManifest } from '../../../core/trajectory';
 
 const textOf = (message: ChatMessage | undefined): string =>
@@ -31,7 +31,7 @@ describe('prompt messages', () => {
       'coda-planner-ans/v1',
       'uitars-1.5-computer/v1',
       'seagent-judge/v2',
-      'task-generator/v1',
+      'task-generator/v2',
     ]);
   });
 });
@@ -187,6 +187,39 @@ describe('task generator prompt', () => {
   it('asks not to repeat the tasks already written', () => {
     const messages = buildTaskGeneratorMessages({ software: 'KAlgebra', seeds, count: 10, maxSteps: 5, avoid: ['Store 2^10 in q.'] });
     assert.match(textOf(messages[1]), /These tasks are already written; do not repeat them:\n- Store 2\^10 in q\.\n\nWrite 10 new tasks\.$/);
+  });
+
+  it('shows the tasks of earlier rounds apart by verdict, with their round and share solved, before what this set has written', () => {
+    const earlier = [
+      { round: 1, instruction: 'Store 2^10 in q.', attempts: { judged: 2, approved: 1 } },
+      { round: 1, instruction: 'Plot y = sin(x).', attempts: { judged: 2, approved: 0 } },
+      { round: 2, instruction: 'Compute 12*7+5.' },
+      { round: 2, instruction: 'Export the log.', attempts: { judged: 0, approved: 0 } },
+    ];
+    assert.deepEqual(earlier.map(solved), [true, false, undefined, undefined]);
+    const user = textOf(buildTaskGeneratorMessages({ software: 'KAlgebra', seeds, count: 10, maxSteps: 5, avoid: ['Store 3^10 in r.'], earlier, earlierTotal: 7 })[1]);
+    assert.equal(
+      user.slice(user.indexOf('\n\nTasks of earlier rounds') + 2),
+      [
+        'Tasks of earlier rounds (the latest 4 of 7): the agent has practised them already; do not repeat them or reword them.',
+        'Solved by the agent: write harder variants of these (more steps, other values, goals combined), not the same tasks:',
+        '- [round 1, solved in 1 of 2 attempts] Store 2^10 in q.',
+        'Not solved by the agent: write simpler tasks that practise their steps one at a time, or other tasks of the same kind:',
+        '- [round 1, solved in 0 of 2 attempts] Plot y = sin(x).',
+        'Not judged (no attempt finished):',
+        '- [round 2] Compute 12*7+5.',
+        '- [round 2] Export the log.',
+        '',
+        'These tasks are already written; do not repeat them:',
+        '- Store 3^10 in r.',
+        '',
+        'Write 10 new tasks.',
+      ].join('\n'),
+    );
+    const onlySolved = textOf(buildTaskGeneratorMessages({ software: 'KAlgebra', seeds, count: 10, maxSteps: 5, earlier: earlier.slice(0, 1) })[1]);
+    assert.match(onlySolved, /Tasks of earlier rounds: the agent has practised them already; do not repeat them or reword them\.\nSolved by the agent: [^\n]+\n- \[round 1, solved in 1 of 2 attempts\] Store 2\^10 in q\.\n\nWrite 10 new tasks\.$/);
+    assert.doesNotMatch(onlySolved, /Not solved|Not judged/);
+    assert.doesNotMatch(textOf(buildTaskGeneratorMessages({ software: 'KAlgebra', seeds, count: 10, maxSteps: 5, earlier: [] })[1]), /earlier rounds/);
   });
 
   it('reads the instructions of a reply, repairing damaged JSON and naming the items it cannot use', () => {
