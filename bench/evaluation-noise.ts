@@ -1,8 +1,11 @@
 import { parseArgs } from 'node:util';
+import { defaultDrivers } from '../activities/desktop/local/drivers';
+import { probeLocalHost } from '../activities/desktop/local/host-facts';
 import { TaskLibrary } from '../activities/tasks/library';
 import { loadConfig } from '../config/load';
 import type { TaskRuns } from '../core/metrics';
 import { referencePlanFor, perturbedPlanFor } from '../core/policies';
+import { deploymentCapabilities, probesOf, unmetNeeds } from '../core/requirements';
 import { mulberry32 } from '../core/prng';
 import type { Task } from '../core/task';
 import { averageInterval, compareWithBase, pairTasks, type BootstrapSettings } from '../core/uncertainty';
@@ -20,7 +23,8 @@ import { printTable } from './stats';
  * from it: p = (1 − errorRate)^d, d the number of differing steps. A planner 15 points better is
  * modelled as a lower error rate, found by bisection so the mean p over software rises by 15
  * points. For each k, `--simulations` evaluations of both planners on the real KAlgebra and
- * TeXstudio tasks give the share in which the paired comparison puts the difference outside the
+ * TeXstudio tasks a local host of this machine runs (the others are listed apart by a report, never
+ * counted) give the share in which the paired comparison puts the difference outside the
  * noise (power), the share in which two copies of the base do (false alarms), and how often the
  * base's Average@k interval covers its true value.
  *
@@ -100,16 +104,24 @@ function simulate(tasks: readonly SimTask[], base: number, better: number, k: nu
   return { detected: detected / simulations, falseAlarms: falseAlarms / simulations, coverage: covered / simulations, width: width / simulations };
 }
 
+/** The tasks a local host of this machine runs (the others an evaluation lists apart, never counts), as the batch decides. */
+async function locallyRunnable(config: ReturnType<typeof loadConfig>, tasks: readonly Task[]): Promise<Task[]> {
+  const facts = await probeLocalHost(config.localApps, probesOf(tasks), { drivers: Object.keys(defaultDrivers()) });
+  const local = deploymentCapabilities({ hosts: [{ id: 'local', kind: 'local' }], localApps: config.localApps }, facts)[0]!;
+  return tasks.filter((task) => unmetNeeds(task, local).length === 0);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { simulations: { type: 'string', default: '200' }, ks: { type: 'string', default: '1,2,3,4,6,8,12' }, resamples: { type: 'string', default: '1000' }, gain: { type: 'string', default: '15' } } });
   const config = loadConfig();
   const errorRate = config.dev.scriptedModels?.errorRate ?? 0;
   const screen = config.hosts.find((h) => h.kind === 'local')?.screen ?? { width: 1920, height: 1080 };
-  const library = new TaskLibrary();
-  const tasks: SimTask[] = SOFTWARE.flatMap((software) => library.load(software).map((task) => ({ software, taskId: task.id, differing: differingSteps(task, screen) })));
+  const all = SOFTWARE.flatMap((software) => new TaskLibrary().load(software));
+  const runnable = await locallyRunnable(config, all);
+  const tasks: SimTask[] = runnable.map((task) => ({ software: task.type, taskId: task.id, differing: differingSteps(task, screen) }));
   const base = expectedAverage(tasks, errorRate);
   const better = errorRateFor(tasks, base + Number(values.gain) / 100);
-  console.log(`${tasks.length} tasks (${SOFTWARE.map((s) => `${s} ${tasks.filter((t) => t.software === s).length}`).join(', ')}); differing steps per task: ${tasks.map((t) => t.differing).join(' ')}`);
+  console.log(`${tasks.length} of ${all.length} tasks run on a local host here (${SOFTWARE.map((s) => `${s} ${tasks.filter((t) => t.software === s).length} of ${all.filter((t) => t.type === s).length}`).join(', ')}); differing steps per task: ${tasks.map((t) => t.differing).join(' ')}`);
   console.log(`base: error rate ${errorRate}, expected Average@k ${(base * 100).toFixed(1)}%; +${values.gain} points: error rate ${better.toFixed(3)}, ${(expectedAverage(tasks, better) * 100).toFixed(1)}%`);
   const rows = [['k', 'rollouts per row', 'outside noise (power)', 'false alarms', 'base interval covers truth', 'mean interval width (points)']];
   for (const k of values.ks.split(',').map(Number)) {

@@ -21,7 +21,7 @@ import { mulberry32, randomIndex } from './prng';
  *   its interval contains 0, or when the test's p-value is 0.05 or more: with few tasks that all
  *   differ alike the bootstrap's interval collapses to a point (2 tasks, both 100 points worse:
  *   [−100, −100]) while the permutation test rightly says 2 tasks cannot show anything (p 0.5). Simulated on the local tasks (bench/evaluation-noise.ts), two copies of
- *   one planner are called different in 4.5–8% of evaluations, about the nominal 5%.
+ *   one planner are called different in 3–4.5% of evaluations, at most the nominal 5%.
  * Everything is seeded: the same data, seed and number of resamples give the same figures.
  * Figures are fractions in [0, 1] like core/metrics.ts's.
  */

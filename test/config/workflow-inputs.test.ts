@@ -112,6 +112,14 @@ describe('workflow inputs: checked and completed from temporal.yaml', () => {
       planners: [{ name: 'coda-planner', model: 'coda-planner' }],
     });
   });
+
+  it('names the base evaluation run of a specialization after its run, unless given, and keeps a planner row\'s own run', () => {
+    assert.equal(resolveSpecializationInput(config, { software: 'KAlgebra', run: 's1' }, 'w').baseEvaluationRun, 's1-base-eval');
+    assert.equal(resolveSpecializationInput(config, { software: 'KAlgebra', run: 's1', baseEvaluationRun: 'demo-base-eval' }, 'w').baseEvaluationRun, 'demo-base-eval');
+    assert.deepEqual(problems(() => resolveSpecializationInput(config, { software: 'KAlgebra', baseEvaluationRun: '../x' }, 'w')).map((p) => p.split(':')[0]), ['baseEvaluationRun']);
+    const input = resolveEvaluationInput(config, { planners: [{ name: 'base', model: 'm', run: 'shared' }, { name: 'b', model: 'n' }] }, 'evaluation-e1', ['KAlgebra']);
+    assert.deepEqual(input.planners, [{ name: 'base', model: 'm', run: 'shared' }, { name: 'b', model: 'n' }]);
+  });
 });
 
 describe('temporal.yaml judging section', () => {
