@@ -12,7 +12,8 @@ import { setFlag, startGpuHarness, type GpuHarness } from './gpu-harness';
  * pipeline feeds them, on the real Temporal server, MinIO and real KAlgebra and TeXstudio desktops.
  * (a) GRPO rounds raise Average@k on the real tasks above the base by more than the report's own
  * interval; (b) SFT on the pooled specialists' successes gives a generalist better than the base on
- * both applications and no worse than each specialist on its own; (c) the same runs with a judge
+ * both applications (beyond the noise overall and on KAlgebra; on TeXstudio's four local tasks, a
+ * gain) and no worse than each specialist on its own; (c) the same runs with a judge
  * that inverts its verdicts, or with the GRPO labels shuffled, leave the specialist no better than
  * the base. A wrong positive step, an unserved checkpoint or a reward read from the wrong field
  * breaks (a) or (b).
@@ -22,7 +23,8 @@ import { setFlag, startGpuHarness, type GpuHarness } from './gpu-harness';
  * generator double's templates share, so what is learnt on generated tasks can carry over.
  */
 const KALGEBRA = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'];
-const TEXSTUDIO = ['B-01', 'C-02', 'C-03', 'C-05', 'C-06', 'D-01'];
+/** The TeXstudio tasks a local host runs (docs/task-support.md) — four: too few for one application's difference to leave the noise alone (a sign-flip test over 4 tasks cannot go below p = 0.125). */
+const TEXSTUDIO = ['B-01', 'C-02', 'C-06', 'D-01'];
 const K = 2;
 /** One base run for every specialization and the generalization: the base is rolled out once per software. */
 const BASE_RUN = 'learn-base';
@@ -104,9 +106,11 @@ describe('the learning loop: a planner double that learns from what the pipeline
     });
     const report = await g.h.stack.store.getJson<EvaluationReport>(result.report.key);
     const generalist = rowOf(report, 'generalist');
+    assert.ok(generalist.vsBase !== undefined && better(generalist.vsBase.overall), `generalist against the base overall: ${JSON.stringify(generalist.vsBase?.overall)}`);
+    assert.ok(better(generalist.vsBase.bySoftware.KAlgebra!), `generalist against the base on KAlgebra: ${JSON.stringify(generalist.vsBase.bySoftware.KAlgebra)}`);
+    // TeXstudio's four local tasks cannot put one application's difference beyond the noise: it must be a gain.
+    assert.ok(generalist.vsBase.bySoftware.TeXstudio!.difference > 0, `generalist against the base on TeXstudio: ${JSON.stringify(generalist.vsBase.bySoftware.TeXstudio)}`);
     for (const software of ['KAlgebra', 'TeXstudio']) {
-      const vsBase = generalist.vsBase?.bySoftware[software];
-      assert.ok(vsBase !== undefined && better(vsBase), `generalist against the base on ${software}: ${JSON.stringify(vsBase)}`);
       const vsSpecialist = compare(generalist, rowOf(report, `specialist-${software}`), software);
       assert.ok(!worse(vsSpecialist), `generalist against the ${software} specialist on ${software}: ${JSON.stringify(vsSpecialist)}`);
     }
