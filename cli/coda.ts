@@ -159,7 +159,6 @@ async function main(argv: string[]): Promise<void> {
       .option('--attempts <k>', 'rollouts per task per round')
       .option('--evaluation-attempts <k>', 'k of the evaluation after each round')
       .option('--evaluation-tasks <ids>', 'comma-separated real task ids each round is evaluated on (default: all)')
-      .option('--real-task-attempts <k>', 'rollouts per real task per round, judged to measure the judge (default: specialization.realTaskAttempts)')
       .option('--train-on-real-tasks', 'also train on the rollouts of the real tasks (off by default: they are the evaluation set)')
       .option('--judge-precision-floor <p>', "stop a round before training when the judge's precision on the real tasks is below p (0: never; default: specialization.judgePrecisionFloor)")
       .option('--run <id>', 'run id (default: spec-<time>)'),

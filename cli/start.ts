@@ -140,7 +140,6 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         attempts: integer(options.attempts, 'attempts'),
         evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
         evaluationTaskIds: list(options.evaluationTasks),
-        realTaskAttempts: integer(options.realTaskAttempts, 'real-task-attempts'),
         judgePrecisionFloor: fraction(options.judgePrecisionFloor, 'judge-precision-floor'),
         ...(options.trainOnRealTasks === true ? { includeSeeds: true } : {}),
       });

@@ -387,12 +387,10 @@ export const configSchema = z
         /** Rollouts per task per round with the current planner (the trajectories the judge labels). */
         attempts: z.number().int().min(1).max(64).default(2),
         /**
-         * Also train on the round's rollouts of the real tasks. Off by default: the real tasks are the
+         * Also train on the round's rollouts of the real tasks (its planner's evaluation rollouts). Off by default: the real tasks are the
          * evaluation set, so training on them leaks it into the specialist's figures.
          */
         includeSeeds: z.boolean().default(false),
-        /** Rollouts per real task each round, judged to measure the judge against the tasks' evaluators. */
-        realTaskAttempts: z.number().int().min(1).max(64).default(1),
         /**
          * The lowest precision of the judge's final verdict on the round's real-task rollouts at which
          * the round may train on its data (REFERENCE.md §1: CODA's reward rests on the judge); 0: no floor.

@@ -440,8 +440,9 @@ export function resolveEvaluationInput(config: Config, raw: unknown, workflowId:
 // ---------------------------------------------------------------------------------------------
 // Training
 
-/** The planner a round rolls out with: its name in reports, its served model name, its checkpoint. */
+/** The planner a round rolls out with: its name in reports, its served model name, its checkpoint (none: the base). */
 const currentPlanner = plannerCheckpoint.extend({ checkpointKey: z.string().min(1).optional() });
+export type CurrentPlanner = z.output<typeof currentPlanner>;
 
 const count = z.number().int().min(0);
 /** A ratio, null when there is nothing to divide by (core/judge/calibration.ts). */
@@ -512,12 +513,10 @@ export const specializationRequestSchema = z.strictObject({
   attempts: attempts.optional(),
   /** Also train on the rollouts of the real tasks (default: temporal.yaml's, off: they are the evaluation set). */
   includeSeeds: z.boolean().optional(),
-  /** Rollouts per real task each round, judged to measure the judge. */
-  realTaskAttempts: attempts.optional(),
   /** Minimum precision of the judge on the real tasks for a round to train on its data; 0: none. */
   judgePrecisionFloor: z.number().min(0, 'expected a precision from 0 to 1').max(1, 'expected a precision from 0 to 1').optional(),
   evaluationAttempts: attempts.optional(),
-  /** The real tasks each round is evaluated on, and rolls out to measure the judge (default: all of the software's). */
+  /** The real tasks each round is evaluated on, whose rollouts measure the judge (default: all of the software's). */
   evaluationTaskIds: z.array(taskId).min(1, 'expected at least one task id').optional(),
   /**
    * The run of the base planner's rollouts every round's evaluation compares with (default:
@@ -546,7 +545,6 @@ export interface SpecializationInput {
   readonly tasksPerRound: number;
   readonly attempts: number;
   readonly includeSeeds: boolean;
-  readonly realTaskAttempts: number;
   readonly judgePrecisionFloor: number;
   readonly evaluationAttempts: number;
   readonly evaluationTaskIds?: readonly string[];
@@ -555,7 +553,7 @@ export interface SpecializationInput {
   /** Where every training starts (temporal.yaml training.basePlanner). */
   readonly base: { readonly model: string; readonly path: string };
   readonly gpuQueue: string;
-  readonly carried: { round: number; planner: z.output<typeof currentPlanner>; history: RoundRecord[]; stopRequested: boolean };
+  readonly carried: { round: number; planner: CurrentPlanner; history: RoundRecord[]; stopRequested: boolean };
 }
 
 export function resolveSpecializationInput(config: Config, raw: unknown, workflowId: string): SpecializationInput {
@@ -571,7 +569,6 @@ export function resolveSpecializationInput(config: Config, raw: unknown, workflo
     tasksPerRound: request.tasksPerRound ?? s.tasksPerRound,
     attempts: request.attempts ?? s.attempts,
     includeSeeds: request.includeSeeds ?? s.includeSeeds,
-    realTaskAttempts: request.realTaskAttempts ?? s.realTaskAttempts,
     judgePrecisionFloor: request.judgePrecisionFloor ?? s.judgePrecisionFloor,
     evaluationAttempts: request.evaluationAttempts ?? s.evaluationAttempts,
     ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),

@@ -1,13 +1,15 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { JudgeMeasurement, SpecializationInput } from '../config/workflow-inputs';
+import type { CurrentPlanner, JudgeMeasurement, SpecializationInput } from '../config/workflow-inputs';
 import { belowPrecisionFloor } from '../core/judge/calibration';
 import type { JudgeEvaluationActivities } from '../activities/judge/evaluation';
 
 /**
- * The judge measured every specialization round (CODA's reward rests on it): the round also rolls
- * out the real tasks, whose evaluators say what truly happened, has the judge label them like the
- * generated ones, and compares (core/judge/calibration.ts). A final-verdict precision below the
- * run's judgePrecisionFloor stops the round before any dataset is built from its verdicts.
+ * The judge measured every specialization round (CODA's reward rests on it): the round has the
+ * judge label the rollouts of the real tasks its planner made when it was evaluated (the base row's
+ * for the base planner, the evaluation of the round that trained it otherwise), whose evaluators
+ * say what truly happened, and compares (core/judge/calibration.ts). No rollout is made for it. A
+ * final-verdict precision below the run's judgePrecisionFloor stops the round before any dataset is
+ * built from its verdicts.
  */
 
 /** Raised when the judge's precision is below the floor: not retried, the measurement in its details. */
@@ -15,6 +17,9 @@ export const JUDGE_BELOW_FLOOR = 'JudgeBelowFloor';
 
 export interface RoundBatch {
   readonly run: string;
+  /** The batch's stage and planner (a real-task batch names them as the evaluation did, so its inputs are the evaluation's own). */
+  readonly stage: 'specialization' | 'evaluation';
+  readonly planner: { readonly name: string; readonly model: string };
   readonly attempts: number;
   readonly taskSet?: string;
   readonly taskIds?: readonly string[];
@@ -22,13 +27,27 @@ export interface RoundBatch {
   readonly source: boolean;
 }
 
+/** The evaluation report's row of a specialization's planner, the same every round. */
+export const specialistRow = (software: string): string => `specialist-${software}`;
+
+/** The run of a specialization round's evaluation rollouts (the round's id is its checkpoint's name). */
+export const evaluationRunOf = (id: string): string => `${id}-eval`;
+
 /**
- * The round's rollouts of the real tasks (evaluationTaskIds when the run names them, else all):
- * always judged, to measure the judge; trained on only with includeSeeds (they are the evaluation set).
+ * The rollouts of the real tasks by the planner the round rolls out with, as its evaluation made
+ * them: the base row's run (baseEvaluationRun) for the base planner, which the first such round rolls
+ * out before the evaluation reuses it, or the evaluation run of the round that trained the planner
+ * (by the planner's name: a round that skipped training keeps the previous planner). The same batch
+ * inputs as the evaluation's, so starting it again only awaits the finished rollouts: the judge is
+ * measured on the evaluation's k attempts (evaluationTaskIds when the run names them, else all),
+ * always; trained on only with includeSeeds (they are the evaluation set).
  */
-export const realTaskBatch = (input: SpecializationInput, id: string): RoundBatch => ({
-  run: `${id}-seed`,
-  attempts: input.realTaskAttempts,
+export const realTaskBatch = (input: SpecializationInput, planner: CurrentPlanner): RoundBatch => ({
+  ...(planner.checkpointKey === undefined
+    ? { run: input.baseEvaluationRun, planner: { name: 'base', model: input.base.model } }
+    : { run: evaluationRunOf(planner.name), planner: { name: specialistRow(input.software), model: planner.model } }),
+  stage: 'evaluation',
+  attempts: input.evaluationAttempts,
   ...(input.evaluationTaskIds === undefined ? {} : { taskIds: input.evaluationTaskIds }),
   source: input.includeSeeds,
 });

@@ -18,7 +18,7 @@ import { batchWorkflowId, rolloutBatch, type BatchResult } from './batch';
 import { evaluation, type EvaluationResult } from './evaluation';
 import { failOnBadInput, inputs } from './inputs';
 import { judgeRun, judgeRunWorkflowId, type JudgeRunResult } from './judge';
-import { belowFloorFailure, measureJudge, realTaskBatch, type RoundBatch } from './judge-check';
+import { belowFloorFailure, evaluationRunOf, measureJudge, realTaskBatch, specialistRow, type RoundBatch } from './judge-check';
 import { tagWorkflow } from './search-attributes';
 import { taskGeneration, taskGenerationWorkflowId } from './task-generation';
 
@@ -103,10 +103,11 @@ export function roundSetsOf(checkpoint: string): Array<{ set: string; round: num
 
 /**
  * Specialization of a planner on one software, one round per workflow run (continue-as-new
- * between rounds): generate tasks → roll out the generated (and real) tasks with the current
- * planner → judge them → a GRPO dataset of the positive steps → train on the gpu queue → serve
- * the new checkpoint → evaluate it on the real tasks beside the base planner (whose rollouts the
- * first round makes and the later ones reuse) → next round. Cancelling it cancels the
+ * between rounds): generate tasks → roll out the generated tasks with the current planner → judge
+ * them, and the planner's evaluation rollouts of the real tasks to measure the judge → a GRPO
+ * dataset of the positive steps → train on the gpu queue → serve the new checkpoint → evaluate it
+ * on the real tasks beside the base planner (whose rollouts the first round makes and the later
+ * ones reuse) → next round. Cancelling it cancels the
  * trainer; the stopAfterRound signal ends it after the round it is in.
  */
 export async function specialization(raw: unknown): Promise<SpecializationResult> {
@@ -161,12 +162,15 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   counts.tasks = set.counts.kept;
 
   stage = 'rollouts';
-  const real = realTaskBatch(input, id);
-  const batches: RoundBatch[] = [...(set.counts.kept > 0 ? [{ run: `${id}-gen`, taskSet: id, attempts: input.attempts, source: true }] : []), real];
+  // The real tasks' batch is the planner's evaluation batch: the base row's, rolled out here first
+  // and reused by the evaluation, or the previous evaluation's, whose finished rollouts are only awaited.
+  const real = realTaskBatch(input, planner);
+  const generated: RoundBatch = { run: `${id}-gen`, stage: 'specialization', planner: { name: planner.name, model: planner.model }, taskSet: id, attempts: input.attempts, source: true };
+  const batches: RoundBatch[] = [...(set.counts.kept > 0 ? [generated] : []), real];
   for (const batch of batches) {
     const result: BatchResult = await executeChild(rolloutBatch, {
       workflowId: batchWorkflowId(batch.run, software),
-      args: [{ run: batch.run, stage: 'specialization', software, attempts: batch.attempts, planner: { name: planner.name, model: planner.model }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }), ...(batch.taskIds === undefined ? {} : { taskIds: [...batch.taskIds] }) }],
+      args: [{ run: batch.run, stage: batch.stage, software, attempts: batch.attempts, planner: { ...batch.planner }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }), ...(batch.taskIds === undefined ? {} : { taskIds: [...batch.taskIds] }) }],
     });
     counts.rollouts += result.completed;
   }
@@ -212,14 +216,14 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   }
 
   stage = 'evaluation';
-  const specialistRow = `specialist-${software}`;
+  const specialistName = specialistRow(software);
   const report: EvaluationResult = await executeChild(evaluation, {
     workflowId: `evaluation-${id}`,
     // One row name for every round, so each report's diff is the change since the previous round;
     // the base row's rollouts are made once per run and reused, so every round is compared with the same base.
-    args: [{ run: `${id}-eval`, series: seriesName('specialization', run), software: [software], attempts: input.evaluationAttempts, ...(input.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...input.evaluationTaskIds] } }), planners: [{ name: 'base', model: input.base.model, run: input.baseEvaluationRun }, { name: specialistRow, model: next.model, run: `${id}-eval` }] }],
+    args: [{ run: evaluationRunOf(id), series: seriesName('specialization', run), software: [software], attempts: input.evaluationAttempts, ...(input.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...input.evaluationTaskIds] } }), planners: [{ name: 'base', model: input.base.model, run: input.baseEvaluationRun }, { name: specialistName, model: next.model, run: evaluationRunOf(id) }] }],
   });
-  const figures = report.rows.find((row) => row.planner === specialistRow);
+  const figures = report.rows.find((row) => row.planner === specialistName);
   const baseFigures = report.rows.find((row) => row.planner === 'base');
   history = [
     ...carried.history,
@@ -247,7 +251,6 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       tasksPerRound: input.tasksPerRound,
       attempts: input.attempts,
       includeSeeds: input.includeSeeds,
-      realTaskAttempts: input.realTaskAttempts,
       judgePrecisionFloor: input.judgePrecisionFloor,
       evaluationAttempts: input.evaluationAttempts,
       ...(input.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...input.evaluationTaskIds] }),

@@ -154,6 +154,8 @@ describe('the coda CLI, run as its own process against the real stack', function
       [['start', 'specialization', '--software', 'KAlgebra', '--rounds', '0'], /^specialization input is invalid:\n {2}- rounds: expected an integer >= 1/],
       [['start', 'specialization', '--software', 'KAlgebra', '--judge-precision-floor', '1.5'], /^specialization input is invalid:\n {2}- judgePrecisionFloor: expected a precision from 0 to 1/],
       [['start', 'specialization', '--software', 'KAlgebra', '--judge-precision-floor', 'high'], /--judge-precision-floor: expected a number from 0 to 1, got "high"/],
+      // The judge is measured on the evaluation's rollouts of the real tasks: no rollout count of its own.
+      [['start', 'specialization', '--software', 'KAlgebra', '--real-task-attempts', '1'], /unknown option '--real-task-attempts'/],
       [['start', 'generalization', '--specialist', 'KAlgebra=k-r1', '--evaluation-tasks', 'A-01'], /--evaluation-tasks: expected SOFTWARE:ID,ID/],
       [['start', 'generalization', '--specialist', 'KAlgebra=k-r1', '--evaluation-tasks', 'TeXstudio:A-01'], /evaluationTaskIds\.TeXstudio: "TeXstudio" has no specialist here/],
       [['start', 'judge', '--trajectory', 'nope'], /trajectory: expected RUN\/SOFTWARE\/TASK\/ATTEMPT or a manifest key/],

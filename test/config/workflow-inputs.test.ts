@@ -29,12 +29,13 @@ function problems(resolve: () => unknown): string[] {
 describe('workflow inputs: checked and completed from temporal.yaml', () => {
   it('completes a specialization: the real tasks measure the judge every round, are not trained on, and the precision floor is 0.6', () => {
     const input = resolveSpecializationInput(config, { software: 'KAlgebra' }, 'specialization-KAlgebra-s1');
-    assert.deepEqual([input.includeSeeds, input.realTaskAttempts, input.judgePrecisionFloor], [false, 1, 0.6]);
-    const asked = resolveSpecializationInput(config, { software: 'KAlgebra', includeSeeds: true, realTaskAttempts: 3, judgePrecisionFloor: 0 }, 'x');
-    assert.deepEqual([asked.includeSeeds, asked.realTaskAttempts, asked.judgePrecisionFloor], [true, 3, 0]);
-    assert.deepEqual(problems(() => resolveSpecializationInput(config, { software: 'KAlgebra', judgePrecisionFloor: 1.2, realTaskAttempts: 0 }, 'x')), [
-      'realTaskAttempts: expected an integer >= 1',
+    assert.deepEqual([input.includeSeeds, input.judgePrecisionFloor, input.baseEvaluationRun], [false, 0.6, `${input.run}-base-eval`]);
+    const asked = resolveSpecializationInput(config, { software: 'KAlgebra', includeSeeds: true, judgePrecisionFloor: 0 }, 'x');
+    assert.deepEqual([asked.includeSeeds, asked.judgePrecisionFloor], [true, 0]);
+    // The judge is measured on the evaluation's rollouts: there is no separate count of real-task rollouts.
+    assert.deepEqual(problems(() => resolveSpecializationInput(config, { software: 'KAlgebra', judgePrecisionFloor: 1.2, realTaskAttempts: 1 }, 'x')), [
       'judgePrecisionFloor: expected a precision from 0 to 1',
+      '(root): Unrecognized key: "realTaskAttempts"',
     ]);
     const yaml = parse(repoText) as { specialization: Record<string, unknown> };
     yaml.specialization.judgePrecisionFloor = 1.5;

@@ -109,12 +109,12 @@ describe('specialization on each ScienceBoard VM app (Celestia, ChimeraX, GRASS 
       assert.equal(set.software, software);
       assert.equal(round.tasks, set.tasks.length);
       assert.deepEqual(round.sources, [`${run}-r1-gen`]);
-      assert.equal(round.rollouts, round.tasks + EVALUATION_TASKS.length, 'one attempt of every generated task, and of every real task to measure the judge');
+      assert.equal(round.rollouts, round.tasks + EVALUATION_TASKS.length, 'one attempt of every generated task, and of every real task by the base row (to measure the judge, then reused by the evaluation)');
       assert.equal(round.judged, round.rollouts, 'every rollout judged');
       // The real tasks pass on the VM's test states and the judge doubles are exact: a precision and recall of 1.
       assert.deepEqual(
         [round.judge?.run, round.judge?.final.trajectories, round.judge?.final.passed, round.judge?.final.precision, round.judge?.final.recall],
-        [`${run}-r1-seed`, EVALUATION_TASKS.length, EVALUATION_TASKS.length, 1, 1],
+        [`${run}-base-eval`, EVALUATION_TASKS.length, EVALUATION_TASKS.length, 1, 1],
       );
 
       // The rollouts ran on the VM host, on generated tasks of this app, and each has its verdict.

@@ -205,7 +205,7 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
     assert.equal(
       cause?.message,
       `specialization ${spec} round 1 stopped before training: the judge's precision on the real tasks is 0.000, below the floor of 0.6: ` +
-        `of 1 rollouts it approved, the evaluators passed 0 (1 judged, 0 passed, 1 false positives) (judgePrecisionFloor; run ${spec}-r1-seed)`,
+        `of 1 rollouts it approved, the evaluators passed 0 (1 judged, 0 passed, 1 false positives) (judgePrecisionFloor; run ${spec}-base-eval)`,
     );
 
     // The failed run still answers its progress: the stage it stopped in, why, and the figures.
@@ -216,15 +216,16 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
     assert.deepEqual(progress.history, [], 'no round finished');
     const judged = progress.judge;
     assert.ok(judged !== undefined);
-    assert.equal(judged.run, `${spec}-r1-seed`);
+    assert.equal(judged.run, `${spec}-base-eval`, "round 1's planner is the base: the base row's evaluation rollouts, rolled out by the round");
     assert.equal(judged.floor, 0.6, "temporal.yaml's specialization.judgePrecisionFloor");
     assert.deepEqual(judged.final, { trajectories: 1, approved: 1, passed: 0, truePositives: 0, falsePositives: 1, falseNegatives: 0, trueNegatives: 0, precision: 0, recall: null });
     assert.deepEqual(
       judged.votes.map((v) => [v.judge, v.resolution, v.approved, v.precision, v.recall]),
       [['judge-inverted', 'low', 1, 0, null], ['judge-inverted', 'high', 1, 0, null]],
     );
-    // The real-task rollout is the evaluators' failure the judge approved.
-    const [real] = await Promise.all((await h.stack.store.list(`${h.config.storage.prefix}/runs/${spec}-r1-seed/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json')).map(async (key) => parseTrajectoryManifest(await h.stack.store.getJson(key), key)));
+    // The real-task rollout is the evaluators' failure the judge approved; no other batch of the real tasks was made.
+    assert.deepEqual(await h.stack.store.list(`${h.config.storage.prefix}/runs/${spec}-r1-seed/`), []);
+    const [real] = await Promise.all((await h.stack.store.list(`${h.config.storage.prefix}/runs/${spec}-base-eval/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json')).map(async (key) => parseTrajectoryManifest(await h.stack.store.getJson(key), key)));
     assert.equal(real?.taskId, 'B-03');
     assert.equal(real?.evaluation?.passed, false);
 

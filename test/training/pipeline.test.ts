@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
 import type { RoundRecord } from '../../config/workflow-inputs';
@@ -64,13 +65,13 @@ describe('training workflows: specialization rounds and generalization (trainer 
     }, 600_000);
     assert.equal(second.history.length, 1);
     assert.equal(second.total, 5 * 7);
-    assert.deepEqual(second.history[0]?.judge?.run, `${run}-r1-seed`, 'the progress carries the round 1 record with its judge figures');
+    assert.deepEqual(second.history[0]?.judge?.run, `${run}-base-eval`, 'the progress carries the round 1 record with its judge figures, measured on the base row\'s rollouts');
     await handle.signal(stopAfterRound);
     const judging = await eventually('round 2 judged', async () => {
       const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
       return progress?.round === 2 && progress.judge !== undefined ? progress.judge : undefined;
     }, 600_000);
-    assert.equal(judging.run, `${run}-r2-seed`, "the progress shows this round's judge once measured");
+    assert.equal(judging.run, `${run}-r1-eval`, "the progress shows this round's judge once measured, on its planner's (round 1's checkpoint's) evaluation rollouts");
     specialization = (await handle.result()) as SpecializationResult;
 
     assert.equal(specialization.rounds, 2, 'stopped after the round the signal arrived in');
@@ -128,6 +129,15 @@ describe('training workflows: specialization rounds and generalization (trainer 
     const baseRollouts = [];
     for await (const e of g.h.stack.client.workflow.list({ query: `CodaRun = "${baseRun}" AND WorkflowType = "rollout"` })) baseRollouts.push(e);
     assert.equal(baseRollouts.length, 2, 'two tasks x one attempt, rolled out once for both rounds');
+    // The judge is measured on the evaluation's batches, started with the evaluation's own inputs (so
+    // the rollouts are reused, not made again): the base row's by round 1 (then by both evaluations),
+    // round 1's specialist's by round 1's evaluation, then by round 2 to judge it.
+    for (const [batchRun, starts] of [[baseRun, 3], [`${run}-r1-eval`, 2]] as const) {
+      const inputs = await batchInputs(batchRun);
+      assert.equal(inputs.length, starts, `${batchRun}: ${JSON.stringify(inputs)}`);
+      for (const input of inputs) assert.deepEqual(input, inputs[0], `${batchRun}: every start asks for the same batch`);
+    }
+    for (const r of [1, 2]) assert.deepEqual(await store.list(`${prefix}/runs/${run}-r${r}-seed/`), [], 'no separate real-task batch');
     assert.equal(r1.baseAverageAtK, r2.baseAverageAtK);
     for (const r of [r1, r2]) {
       assert.ok(r.averageInterval !== undefined && r.averageInterval.lower <= r.averageAtK && r.averageAtK <= r.averageInterval.upper, JSON.stringify(r.averageInterval));
@@ -136,6 +146,20 @@ describe('training workflows: specialization rounds and generalization (trainer 
       assert.equal(r.vsBase.withinNoise, true);
     }
   });
+
+  /** The inputs the batch workflows of a run were started with (continued runs aside). */
+  async function batchInputs(batchRun: string): Promise<unknown[]> {
+    const client = g.h.stack.client;
+    const inputs: unknown[] = [];
+    for await (const e of client.workflow.list({ query: `CodaRun = "${batchRun}" AND WorkflowType = "rolloutBatch"` })) {
+      const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
+      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+      assert.ok(payload !== undefined && payload !== null, `${e.workflowId} has its input`);
+      const input = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload as Payload);
+      if (input.carried === undefined) inputs.push(input);
+    }
+    return inputs;
+  }
 
   /**
    * A round's judge figures are what its real-task rollouts and their verdicts say: the harness's
@@ -147,7 +171,8 @@ describe('training workflows: specialization rounds and generalization (trainer 
     const prefix = g.h.config.storage.prefix;
     const judge = r.judge;
     assert.ok(judge !== undefined, `round ${r.round} measured the judge`);
-    assert.equal(judge.run, `${run}-r${r.round}-seed`);
+    // The planner's evaluation rollouts: the base row's for round 1, round 1's specialist's for round 2.
+    assert.equal(judge.run, r.round === 1 ? `${run}-base-eval` : `${run}-r${r.round - 1}-eval`);
     assert.equal(judge.floor, 0.6, "temporal.yaml's specialization.judgePrecisionFloor");
     assert.ok(!r.sources.includes(judge.run), 'the real tasks are not trained on');
     const keys = (await store.list(`${prefix}/runs/${judge.run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
@@ -158,7 +183,7 @@ describe('training workflows: specialization rounds and generalization (trainer 
         return { task: manifest.taskId, passed: manifest.evaluation?.passed === true, success: verdict.success };
       }),
     );
-    assert.deepEqual(truth.map((t) => t.task).sort(), ['A-01', 'C-03'], 'realTaskAttempts 1 of each evaluationTaskIds task');
+    assert.deepEqual(truth.map((t) => t.task).sort(), ['A-01', 'C-03'], 'evaluationAttempts 1 of each evaluationTaskIds task');
     const passed = truth.filter((t) => t.passed).length;
     const approved = truth.filter((t) => t.success).length;
     assert.deepEqual(judge.final, {

@@ -123,7 +123,7 @@ describe('viewer: pages without servers', () => {
         { judge: 'judge-a', resolution: 'high', ...figures(0, 0, 1, 0) },
       ],
     });
-    const withJudge: RoundRecord = { ...round(2, 30), judge: judged('s1-r2-seed', figures(3, 1, 1, 1)) };
+    const withJudge: RoundRecord = { ...round(2, 30), judge: judged('s1-r1-eval', figures(3, 1, 1, 1)) };
     const r1 = checkpoint('s1-r1', undefined, { policy_loss: 0.5, reward: 0.25 });
     const r2 = checkpoint('s1-r2', 's1-r1', { policy_loss: 0.25, reward: 0.75 });
     const payload = (value: unknown) => defaultPayloadConverter.toPayload(value);
@@ -135,7 +135,7 @@ describe('viewer: pages without servers', () => {
     } as unknown as WorkflowExecutionDescription;
     const view: TrainingView = {
       state: { workflowId: 'specialization-KAlgebra-s1', description, summary: { lines: [], failures: [], children: [], counts: { events: 0, activities: 0, activitiesRetried: 0, activitiesFailed: 0, localActivities: 0, children: 0, childrenFailed: 0, timers: 0, signals: 0, continuedAsNew: true }, status: 'RUNNING' }, input: { software: 'KAlgebra', run: 's1' } },
-      progress: { run: 's1', software: 'KAlgebra', round: 3, rounds: 3, stage: 'training', counts: { tasks: 12, rollouts: 24, judged: 24, positiveSteps: 9, samples: 9 }, history: [round(1, 20), withJudge], checkpoint: { name: 's1-r2', model: 's1-r2' }, judge: judged('s1-r3-seed', figures(0, 0, 2, 2)) },
+      progress: { run: 's1', software: 'KAlgebra', round: 3, rounds: 3, stage: 'training', counts: { tasks: 12, rollouts: 24, judged: 24, positiveSteps: 9, samples: 9 }, history: [round(1, 20), withJudge], checkpoint: { name: 's1-r2', model: 's1-r2' }, judge: judged('s1-r2-eval', figures(0, 0, 2, 2)) },
       rounds: [round(1, 20), withJudge],
       checkpoints: new Map([
         ['s1-r1', { name: 's1-r1', key: 'coda/checkpoints/s1-r1/manifest.json', manifest: r1 }],
