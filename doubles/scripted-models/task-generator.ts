@@ -67,16 +67,26 @@ export function readGeneratorPrompt(request: ChatRequest): GeneratorPrompt | und
   };
 }
 
-/** New template tasks, one at a time: a random template that has any left, then a random task of it unlike every task seen. */
+/**
+ * New template tasks, one at a time: the templates take turns in a shuffled order (a reply covers
+ * every kind of task its seeds show, as a model asked for varied tasks writes them), skipping those
+ * with nothing new left; then a random task of the template unlike every task seen.
+ */
 function newTasks(software: string, context: TemplateContext | undefined, seen: readonly string[], random: () => number): () => TemplateTask | undefined {
   const templates = everyTask(software, context);
   const known = new Set(seen.map(normaliseInstruction));
   const unlike = (task: TemplateTask, others: readonly string[]): boolean => !known.has(normaliseInstruction(task.instruction)) && others.every((other) => instructionSimilarity(task.instruction, other) < SAME_TASK);
   const left = templates.map((tasks) => tasks.filter((task) => unlike(task, seen)));
+  const order = left.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j] as number, order[i] as number];
+  }
+  let turn = 0;
   return () => {
-    const open = left.filter((tasks) => tasks.length > 0);
+    const open = order.filter((i) => (left[i] as TemplateTask[]).length > 0);
     if (open.length === 0) return undefined;
-    const tasks = open[Math.floor(random() * open.length)] as TemplateTask[];
+    const tasks = left[open[turn++ % open.length] as number] as TemplateTask[];
     const task = tasks.splice(Math.floor(random() * tasks.length), 1)[0] as TemplateTask;
     known.add(normaliseInstruction(task.instruction));
     for (const [i, others] of left.entries()) left[i] = others.filter((other) => unlike(other, [task.instruction]));

@@ -191,10 +191,11 @@ async function checkRows(attr: DatasetAttr, mediaDir: string): Promise<Conversat
 
 /**
  * How far the double's logits move per unit of learning_rate: LLaMA-Factory's rates (1e-5 in
- * temporal.yaml) are sized for billions of weights; at them the double's logits move by steps of
- * about the batch's mean gradient.
+ * temporal.yaml) are sized for billions of weights; at them the double's logits move by about ten
+ * times the batch's mean gradient, so a few epochs over a few rows of a situation fit it (SFT
+ * sees only the judged successes: few rows per situation).
  */
-export const LOGIT_STEP_PER_LR = 1e5;
+export const LOGIT_STEP_PER_LR = 1e6;
 
 /** The policy training starts from: the logits of the first adapter or model folder that holds them, or the base planner's. */
 function startingPolicy(settings: Settings, errorRate: number): LearningPolicy {

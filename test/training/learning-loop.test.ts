@@ -77,6 +77,8 @@ describe('the learning loop: a planner double that learns from what the pipeline
         // Several prompts per GRPO step, as in production (the harness's default is one).
         setFlag(doc.training.grpo.args, '--rollout.batch_size', '8');
         setFlag(doc.training.grpo.args, '--ckpt.save_steps', '5');
+        // SFT over its rows three times, as temporal.yaml's num_train_epochs does (the harness's default is one).
+        doc.training.sft.config = { ...doc.training.sft.config, num_train_epochs: 3 };
       },
     });
     await g.h.startVmHost();
@@ -102,7 +104,7 @@ describe('the learning loop: a planner double that learns from what the pipeline
         { software: 'TeXstudio', checkpoint: texstudio.specialist.name },
       ],
       tasksPerSoftware: 6,
-      attempts: 1,
+      attempts: 2,
       evaluationAttempts: K,
       evaluationTaskIds: { KAlgebra: KALGEBRA, TeXstudio: TEXSTUDIO },
       baseEvaluationRun: BASE_RUN,
