@@ -31,7 +31,7 @@ import { printTable } from './stats';
  * total wall time. The base planner errs at dev.scriptedModels.errorRate (0.25 in temporal.yaml);
  * `--error-rate` runs the stack on a copy of temporal.yaml with another one.
  *
- *   node build/bench/learning-curve.js [--rounds 3] [--k 2] [--attempts 2] [--tasks 6] [--error-rate 0.25] [--timed-round 2]
+ *   node build/bench/learning-curve.js [--rounds 3] [--k 2] [--attempts 2] [--tasks 6] [--error-rate 0.25] [--timed-round 2] [--keep]
  */
 const EVALUATION_TASKS: Readonly<Record<string, readonly string[]>> = {
   KAlgebra: ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'],
@@ -64,6 +64,7 @@ async function main(): Promise<void> {
       tasks: { type: 'string', default: '6' },
       'error-rate': { type: 'string' },
       'timed-round': { type: 'string', default: '2' },
+      keep: { type: 'boolean', default: false },
     },
   });
   const options: Options = { rounds: Number(values.rounds), k: Number(values.k), attempts: Number(values.attempts), tasks: Number(values.tasks), timedRound: Math.min(Number(values['timed-round']), Number(values.rounds)) };
@@ -95,7 +96,9 @@ async function main(): Promise<void> {
   } finally {
     await client?.connection.close();
     await stackDown(config, { env });
-    rmSync(dataDir, { recursive: true, force: true });
+    // --keep leaves the stack's data (MinIO's objects, the workers' logs, the served adapters) to look into.
+    if (values.keep) console.log(`\nthe stack's data is kept in ${dataDir}`);
+    else rmSync(dataDir, { recursive: true, force: true });
   }
   console.log(`\ntotal wall time (stack up to stack down): ${((Date.now() - started) / 60_000).toFixed(1)} min`);
 }
