@@ -4,10 +4,12 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { runsQuery } from '../../cli/runs-query';
 import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import type { GuiAction } from '../../core/actions';
+import { columnTitle } from '../../core/report';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
 import { ViewerError } from '../../viewer/errors';
 import { escapeHtml, html } from '../../viewer/html';
 import { actionOverlay } from '../../viewer/overlay';
+import { seriesPlots } from '../../viewer/pages/evaluation';
 import { filtersOf } from '../../viewer/pages/runs';
 import { renderTraining, type TrainingView } from '../../viewer/pages/training';
 import { runPageUrl } from '../../viewer/urls';
@@ -81,6 +83,51 @@ describe('viewer: pages without servers', () => {
   it('gives the URL of a run\u2019s page (what the demo prints last)', () => {
     assert.equal(runPageUrl({ viewer: { host: '127.0.0.1', port: 8300 } }, 'batch-demo-1-KAlgebra'), 'http://127.0.0.1:8300/runs/batch-demo-1-KAlgebra');
     assert.equal(runPageUrl({ viewer: { host: '0.0.0.0', port: 8300 } }, 'a b'), 'http://127.0.0.1:8300/runs/a%20b');
+  });
+
+  describe('the plots of an evaluation series', () => {
+    type SeriesReport = Parameters<typeof seriesPlots>[0][number];
+    const summary = (averageAtK: number) => ({ taskCount: 10, runs: 20, successes: averageAtK * 20, averageAtK, passAtK: Math.min(1, averageAtK + 0.1) });
+    const row = (planner: string, averageAtK: number, interval?: { lower: number; upper: number }): SeriesReport['rows'][number] => ({
+      planner,
+      model: planner,
+      runs: { KAlgebra: `${planner}-run` },
+      metrics: { tasks: [], bySoftware: { KAlgebra: summary(averageAtK) }, overall: summary(averageAtK) },
+      ...(interval === undefined ? {} : { averageInterval: { bySoftware: { KAlgebra: interval }, overall: interval } }),
+    });
+    const report = (run: string, rows: SeriesReport['rows']): SeriesReport => ({
+      schema: rows.some((r) => r.averageInterval !== undefined) ? 'coda.evaluation-report/v2' : 'coda.evaluation-report/v1',
+      series: 'specialization-s1',
+      run,
+      k: 2,
+      createdAt: '2026-11-24T22:00:00Z',
+      softwares: ['KAlgebra'],
+      rows,
+      unsupported: [],
+    });
+
+    it('plots Average@k per report with its 95% interval as a lower and an upper line, a gap where a report has none', () => {
+      const reports = [
+        report('r1-eval', [row('base', 0.5, { lower: 0.4, upper: 0.6 }), row('specialist-KAlgebra', 0.55, { lower: 0.45, upper: 0.65 })]),
+        report('r2-eval', [row('base', 0.5), row('specialist-KAlgebra', 0.7)]),
+        report('r3-eval', [row('base', 0.5, { lower: 0.4, upper: 0.6 }), row('specialist-KAlgebra', 0.8125, { lower: 0.7, upper: 0.9 })]),
+      ];
+      const charts = chartsOf(seriesPlots(reports).text);
+      const kalgebra = columnTitle('KAlgebra');
+      const average = new Map(charts.get('average-chart')!.data.datasets.map((d) => [d.label, d.data]));
+      assert.deepEqual(average.get(`specialist-KAlgebra ${kalgebra}`), [55, 70, 81.25]);
+      assert.deepEqual(average.get(`specialist-KAlgebra ${kalgebra} 95% interval, lower`), [45, null, 70]);
+      assert.deepEqual(average.get(`specialist-KAlgebra ${kalgebra} 95% interval, upper`), [65, null, 90]);
+      assert.deepEqual(average.get('base Overall 95% interval, lower'), [40, null, 40]);
+      assert.equal(average.size, 12, 'two planners × (KAlgebra, Overall) × (Average@k, lower, upper)');
+      const pass = charts.get('pass-chart')!.data.datasets;
+      assert.ok(pass.every((d) => !d.label.includes('interval')), 'Pass@k has no interval');
+    });
+
+    it('draws no interval lines for a series of reports without intervals (v1)', () => {
+      const charts = chartsOf(seriesPlots([report('r1-eval', [row('base', 0.5)]), report('r2-eval', [row('base', 0.6)])]).text);
+      assert.deepEqual(charts.get('average-chart')!.data.datasets.map((d) => d.label), [`base ${columnTitle('KAlgebra')}`, 'base Overall']);
+    });
   });
 
   describe('the training page of a specialization', () => {

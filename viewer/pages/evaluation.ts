@@ -95,7 +95,7 @@ export async function seriesPage(src: ViewerSources, series: string, reportId?: 
   const readable = plotted.filter((p): p is { key: string; report: Report } => p.report !== undefined);
   const previous = report.previous === undefined ? undefined : await readReport(src, report.previous.key).catch(() => undefined);
   return html`<h1>Evaluation series ${series}</h1>
-${plots(readable.map((p) => p.report))}
+${seriesPlots(readable.map((p) => p.report))}
 ${plotted.filter((p) => p.report === undefined).map((p) => html`<p class="error">Damaged report ${link(paths.object(p.key), idOf(p.key))} left out of the plots: ${(p as { damage: ViewerError }).damage.details.join('; ')}</p>`)}
 <section id="report"><h2>Report ${idOf(selectedKey)}</h2>
 ${keyValues([
@@ -167,23 +167,40 @@ function uncertaintyNote(report: Report): Html {
   return html`${noise === undefined ? '' : html`<p id="noise">${noise}</p>`}<p class="muted">${u.confidence * 100}% intervals, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}.</p>`;
 }
 
-/** Average@k and Pass@k per planner and column, one point per report, oldest first. */
-function plots(reports: readonly Report[]): Html {
+/**
+ * Average@k and Pass@k per planner and column, one point per report, oldest first; Average@k's 95%
+ * interval as a lower and an upper line per planner and column, from the reports that have one
+ * (a specialization's series is its learning curve: one report per round).
+ */
+export function seriesPlots(reports: readonly Report[]): Html {
   const labels = reports.map((r) => r.run);
   const columns = columnOrder(reports.flatMap((r) => r.softwares));
   const planners = [...new Set(reports.flatMap((r) => r.rows.map((row) => row.planner)))];
+  const percent = (fraction: number | undefined): number | null => (fraction === undefined ? null : Math.round(fraction * 10_000) / 100);
+  const labelOf = (planner: string, column: string): string => `${planner} ${column === 'Overall' ? column : columnTitle(column)}`;
+  const rowOf = (r: Report, planner: string): Row | undefined => r.rows.find((x) => x.planner === planner);
   const series = (pick: (s: z.output<typeof summary>) => number) =>
     planners.flatMap((planner) =>
       [...columns, 'Overall'].map((column) => ({
-        label: `${planner} ${column === 'Overall' ? column : columnTitle(column)}`,
+        label: labelOf(planner, column),
         data: reports.map((r) => {
-          const row = r.rows.find((x) => x.planner === planner);
+          const row = rowOf(r, planner);
           const s = column === 'Overall' ? row?.metrics.overall : row?.metrics.bySoftware[column];
-          return s === undefined ? null : Math.round(pick(s) * 10_000) / 100;
+          return percent(s === undefined ? undefined : pick(s));
         }),
       })),
     );
-  return html`<div class="charts">${chart('average-chart', lineChart(labels, series((s) => s.averageAtK), 'Average@k (%)'), `Average@k per software and overall, ${reports.length} reports`)}${chart(
+  const intervals = planners.flatMap((planner) =>
+    [...columns, 'Overall'].flatMap((column) => {
+      const of = (r: Report) => {
+        const row = rowOf(r, planner);
+        return column === 'Overall' ? row?.averageInterval?.overall : row?.averageInterval?.bySoftware[column];
+      };
+      if (reports.every((r) => of(r) === undefined)) return [];
+      return (['lower', 'upper'] as const).map((end) => ({ label: `${labelOf(planner, column)} 95% interval, ${end}`, data: reports.map((r) => percent(of(r)?.[end])) }));
+    }),
+  );
+  return html`<div class="charts">${chart('average-chart', lineChart(labels, [...series((s) => s.averageAtK), ...intervals], 'Average@k (%)'), `Average@k per software and overall${intervals.length === 0 ? '' : ' with its 95% interval'}, ${reports.length} reports`)}${chart(
     'pass-chart',
     lineChart(labels, series((s) => s.passAtK), 'Pass@k (%)'),
     `Pass@k per software and overall, ${reports.length} reports`,
