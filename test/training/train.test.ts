@@ -77,7 +77,7 @@ describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', 
     );
     assert.deepEqual(manifest.sources, dataset.sources, 'the lineage names the trajectories and verdicts');
     const files = await g.h.stack.store.list(`${checkpointPrefix(g.h.config.storage.prefix, req.checkpoint)}/files/`);
-    assert.deepEqual(files.map((f) => f.slice(f.lastIndexOf('/') + 1)).sort(), ['adapter_config.json', 'adapter_model.safetensors', 'coda-trainer-double.json']);
+    assert.deepEqual(files.map((f) => f.slice(f.lastIndexOf('/') + 1)).sort(), ['adapter_config.json', 'adapter_model.safetensors', 'coda-trainer-double.json', 'planner-policy.json'], 'the placeholder adapter and the learning planner double’s logits');
     const job = trainingJobPrefix(g.h.config.storage.prefix, req.job);
     const marker = (await g.h.stack.store.getJson(`${job}/checkpoints/latest.json`)) as { step: number; files: string[] };
     assert.equal(marker.step, dataset.rows, 'the last checkpoint was uploaded');
@@ -92,7 +92,9 @@ describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', 
     const result = (await (await g.startTraining(req)).result()) as TrainResult;
     const dataset = datasetManifestSchema.parse(await g.h.stack.store.getJson(g.sftDataset));
     assert.equal(result.steps, dataset.rows, 'batch 1, one epoch: one step per row');
-    assert.equal(result.metrics.loss, Math.log(256), "the double's loss is an unchanged model's");
+    // The rows' negative log-likelihood under the learning planner double: the harness's base planner never errs and
+    // the rows are its reference steps, so the loss is about 0.
+    assert.ok(result.metrics.loss !== undefined && result.metrics.loss >= 0 && result.metrics.loss < 0.01, `loss ${result.metrics.loss}`);
     assert.equal(result.metrics.percentage, 100);
     const manifest = checkpointManifestSchema.parse(await g.h.stack.store.getJson(result.checkpointKey));
     assert.deepEqual({ kind: manifest.kind, parent: manifest.parent, lora: manifest.lora, double: manifest.double, steps: manifest.steps }, { kind: 'sft', parent, lora: true, double: true, steps: dataset.rows });
