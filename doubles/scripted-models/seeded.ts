@@ -1,3 +1,5 @@
+import { mulberry32 } from '../../core/prng';
+
 /**
  * TEST DOUBLE support: deterministic randomness for the scripted models. A double answers the same
  * request the same way (as a model at temperature 0, or with a fixed seed, does), so tests and
@@ -14,14 +16,5 @@ export function hashText(text: string): number {
   return hash;
 }
 
-/** Mulberry32: small, seeded, good enough to decide which replies go wrong. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Mulberry32 (core/prng.ts): small, seeded, good enough to decide which replies go wrong. */
+export const prng = (seed: number): (() => number) => mulberry32(seed);
