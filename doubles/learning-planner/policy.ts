@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { parseOrThrow } from '../../core/validation';
-import { CANDIDATES, type Candidate } from './situation';
+import { CANDIDATES } from './situation';
 
 /**
  * TEST DOUBLE: the learning planner's parameters. No GPU and no weights exist here, so the planner
@@ -63,8 +63,7 @@ export class LearningPolicy {
   static read(dir: string): LearningPolicy | undefined {
     const file = path.join(dir, POLICY_FILE);
     if (!existsSync(file)) return undefined;
-    const saved = parseOrThrow(policyFileSchema, JSON.parse(readFileSync(file, 'utf8')), file);
-    return new LearningPolicy(saved.errorRate, Object.entries(saved.logits), saved.updates);
+    return LearningPolicy.fromJSON(JSON.parse(readFileSync(file, 'utf8')), file);
   }
 
   static fromJSON(raw: unknown, where: string): LearningPolicy {
@@ -149,5 +148,3 @@ export class LearningPolicy {
     return total / keys.size;
   }
 }
-
-export const candidateName = (index: number): Candidate => CANDIDATES[index] as Candidate;
