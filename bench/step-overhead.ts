@@ -22,7 +22,7 @@ import { freeDisplay, REPO_CONFIG, startEphemeralStack, type EphemeralStack } fr
 import { createOrchestratorWorker } from '../workers/orchestrator';
 import { createVmHost } from '../workers/vm-host';
 import { rolloutWorkflowId } from '../workflows/rollout';
-import type { RolloutResult, TaskEntry } from '../workflows/rollout-types';
+import type { RolloutResult, TaskEntry } from '../core/rollout-types';
 import { mean, median, printTable } from './stats';
 
 /**

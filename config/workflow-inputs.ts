@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { attemptOfManifest, DEFAULT_VERDICT, KEY_SEGMENT, type AttemptRef } from '../core/keys';
 import type { JudgePlan } from '../core/judge/voting';
 import { parseOrThrow, ValidationError } from '../core/validation';
-import type { TaskEntry } from '../workflows/rollout-types';
+import type { TaskEntry } from '../core/rollout-types';
 import { hostCapacity, judgePlanConfigSchema, type Config, type JudgePlanConfig } from './schema';
 
 /**

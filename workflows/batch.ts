@@ -16,7 +16,7 @@ import type { TrajectoryActivities } from '../activities/storage/trajectory';
 import type { TaskActivities } from '../activities/tasks/activities';
 import { failOnBadInput, inputs } from './inputs';
 import { rollout, rolloutWorkflowId } from './rollout';
-import type { RolloutResult, TaskEntry } from './rollout-types';
+import type { RolloutResult, TaskEntry } from '../core/rollout-types';
 import { tagWorkflow } from './search-attributes';
 
 export type { BatchInput, BatchTotals } from '../config/workflow-inputs';

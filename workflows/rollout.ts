@@ -21,7 +21,7 @@ import type { TrajectoryActivities } from '../activities/storage/trajectory';
 import { describeError } from './failures';
 import { failOnBadInput, inputs } from './inputs';
 import { tagWorkflow } from './search-attributes';
-import type { Decision, RolloutProgress, RolloutResult, StepSummary, StopSummary } from './rollout-types';
+import type { Decision, RolloutProgress, RolloutResult, StepSummary, StopSummary } from '../core/rollout-types';
 import { truncate } from '../core/text';
 
 export const rolloutProgress = defineQuery<RolloutProgress>('progress');

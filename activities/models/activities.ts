@@ -4,7 +4,7 @@ import { decisionKey, type AttemptRef } from '../../core/keys';
 import { EXECUTOR_PROMPT_VERSION } from '../../core/prompts/executor';
 import { PLANNER_PROMPT_VERSION } from '../../core/prompts/planner';
 import type { Size } from '../../core/smart-resize';
-import type { Decision } from '../../workflows/rollout-types';
+import type { Decision } from '../../core/rollout-types';
 import { withHeartbeat } from '../heartbeat';
 import type { TaskReader } from '../tasks/library';
 import type { DecisionRecord, DecisionStore } from './decision';

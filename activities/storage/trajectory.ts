@@ -4,7 +4,7 @@ import type { EvaluationResult } from '../../core/evaluation';
 import { summarizeRuns, type RunRecord } from '../../core/metrics';
 import type { UnsupportedTask } from '../../core/report';
 import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
-import type { StepSummary, StopSummary } from '../../workflows/rollout-types';
+import type { StepSummary, StopSummary } from '../../core/rollout-types';
 import type { DecisionRecord, DecisionStore } from '../models/decision';
 import type { TaskReader } from '../tasks/library';
 import { orchestratorMetrics, type OrchestratorMetrics } from '../metrics';

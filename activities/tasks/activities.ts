@@ -2,7 +2,7 @@ import { finalOnBadInput } from '../bad-input';
 import type { UnsupportedTask } from '../../core/report';
 import { taskSupport, type Capabilities } from '../../core/requirements';
 import type { Task } from '../../core/task';
-import type { TaskEntry } from '../../workflows/rollout-types';
+import type { TaskEntry } from '../../core/rollout-types';
 import type { ObjectStore } from '../storage/object-store';
 import type { ModelGateway } from '../models/gateway';
 import { generateTaskSet, type TaskSetRequest, type TaskSetSummary } from './generation';

@@ -5,7 +5,7 @@ import { hasEvaluators, parseTask, pythonSources, type Task } from '../../core/t
 import { taskSetManifestSchema } from '../../core/task-set';
 import { ValidationError } from '../../core/validation';
 import type { ObjectStore } from '../storage/object-store';
-import type { TaskEntry } from '../../workflows/rollout-types';
+import type { TaskEntry } from '../../core/rollout-types';
 import { PromiseCache } from '../cache';
 import { compileErrors } from '../desktop/predicates/sandbox';
 

@@ -13,7 +13,7 @@ import { ModelGateway } from '../../activities/models/gateway';
 import { createTrajectoryActivities } from '../../activities/storage/trajectory';
 import { s3TaskReader, stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { startScriptedServer, type ScriptedServer } from '../../doubles/openai-server';
-import type { Decision } from '../../workflows/rollout-types';
+import type { Decision } from '../../core/rollout-types';
 import { REPO_CONFIG, testStack } from '../stack';
 
 const SCREENSHOT = readFileSync(path.join(path.dirname(REPO_CONFIG), 'bench', 'fixtures', 'kalgebra-1920x1080.png'));

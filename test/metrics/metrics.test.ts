@@ -8,7 +8,7 @@ import { rewardServiceMetrics, trainerMetrics } from '../../activities/metrics';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
 import { startProcessMetrics } from '../../workers/metrics';
-import type { RolloutResult } from '../../workflows/rollout-types';
+import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { manifestOf, startRollout, waitForPoller } from '../rollouts/helpers';
 import { freePort, REPO_CONFIG } from '../stack';

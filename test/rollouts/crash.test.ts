@@ -10,7 +10,7 @@ import { TaskLibrary } from '../../activities/tasks/library';
 import { processesOf } from '../../activities/desktop/local/process';
 import { batchProgress, batchWorkflowId, type BatchResult } from '../../workflows/batch';
 import { rolloutProgress, rolloutWorkflowId } from '../../workflows/rollout';
-import type { RolloutResult } from '../../workflows/rollout-types';
+import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from './harness';
 import { eventually, manifestOf, startRollout, waitForPoller } from './helpers';
 

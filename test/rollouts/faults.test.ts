@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { RolloutResult } from '../../workflows/rollout-types';
+import type { RolloutResult } from '../../core/rollout-types';
 import { rolloutWorkflowId } from '../../workflows/rollout';
 import { parseTask } from '../../core/task';
 import { stageTasks } from '../../activities/tasks/library';

@@ -12,7 +12,7 @@ import { startScriptedModels } from '../../doubles/scripted-models/main';
 import type { OrchestratorMetrics } from '../../activities/metrics';
 import { createOrchestratorWorker } from '../../workers/orchestrator';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
-import type { RolloutSettings } from '../../workflows/rollout-types';
+import type { RolloutSettings } from '../../config/workflow-inputs';
 import { freeDisplay } from '../../infra/ephemeral';
 import { REPO_CONFIG, testStack, type TestStack } from '../stack';
 

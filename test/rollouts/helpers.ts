@@ -1,7 +1,7 @@
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
 import { rolloutWorkflowId } from '../../workflows/rollout';
-import type { RolloutResult } from '../../workflows/rollout-types';
+import type { RolloutResult } from '../../core/rollout-types';
 import type { Harness } from './harness';
 import { isPolling } from '../../infra/worker-process';
 

@@ -5,7 +5,7 @@ import { readOnlyImages, ImagePreparer } from '../../activities/models/images';
 import { pngSize, variantKey } from '../../core/images';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest } from '../../core/keys';
-import type { RolloutResult } from '../../workflows/rollout-types';
+import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from './harness';
 import { manifestOf, startRollout } from './helpers';
 

@@ -1,13 +1,11 @@
-import type { GuiAction } from '../core/actions';
-import type { StopReason } from '../core/episode';
-import type { EvaluationResult } from '../core/evaluation';
-import type { AttemptRef } from '../core/keys';
-
-export type { RolloutInput, RolloutSettings } from '../config/workflow-inputs';
+import type { GuiAction } from './actions';
+import type { StopReason } from './episode';
+import type { EvaluationResult } from './evaluation';
+import type { AttemptRef } from './keys';
 
 /**
- * The shapes that cross between the rollout workflow, its activities and its callers. Small on
- * purpose: screenshots, raw model texts and manifests stay in S3 and only their keys travel.
+ * The shapes that cross between the rollout workflow, its activities, config and its callers, in
+ * the lowest layer that uses them. Small on purpose: screenshots, raw model texts and manifests stay in S3 and only their keys travel.
  */
 
 /** A staged task: everything a workflow needs to schedule it. */
