@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
  * The project's Prometheus metrics, one group per kind of process that records them. A process
  * registers the groups it records on its own Registry (workers/metrics.ts serves it beside the
  * Temporal SDK's metrics); an activity factory given none records on a registry nobody scrapes.
- * Names and labels are the README's table.
+ * Names and labels are docs/viewer.md's metrics table.
  */
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];

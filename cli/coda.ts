@@ -23,7 +23,7 @@ import { manifestKeyOf, startRequest, type StartOptions } from './start';
 
 /**
  * `coda`: one command for every operation on a CODA deployment (the one temporal.yaml describes,
- * or $CODA_CONFIG). Each has a plain `temporal` CLI equivalent, listed in the README. Exit codes:
+ * or $CODA_CONFIG). Each has a plain `temporal` CLI equivalent, listed in docs/operations.md. Exit codes:
  * 0 done, 1 the operation failed, 2 bad input (nothing was started).
  */
 
