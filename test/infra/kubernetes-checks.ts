@@ -442,6 +442,8 @@ export const resources: Check = (m) => {
     if (String(asked) !== perNode) problems.push(`gpu: ${which} nvidia.com/gpu is ${String(asked)}, temporal.yaml's GRPO command asks for ${perNode} per node (--actor.num_gpus_per_node)`);
   }
   if (g.image === mainContainer(orchestrator).image) problems.push(`gpu runs ${g.image}, the workers' image, not the trainers'`);
+  // The orchestrator decides which tasks the local hosts run by probing their apps in its own container.
+  if (mainContainer(orchestrator).image !== mainContainer(vmHost).image) problems.push(`orchestrator runs ${mainContainer(orchestrator).image}, the vm-hosts ${mainContainer(vmHost).image}: it probes the local hosts' apps in its own container`);
   for (const w of [vmHost, gpu]) {
     const mount = mainContainer(w).volumeMounts.find((vm) => vm.mountPath === '/dev/shm');
     const shm = w.spec.template.spec.volumes.find((v) => v.name === mount?.name);

@@ -13,8 +13,13 @@ import { CHECKS, DEPLOY, Manifests, objectsOf, render, ROOT, validate, VIEWER_TO
  * with temporal.yaml as each container loads it. Broken copies show that each check can fail.
  */
 describe('infra/deploy: the Kubernetes manifests', () => {
-  const rendered = objectsOf(render(path.join(DEPLOY, 'overlays', 'example')));
-  const manifests = new Manifests(rendered);
+  let rendered: K8sObject[];
+  let manifests: Manifests;
+  before(function () {
+    this.timeout(300_000);
+    rendered = objectsOf(render(path.join(DEPLOY, 'overlays', 'example')));
+    manifests = new Manifests(rendered);
+  });
 
   /** A copy of the rendered objects with `change` applied to the object of that kind and name. */
   const broken = (kind: string, name: string, change: (o: any) => void): Manifests => {
@@ -141,7 +146,7 @@ describe('infra/deploy: the Kubernetes manifests', () => {
       assert.deepEqual(CHECKS.prometheus(narrow), ["Prometheus does not scrape gpu's port reward-metrics (9467)"]);
     });
 
-    it('GPUs other than the GRPO command asks for, the workers\' image on the gpu worker, a read-only data folder', () => {
+    it('GPUs other than the GRPO command asks for, the workers\' image on the gpu worker, a read-only data folder, an orchestrator that cannot probe the hosts\' apps', () => {
       const fewer = broken('Deployment', 'gpu', (o) => {
         const c = container(o, 'gpu');
         c.resources.limits['nvidia.com/gpu'] = '4';
@@ -155,6 +160,10 @@ describe('infra/deploy: the Kubernetes manifests', () => {
         for (const m of container(o, 'vm-host').volumeMounts) m.readOnly = true;
       });
       assert.deepEqual(CHECKS.resources(readOnly), ['vm-host: dev.dataDir is /var/lib/coda, on no writable volume']);
+      const elsewhere = broken('Deployment', 'orchestrator', (o) => (container(o, 'orchestrator').image = 'registry.example.org/coda/coda-orchestrator:0.1.0'));
+      assert.deepEqual(CHECKS.resources(elsewhere), [
+        "orchestrator runs registry.example.org/coda/coda-orchestrator:0.1.0, the vm-hosts registry.example.org/coda/coda-pipeline:0.1.0: it probes the local hosts' apps in its own container",
+      ]);
     });
   });
 });
