@@ -350,10 +350,19 @@ export const secrets: Check = (m) => {
     const config = m.config(w, c);
     const named = secretNames(config);
     const allowed = new Set([...named.keys(), VIEWER_TOKEN_ENV]);
-    for (const name of neededSecrets(componentOf(w), config)) {
-      const v = c.env.find((e) => e.name === name);
-      if (v?.valueFrom?.secretKeyRef === undefined) problems.push(`${w.metadata.name}: ${name} (${named.get(name) ?? 'the viewer login'}) is not taken from a Secret`);
-      else if (v.valueFrom.secretKeyRef.optional === true) problems.push(`${w.metadata.name}: ${name} is optional, but the worker fails without it`);
+    // Every container connects to Temporal: whatever secret temporal.yaml's `temporal` section names (TLS, API key), each needs.
+    const temporalSecrets = [...secretNames({ temporal: config.temporal } as LoadedConfig).keys()];
+    const needs: Array<[Container, string[]]> = [
+      [c, neededSecrets(componentOf(w), config)],
+      ...containersOf(w).map((x): [Container, string[]] => [x, temporalSecrets]),
+    ];
+    for (const [x, names] of needs) {
+      for (const name of names) {
+        const v = x.env.find((e) => e.name === name);
+        const where = x === c ? w.metadata.name : `${w.metadata.name}/${x.name}`;
+        if (v?.valueFrom?.secretKeyRef === undefined) problems.push(`${where}: ${name} (${named.get(name) ?? 'the viewer login'}) is not taken from a Secret`);
+        else if (v.valueFrom.secretKeyRef.optional === true) problems.push(`${where}: ${name} is optional, but the worker fails without it`);
+      }
     }
     for (const x of containersOf(w)) {
       for (const v of x.env) {
