@@ -5,6 +5,8 @@ import { TaskLibrary } from '../../activities/tasks/library';
 import { startScriptedServer, type Policy, type ScriptedServer } from '../openai-server';
 import { scriptedAgentPolicy } from './agent-policy';
 import { judgePolicy } from './judge';
+import { referencePlanFor } from '../../core/policies';
+import { kindOf } from '../learning-planner/situation';
 import { taskGeneratorPolicy } from './task-generator';
 import { screenOf, taskResolver } from './task-resolver';
 
@@ -71,6 +73,11 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
     seed: settings.seed,
     brokenRate: settings.brokenTaskReplyRate,
     contextOf: (software) => resolver.contextOf(software),
+    kindOf: (instruction, software) => {
+      const task = resolver.taskOf(instruction, software);
+      const plan = task === undefined ? undefined : referencePlanFor(task, screen);
+      return plan === undefined ? undefined : plan.replayable ? kindOf(plan.actions) : 'no plan';
+    },
   });
   const judgeModels = new Set(config.models.judges.map((j) => j.model));
   const policy: Policy = (request) => {

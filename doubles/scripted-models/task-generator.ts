@@ -14,7 +14,8 @@ import { hashText, prng } from './seeded';
  * (lightly reworded), an item without an instruction, Python-style JSON (single quotes, True,
  * trailing commas) that needs repair, or no JSON at all. Only the user message's sections are read
  * as tasks, never the system prompt's bullets. It does not grade difficulty by what was solved: it
- * moves on to other template tasks whatever the verdicts. The same prompt gets the same reply at
+ * moves on to other template tasks whatever the verdicts, and writes more of the kinds of task
+ * (plan shapes) its seeds show most, as a model imitating its examples does. The same prompt gets the same reply at
  * temperature 0 (seeded by its text), and at a sampling temperature the same prompt and request
  * seed do, as with vLLM. Compared with: the prompt's contract (REFERENCE.md §1); no real generator
  * runs here.
@@ -24,6 +25,8 @@ export interface TaskGeneratorOptions {
   readonly model: string;
   /** What generated tasks of a software start from (the document they show), for templates that refer to it. */
   readonly contextOf?: (software: string) => TemplateContext;
+  /** The kind of the task an instruction names (the shape of its plan), when known: the double writes more of the kinds its seeds show most. */
+  readonly kindOf?: (instruction: string, software: string) => string | undefined;
   readonly seed?: number;
   /** Share of replies with no JSON at all. */
   readonly brokenRate?: number;
@@ -68,30 +71,41 @@ export function readGeneratorPrompt(request: ChatRequest): GeneratorPrompt | und
 }
 
 /**
- * New template tasks, one at a time: the templates take turns in a shuffled order (a reply covers
- * every kind of task its seeds show, as a model asked for varied tasks writes them), skipping those
- * with nothing new left; then a random task of the template unlike every task seen.
+ * New template tasks, one at a time: each is drawn from a template with a weight of one plus the
+ * number of seeds of the template's kind (a model shown examples writes more tasks like the ones
+ * it is shown most; every kind keeps a chance), among the templates with something new left; then
+ * a random task of the template unlike every task seen.
  */
-function newTasks(software: string, context: TemplateContext | undefined, seen: readonly string[], random: () => number): () => TemplateTask | undefined {
+function newTasks(software: string, context: TemplateContext | undefined, seen: readonly string[], seedKinds: ReadonlyMap<string, number>, kindOf: (instruction: string) => string | undefined, random: () => number): () => TemplateTask | undefined {
   const templates = everyTask(software, context);
   const known = new Set(seen.map(normaliseInstruction));
   const unlike = (task: TemplateTask, others: readonly string[]): boolean => !known.has(normaliseInstruction(task.instruction)) && others.every((other) => instructionSimilarity(task.instruction, other) < SAME_TASK);
+  const weights = templates.map((tasks) => {
+    const kind = tasks[0] === undefined ? undefined : kindOf(tasks[0].instruction);
+    return 1 + (kind === undefined ? 0 : (seedKinds.get(kind) ?? 0));
+  });
   const left = templates.map((tasks) => tasks.filter((task) => unlike(task, seen)));
-  const order = left.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j] as number, order[i] as number];
-  }
-  let turn = 0;
   return () => {
-    const open = order.filter((i) => (left[i] as TemplateTask[]).length > 0);
+    const open = left.flatMap((tasks, i) => (tasks.length > 0 ? [i] : []));
     if (open.length === 0) return undefined;
-    const tasks = left[open[turn++ % open.length] as number] as TemplateTask[];
+    let roll = random() * open.reduce((sum, i) => sum + (weights[i] as number), 0);
+    const chosen = open.find((i) => (roll -= weights[i] as number) < 0) ?? (open.at(-1) as number);
+    const tasks = left[chosen] as TemplateTask[];
     const task = tasks.splice(Math.floor(random() * tasks.length), 1)[0] as TemplateTask;
     known.add(normaliseInstruction(task.instruction));
     for (const [i, others] of left.entries()) left[i] = others.filter((other) => unlike(other, [task.instruction]));
     return task;
   };
+}
+
+/** How many of `seeds` are of each kind. */
+function kindCounts(seeds: readonly string[], kindOf: (instruction: string) => string | undefined): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const seed of seeds) {
+    const kind = kindOf(seed);
+    if (kind !== undefined) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return counts;
 }
 
 export function taskGeneratorPolicy(opts: TaskGeneratorOptions): (request: ChatRequest) => Reply {
@@ -104,7 +118,8 @@ export function taskGeneratorPolicy(opts: TaskGeneratorOptions): (request: ChatR
     const random = prng(hashText(`${textOf(request)}\n${opts.seed ?? 1}${sampling}`));
     if (random() < (opts.brokenRate ?? 0.1)) return { texts: [`Sure! Here are ${count} tasks for ${software}, one per line:\n1. Open the application.\n2. Close it again.`] };
 
-    const next = writesTasksFor(software) ? newTasks(software, opts.contextOf?.(software), [...seeds, ...earlier, ...written], random) : () => undefined;
+    const kindOf = (instruction: string): string | undefined => opts.kindOf?.(instruction, software);
+    const next = writesTasksFor(software) ? newTasks(software, opts.contextOf?.(software), [...seeds, ...earlier, ...written], kindCounts(seeds, kindOf), kindOf, random) : () => undefined;
     const again = (from: readonly string[]): string => JSON.stringify({ instruction: reword(from[Math.floor(random() * from.length)] as string) });
     const items: string[] = [];
     for (let i = 0; i < count; i++) {

@@ -112,6 +112,37 @@ describe('the task-generator double across rounds', () => {
     });
   }
 
+  it('writes more tasks of the kinds its seeds show most, and still some of the others', () => {
+    // The kind of a task is the shape of its plan; here, named by the template that writes it.
+    const templates = everyTask('KAlgebra', {});
+    const templateOf = (instruction: string): number => templates.findIndex((tasks) => tasks.some((t) => t.instruction === instruction));
+    const kindOf = (instruction: string): string | undefined => {
+      const i = templateOf(instruction);
+      return i === -1 ? (instruction.startsWith('Seed') ? 'kind 0' : undefined) : `kind ${i}`;
+    };
+    const shares = (seeds: Array<{ id: string; instruction: string }>): number[] => {
+      const counts = templates.map(() => 0);
+      for (let seed = 1; seed <= 20; seed++) {
+        const generator = taskGeneratorPolicy({ model: 'task-generator', seed, brokenRate: 0, kindOf });
+        const reply = generator(requestOf(buildTaskGeneratorMessages({ software: 'KAlgebra', seeds, count: 10, maxSteps: 15 })));
+        assert.ok('texts' in reply);
+        const read = readTaskGeneratorReply(reply.texts[0] ?? '');
+        assert.ok(read.ok);
+        for (const instruction of read.instructions) if (templateOf(instruction) !== -1) counts[templateOf(instruction)]! += 1;
+      }
+      const total = counts.reduce((a, b) => a + b, 0);
+      return counts.map((c) => c / total);
+    };
+    // Nine seeds of template 0's kind: weight 10 of 10 + 1 × (templates - 1).
+    const leaning = shares(Array.from({ length: 9 }, (_, i) => ({ id: `S-${i}`, instruction: `Seed ${i}: store a value in a variable.` })));
+    const expected = 10 / (10 + templates.length - 1);
+    assert.ok(Math.abs(leaning[0]! - expected) < 0.12, `template 0's share ${leaning[0]} ≈ ${expected}`);
+    assert.ok(leaning.slice(1).every((share) => share > 0), `every other kind is still written: ${leaning}`);
+    // Seeds of no known kind: every template alike.
+    const even = shares([{ id: 'S-1', instruction: 'Something else entirely.' }]);
+    assert.ok(even.every((share) => Math.abs(share - 1 / templates.length) < 0.1), `even shares: ${even}`);
+  });
+
   it('when shown every task its templates can write, writes only repeats, which deduplication drops', () => {
     const context = contextOf('Celestia');
     const all = everyTask('Celestia', context).flat();
