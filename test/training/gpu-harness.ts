@@ -25,7 +25,7 @@ import type { TrainOnGpuInput } from './workflows';
 let bundle: ReturnType<typeof bundleWorkflowCode> | undefined;
 
 /** Sets a flag's value in a command template. */
-const setFlag = (args: string[], flag: string, value: string): void => {
+export const setFlag = (args: string[], flag: string, value: string): void => {
   const at = args.indexOf(flag);
   if (at === -1) args.push(flag, value);
   else args[at + 1] = value;
