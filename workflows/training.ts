@@ -288,7 +288,8 @@ export const generalizationWorkflowId = (run: string): string => `generalization
  * of generated tasks, the judge labels the trajectories, the successful ones are pooled across
  * software (at most perSoftwareCap each), a fresh planner is trained on them by SFT on the gpu
  * queue, and the base planner, every specialist and the generalist are evaluated on every
- * software: one report, one row each.
+ * software: one report, one row each. A specialist's row reuses the rollouts its specialization's
+ * evaluation made (same run), so only what it has not rolled out yet is rolled out.
  */
 export async function generalization(raw: unknown): Promise<GeneralizationResult> {
   let input: GeneralizationInput | undefined;
@@ -374,7 +375,8 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
         ...(input.evaluationTaskIds === undefined ? {} : { taskIds: input.evaluationTaskIds }),
         planners: [
           { name: 'base', model: input.base.model, ...(input.baseEvaluationRun === undefined ? {} : { run: input.baseEvaluationRun }) },
-          ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model })),
+          // A specialist's rollouts of its own software's real tasks are its specialization's evaluation (`<checkpoint>-eval`): reused, not made again.
+          ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model, run: evaluationRunOf(s.checkpoint) })),
           { name: 'generalist', model: served.model },
         ],
       },

@@ -234,6 +234,8 @@ describe('training workflows: specialization rounds and generalization (trainer 
     assert.deepEqual(result.report.rows.map((r) => r.planner), ['base', 'specialist-KAlgebra', 'generalist']);
     const report = await store.getJson<EvaluationReport>(result.report.key);
     assert.deepEqual(report.rows.map((r) => r.model), [g.h.config.training.basePlanner.model, specialization.specialist.model, result.generalist.model]);
+    // The specialist's row is its specialization's evaluation run, reused: C-03's attempt there is the one the report counts.
+    assert.equal(report.rows[1]?.runs.KAlgebra, `${specialization.specialist.name}-eval`);
   });
 
   it('refuses a generalization whose specialist checkpoint does not exist, naming the field, before anything runs', async () => {
