@@ -1,9 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import type { LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 
-/** A Temporal client for the deployment temporal.yaml describes. Close its connection when done. */
+/** A Temporal client for the deployment temporal.yaml describes (its TLS, its API key). Close its connection when done. */
 export async function connectClient(config: LoadedConfig): Promise<Client> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await connectTemporal(config, Connection);
   return new Client({ connection, namespace: config.temporal.namespace });
 }
 

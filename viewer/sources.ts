@@ -3,6 +3,7 @@ import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/comm
 import type { temporal } from '@temporalio/proto';
 import type { z } from 'zod';
 import type { LoadedConfig } from '../config/load';
+import { temporalConnectionOptions } from '../config/temporal-connection';
 import { formatIssues } from '../core/validation';
 import type { ObjectStore } from '../activities/storage/object-store';
 import { badRequest, damaged, notFound, unavailable, ViewerError } from './errors';
@@ -131,7 +132,7 @@ function reason(err: unknown): string {
  */
 export function viewerClient(config: LoadedConfig): Client {
   const connection = Connection.lazy({
-    address: config.temporal.address,
+    ...temporalConnectionOptions(config),
     connectTimeout: '5 seconds',
     interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 2 }))],
   });
