@@ -101,7 +101,14 @@ async function explainConnectFailure(config: LoadedConfig, options: TemporalConn
   return new TemporalConnectError(message, { cause: err });
 }
 
-const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+/** The error's first line and its causes' (@temporalio/client hides the gRPC status in the cause). */
+function firstLine(err: unknown): string {
+  const lines: string[] = [];
+  for (let e: unknown = err; e !== undefined && lines.length < 4; e = e instanceof Error ? e.cause : undefined) {
+    lines.push((e instanceof Error ? e.message : String(e)).split('\n')[0]!);
+  }
+  return lines.join(': ');
+}
 
 function refusedKey(config: LoadedConfig, said: string): string | undefined {
   const env = config.temporal.apiKeyEnv;

