@@ -96,9 +96,21 @@ function readPem(config: LoadedConfig, source: PemSource, field: string, kind: P
 async function explainConnectFailure(config: LoadedConfig, options: TemporalConnectionOptions, err: unknown): Promise<Error> {
   const said = firstLine(err);
   const over = options.tls === undefined ? '' : ' over TLS';
-  const why = options.tls === undefined ? undefined : ((await probeTls(options)) ?? refusedKey(config, said));
+  const why = await trouble(config, options, said);
   const message = why === undefined ? `cannot connect to Temporal at ${options.address}${over}: ${said}` : `cannot connect to Temporal at ${options.address}${over}: ${why} (the SDK said: ${said})`;
   return new TemporalConnectError(message, { cause: err });
+}
+
+/**
+ * Why a Temporal call failed, in temporal.yaml's words, when TLS or the API key is the reason;
+ * undefined when they are not. For connections that fail after they were made (the viewer's lazy one).
+ */
+export function temporalTrouble(config: LoadedConfig, err: unknown, env: Env = process.env): Promise<string | undefined> {
+  return trouble(config, temporalConnectionOptions(config, env), firstLine(err));
+}
+
+async function trouble(config: LoadedConfig, options: TemporalConnectionOptions, said: string): Promise<string | undefined> {
+  return options.tls === undefined ? undefined : ((await probeTls(options)) ?? refusedKey(config, said));
 }
 
 /** The error's first line and its causes' (@temporalio/client hides the gRPC status in the cause). */

@@ -12,6 +12,8 @@ import { connectTemporal, TemporalConnectError } from '../../config/temporal-con
 import { connectClient } from '../../cli/client';
 import { setupCluster } from '../../cli/setup-cluster';
 import { toolPath } from '../../infra/tools';
+import { ViewerError } from '../../viewer/errors';
+import { viewerClient, ViewerSources } from '../../viewer/sources';
 import { batchWorkflowId, type BatchResult } from '../../workflows/batch';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { freePort, REPO_CONFIG, testStack, type TestStack } from '../stack';
@@ -78,6 +80,27 @@ describe('Temporal over TLS: mTLS through real terminators, API keys as Temporal
     }
     assert.deepEqual(await setupCluster(configWith({ address: stunnel.address, tls: { serverCa, ...clientPair, serverName: pki.serverName } })), []);
     await assert.rejects(connectTemporal(config, NativeConnection, env), refusedFor(/over TLS: the TLS endpoint does not negotiate HTTP\/2 \(ALPN h2\)/));
+  });
+
+  it('the viewer reads Temporal through stunnel with the pair, and without it its 503 page names temporal.tls.clientCert', async () => {
+    const withPair = configWith({ address: stunnel.address, tls: { serverCa, ...clientPair, serverName: pki.serverName } });
+    const withoutPair = configWith({ address: stunnel.address, tls: { serverCa, serverName: pki.serverName } });
+    const namespace = (config: LoadedConfig) => async () => {
+      const client = viewerClient(config);
+      try {
+        const described = await new ViewerSources(config, stack.store, client, 20_000).temporal('the namespace', (c) => c.workflowService.describeNamespace({ namespace: config.temporal.namespace }));
+        return described.namespaceInfo?.name;
+      } finally {
+        await client.connection.close();
+      }
+    };
+    assert.equal(await namespace(withPair)(), stack.config.temporal.namespace);
+    await assert.rejects(namespace(withoutPair)(), (err: unknown) => {
+      assert.ok(err instanceof ViewerError, String(err));
+      assert.equal(err.status, 503);
+      assert.match(err.message, /^Temporal at 127\.0\.0\.1:\d+ \(namespace [^)]+\) did not answer: the server demands a client certificate \(mTLS\) and none is configured: set temporal\.tls\.clientCert and temporal\.tls\.clientKey\./);
+      return true;
+    });
   });
 
   it('a server certificate from another CA is refused, naming temporal.tls.serverCa; an API key alone implies TLS', async () => {
