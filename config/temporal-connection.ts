@@ -94,7 +94,7 @@ function readPem(config: LoadedConfig, source: PemSource, field: string, kind: P
 }
 
 async function explainConnectFailure(config: LoadedConfig, options: TemporalConnectionOptions, err: unknown): Promise<Error> {
-  const said = firstLine(err);
+  const said = sdkSaid(err);
   const over = options.tls === undefined ? '' : ' over TLS';
   const why = await trouble(config, options, said);
   const message = why === undefined ? `cannot connect to Temporal at ${options.address}${over}: ${said}` : `cannot connect to Temporal at ${options.address}${over}: ${why} (the SDK said: ${said})`;
@@ -106,15 +106,19 @@ async function explainConnectFailure(config: LoadedConfig, options: TemporalConn
  * undefined when they are not. For connections that fail after they were made (the viewer's lazy one).
  */
 export function temporalTrouble(config: LoadedConfig, err: unknown, env: Env = process.env): Promise<string | undefined> {
-  return trouble(config, temporalConnectionOptions(config, env), firstLine(err));
+  return trouble(config, temporalConnectionOptions(config, env), sdkSaid(err));
 }
 
 async function trouble(config: LoadedConfig, options: TemporalConnectionOptions, said: string): Promise<string | undefined> {
-  return options.tls === undefined ? undefined : ((await probeTls(options)) ?? refusedKey(config, said));
+  if (options.tls === undefined) return undefined;
+  const probed = await probeTls(options);
+  // @temporalio/client does without ALPN: blame it only where the SDK did (tonic, grpc-go).
+  if (probed === undefined || (probed === NO_H2 && !/H2NotNegotiated|ALPN/i.test(said))) return refusedKey(config, said);
+  return probed;
 }
 
 /** The error's first line and its causes' (@temporalio/client hides the gRPC status in the cause). */
-function firstLine(err: unknown): string {
+function sdkSaid(err: unknown): string {
   const lines: string[] = [];
   for (let e: unknown = err; e !== undefined && lines.length < 4; e = e instanceof Error ? e.cause : undefined) {
     lines.push((e instanceof Error ? e.message : String(e)).split('\n')[0]!);
