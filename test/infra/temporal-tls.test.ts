@@ -20,6 +20,7 @@ import { freePort, REPO_CONFIG, testStack, type TestStack } from '../stack';
 import { makeTestPki, startHaproxy, startStunnel, type Terminator, type TestPki } from './tls-terminators';
 
 const execFileAsync = promisify(execFile);
+const CODA = path.resolve(__dirname, '..', '..', 'cli', 'coda.js');
 
 describe('Temporal over TLS: mTLS through real terminators, API keys as Temporal Cloud expects them', function () {
   this.timeout(600_000);
@@ -128,7 +129,7 @@ describe('Temporal over TLS: mTLS through real terminators, API keys as Temporal
     });
     after(async () => h?.stop());
 
-    it('orchestrator and vm-host workers, the client and the temporal CLI all go through the terminator', async () => {
+    it('orchestrator and vm-host workers, the client, coda and the temporal CLI all go through the terminator', async () => {
       assert.equal(h.config.temporal.address, haproxy.address);
       const run = `tls${Date.now()}`;
       const workflowId = batchWorkflowId(run, 'KAlgebra');
@@ -147,6 +148,17 @@ describe('Temporal over TLS: mTLS through real terminators, API keys as Temporal
       const described = JSON.parse((await describe({ ...cliEnv, TEMPORAL_TLS_CLIENT_CERT_PATH: pki.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: pki.clientKey })).stdout) as { workflowExecutionInfo: { status: string } };
       assert.equal(described.workflowExecutionInfo.status, 'WORKFLOW_EXECUTION_STATUS_COMPLETED');
       await assert.rejects(describe(cliEnv), /certificate required|tls|handshake/i);
+
+      // The project's own CLI reads temporal.tls from the file CODA_CONFIG names.
+      const coda = (env: NodeJS.ProcessEnv) => execFileAsync(process.execPath, [CODA, 'progress', workflowId], { env, timeout: 120_000 });
+      const progress = JSON.parse((await coda(h.env)).stdout) as { run: string; completed: number };
+      assert.deepEqual({ run: progress.run, completed: progress.completed }, { run, completed: 1 });
+      const withoutPair = configWith({ address: haproxy.address, tls: { serverCa, serverName: pki.serverName } });
+      await assert.rejects(coda({ ...h.env, CODA_CONFIG: withoutPair.file }), (err: { code?: number; stderr?: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr ?? '', /^cannot connect to Temporal at 127\.0\.0\.1:\d+ over TLS: the server demands a client certificate \(mTLS\) and none is configured: set temporal\.tls\.clientCert/m);
+        return true;
+      });
     });
   });
 
