@@ -138,7 +138,8 @@ const UNTRUSTED = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_
  * A TLS handshake of our own with the same certificates, for the reason the SDKs do not give
  * (@temporalio/client only says "Failed to connect before the deadline"). Undefined when TLS
  * itself is fine. With TLS 1.3 a refused client certificate arrives as an alert after the
- * handshake, so the socket is given a moment to receive it.
+ * handshake, so the probe then opens HTTP/2 (its preface and SETTINGS frame) and waits for the
+ * server's answer: SETTINGS back means accepted, the alert means refused.
  */
 function probeTls(options: TemporalConnectionOptions): Promise<string | undefined> {
   const tls = options.tls!;
@@ -154,25 +155,25 @@ function probeTls(options: TemporalConnectionOptions): Promise<string | undefine
   };
   return new Promise((resolve) => {
     let handshaken = false;
-    let alpn: string | false | null = false;
+    const done = (verdict: string | undefined) => {
+      socket.destroy();
+      resolve(verdict);
+    };
     const socket = tlsConnect(socketOptions, () => {
       handshaken = true;
-      alpn = socket.alpnProtocol;
-      setTimeout(() => {
-        socket.destroy();
-        resolve(alpn === 'h2' ? undefined : NO_H2);
-      }, 1_000).unref();
+      socket.write(H2_PREFACE);
     });
-    socket.setTimeout(10_000, () => {
-      socket.destroy();
-      resolve(handshaken ? undefined : 'the TLS handshake did not finish in 10 s');
-    });
-    socket.once('error', (err: NodeJS.ErrnoException & { reason?: string }) => {
-      socket.destroy();
-      resolve(tlsReason(err, tls.clientCertPair !== undefined, name));
-    });
+    socket.once('data', () => done(socket.alpnProtocol === 'h2' ? undefined : NO_H2));
+    socket.once('end', () => done(tls.clientCertPair === undefined ? CLOSED_WITHOUT_CERT : 'the server closed the TLS connection without a word'));
+    socket.setTimeout(10_000, () => done(handshaken ? undefined : 'the TLS handshake did not finish in 10 s'));
+    socket.once('error', (err: NodeJS.ErrnoException & { reason?: string }) => done(tlsReason(err, tls.clientCertPair !== undefined, name)));
   });
 }
+
+/** HTTP/2's client connection preface followed by an empty SETTINGS frame (RFC 9113 §3.4). */
+const H2_PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+
+const CLOSED_WITHOUT_CERT = 'the server closed the TLS connection, as servers that demand a client certificate do: set temporal.tls.clientCert and temporal.tls.clientKey if it is one';
 
 const NO_H2 =
   'the TLS endpoint does not negotiate HTTP/2 (ALPN h2), which the worker SDK and the temporal CLI require: configure the terminator to offer h2 (haproxy `alpn h2`, nginx, envoy; stunnel cannot)';
@@ -188,6 +189,6 @@ function tlsReason(err: NodeJS.ErrnoException & { reason?: string }, withCert: b
     return 'the server demands a client certificate (mTLS) and none is configured: set temporal.tls.clientCert and temporal.tls.clientKey';
   }
   if (/ALERT/.test(code) && withCert) return `the server refused the client certificate of temporal.tls.clientCert (${code}): is it signed by a CA the server trusts, and not expired?`;
-  if (code === 'ECONNRESET' && !withCert) return 'the server closed the TLS connection, as servers that demand a client certificate do: set temporal.tls.clientCert and temporal.tls.clientKey if it is one';
+  if (code === 'ECONNRESET' && !withCert) return CLOSED_WITHOUT_CERT;
   return `TLS failed: ${code || err.message}`;
 }
