@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 import type { JudgeEvaluationSummary } from '../activities/judge/evaluation';
 import { verdictFileSchema } from '../core/judge/verdict-file';
 import { attemptOfManifest, verdictKey } from '../core/keys';
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
     const loaded = loadConfig(REPO_CONFIG, env);
     const config = { ...loaded, hosts: loaded.hosts.map((h) => (h.kind === 'local' ? { ...h, displayBase: freeDisplay(600) } : h)) };
     const store = createObjectStore(config.storage, env);
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const connection = await connectTemporal(config, NativeConnection);
     const client = new Client({ connection, namespace: config.temporal.namespace });
     const vmHost = await createVmHost({ config: { ...config, dataDir: dir }, connection, hostId: config.hosts[0]!.id, env });
     const hostRunning = vmHost.run();

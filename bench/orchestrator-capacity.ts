@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, type LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 import { describeAction, guiActionSchema, type GuiAction } from '../core/actions';
 import { combineChecks, evaluateStop } from '../core/evaluation';
 import { formatExecutorOutput } from '../core/executor-parser';
@@ -124,7 +125,7 @@ async function measure(servers: EphemeralStack, levels: readonly number[], steps
   // A real screenshot of a local KAlgebra desktop (86 KB), so the host's variants cost what they do in a rollout.
   const png = readFileSync(path.resolve(__dirname, '..', '..', 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
 
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await connectTemporal(config, NativeConnection);
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const host = config.hosts[0]!;
   const vmHost = await createVmHost({ config, connection, hostId: host.id, env, createDesktop: (i) => new InMemoryDesktop(`${host.id}/${i}`, png) });

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, type LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 import type { LocalHostConfig } from '../config/schema';
 import { isTerminal } from '../core/episode';
 import type { Task } from '../core/task';
@@ -65,7 +66,7 @@ async function measure(servers: EphemeralStack, runs: number, taskIds: readonly 
   const store = createObjectStore(config.storage, env);
   const entries = await stageTasks(store, config.storage.prefix, tasks);
 
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await connectTemporal(config, NativeConnection);
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('ERROR') });
   const orchestrator = await createOrchestratorWorker({ config, connection, client, env, workflowBundle });

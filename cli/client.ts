@@ -1,9 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
-import type { LoadedConfig } from '../config/load';
+import type { Env, LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 
-/** A Temporal client for the deployment temporal.yaml describes. Close its connection when done. */
-export async function connectClient(config: LoadedConfig): Promise<Client> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+/** A Temporal client for the deployment temporal.yaml describes (its TLS, its API key). Close its connection when done. */
+export async function connectClient(config: LoadedConfig, env: Env = process.env): Promise<Client> {
+  const connection = await connectTemporal(config, Connection, env);
   return new Client({ connection, namespace: config.temporal.namespace });
 }
 

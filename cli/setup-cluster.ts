@@ -3,6 +3,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { loadConfig, type LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 
 const INDEXED_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
@@ -20,7 +21,7 @@ const INDEXED_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
  * the same at start from its flags.)
  */
 export async function setupCluster(config: LoadedConfig, retentionDays = 30): Promise<string[]> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await connectTemporal(config, Connection);
   const namespace = config.temporal.namespace;
   const done: string[] = [];
   try {

@@ -266,11 +266,50 @@ const training = z.strictObject({
   serving,
 });
 
+/**
+ * A PEM document for Temporal's TLS: a file (relative to temporal.yaml) or the NAME of an
+ * environment variable holding the PEM text (a Kubernetes Secret mounted either way). Never the
+ * PEM itself.
+ */
+const pemSource = z
+  .strictObject({
+    path: z.string().min(1).optional(),
+    env: envVarName.optional(),
+  })
+  .refine((source) => (source.path === undefined) !== (source.env === undefined), 'expected either `path` (a PEM file) or `env` (the NAME of a variable holding the PEM), not both');
+
+/**
+ * TLS to Temporal. Present (even `{}`) = connect over TLS; `serverCa` omitted = the system's
+ * trusted roots (Temporal Cloud). `clientCert` with `clientKey` = mTLS.
+ */
+const temporalTls = z
+  .strictObject({
+    /** The CA that signed the server's certificate (a self-hosted cluster's own CA). */
+    serverCa: pemSource.optional(),
+    /** This deployment's client certificate, for servers that demand one (mTLS). */
+    clientCert: pemSource.optional(),
+    clientKey: pemSource.optional(),
+    /** The name the server's certificate carries, when the address does not (an IP, a proxy). */
+    serverName: z.string().min(1).optional(),
+  })
+  .superRefine((tls, ctx) => {
+    if ((tls.clientCert === undefined) !== (tls.clientKey === undefined)) {
+      const missing = tls.clientCert === undefined ? 'clientCert' : 'clientKey';
+      ctx.addIssue({ code: 'custom', path: [missing], message: 'clientCert and clientKey go together (mTLS needs both)' });
+    }
+  });
+
+export type TemporalTls = z.output<typeof temporalTls>;
+export type PemSource = z.output<typeof pemSource>;
+
 export const configSchema = z
   .strictObject({
     temporal: z.strictObject({
       address: hostPort,
       namespace: z.string().min(1),
+      tls: temporalTls.optional(),
+      /** Name of the environment variable holding an API key (Temporal Cloud); implies TLS. */
+      apiKeyEnv: envVarName.optional(),
       /** Where people open the Web UI; links printed by the CLI start here. */
       webUi: z.url(),
       searchAttributes: z

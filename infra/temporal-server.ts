@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { LoadedConfig } from '../config/load';
+import { temporalConnectionOptions } from '../config/temporal-connection';
 import type { DaemonSpec } from './daemon';
 import { toolBinary } from './tools';
 
@@ -44,7 +45,7 @@ export function temporalServerSpec(config: LoadedConfig, opts: { headless: boole
 
 /** Healthy = the frontend answers and the namespace exists with every search attribute registered. */
 export async function temporalHealthy(config: LoadedConfig): Promise<boolean> {
-  const connection = await Connection.connect({ address: config.temporal.address, connectTimeout: 2_000 });
+  const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: 2_000 });
   try {
     const described = await connection.workflowService.describeNamespace({ namespace: config.temporal.namespace });
     if (!described.namespaceInfo) return false;

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { LoadedConfig } from '../config/load';
+import { temporalConnectionOptions } from '../config/temporal-connection';
 import { daemonState, type DaemonSpec } from './daemon';
 
 const WORKERS_DIR = path.resolve(__dirname, '..', 'workers');
@@ -29,7 +30,7 @@ export function workerSpec(
  */
 export async function workerHealthy(config: LoadedConfig, name: string, taskQueue: string): Promise<boolean> {
   const state = daemonState(config.dataDir, name);
-  const connection = await Connection.connect({ address: config.temporal.address, connectTimeout: 2_000 });
+  const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: 2_000 });
   try {
     return await isPolling(connection, config.temporal.namespace, taskQueue, `${state.pid}@${hostname()}`);
   } finally {

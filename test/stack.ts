@@ -1,6 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
+import { connectClient } from '../cli/client';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 
@@ -29,10 +31,8 @@ async function start(): Promise<TestStack> {
   servers = await startEphemeralStack('coda-test');
   const { config, env } = servers;
   const [client, connection, workflowBundle] = await Promise.all([
-    Connection.connect({ address: config.temporal.address }).then(
-      (c) => new Client({ connection: c, namespace: config.temporal.namespace }),
-    ),
-    NativeConnection.connect({ address: config.temporal.address }),
+    connectClient(config),
+    connectTemporal(config, NativeConnection),
     bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger }),
   ]);
   return { config, env, client, connection, store: createObjectStore(config.storage, env), workflowBundle };

@@ -3,6 +3,7 @@ import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/comm
 import type { temporal } from '@temporalio/proto';
 import type { z } from 'zod';
 import type { LoadedConfig } from '../config/load';
+import { temporalConnectionOptions, temporalTrouble } from '../config/temporal-connection';
 import { formatIssues } from '../core/validation';
 import type { ObjectStore } from '../activities/storage/object-store';
 import { badRequest, damaged, notFound, unavailable, ViewerError } from './errors';
@@ -82,18 +83,20 @@ export class ViewerSources {
     try {
       return await this.client.connection.withDeadline(Date.now() + this.timeoutMs, () => op(this.client));
     } catch (err) {
-      throw this.temporalError(what, err);
+      throw await this.temporalError(what, err);
     }
   }
 
-  private temporalError(what: string, err: unknown): unknown {
+  private async temporalError(what: string, err: unknown): Promise<unknown> {
     if (err instanceof ViewerError) return err;
     if (err instanceof WorkflowNotFoundError) return notFound(what, `Temporal has no ${what} in namespace ${this.config.temporal.namespace}`);
     const grpc = isGrpcServiceError(err) ? err : isGrpcServiceError((err as { cause?: unknown })?.cause) ? (err as { cause: { code: number; details?: string } }).cause : undefined;
     // 3 INVALID_ARGUMENT: a filter the server cannot read; 5 NOT_FOUND: no such workflow.
     if (grpc?.code === 3) return badRequest(what, grpc.details ?? reason(err));
     if (grpc?.code === 5) return notFound(what, `Temporal has no ${what} in namespace ${this.config.temporal.namespace}`);
-    return unavailable('Temporal', `${this.config.temporal.address} (namespace ${this.config.temporal.namespace})`, reason(err));
+    // A TLS or API key problem is said in temporal.yaml's words (the field to set), not as a timeout.
+    const trouble = await temporalTrouble(this.config, err).catch(() => undefined);
+    return unavailable('Temporal', `${this.config.temporal.address} (namespace ${this.config.temporal.namespace})`, trouble ?? reason(err));
   }
 }
 
@@ -131,7 +134,7 @@ function reason(err: unknown): string {
  */
 export function viewerClient(config: LoadedConfig): Client {
   const connection = Connection.lazy({
-    address: config.temporal.address,
+    ...temporalConnectionOptions(config),
     connectTimeout: '5 seconds',
     interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 2 }))],
   });

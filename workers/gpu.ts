@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 import { createTrainingActivities } from '../activities/training/activities';
 import { s3RewardScorer } from '../activities/training/reward';
 import { startRewardService, type RewardService } from '../activities/training/reward-service';
@@ -84,7 +85,7 @@ if (require.main === module) {
     const config = loadConfig();
     const metrics = await startProcessMetrics(config, 'gpu', { temporal: true });
     const rewardMetrics = await startProcessMetrics(config, 'rewardService', { temporal: false });
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const connection = await connectTemporal(config, NativeConnection);
     const gpu = await createGpuWorker({ config, connection, metrics: { trainer: trainerMetrics(metrics.registry), rewards: rewardServiceMetrics(rewardMetrics.registry) } });
     console.log(`gpu worker polling ${config.taskQueues.gpu} in ${config.temporal.namespace}; reward service on ${gpu.rewardService.url}; metrics ${metrics.url ?? 'off'}, reward metrics ${rewardMetrics.url ?? 'off'}`);
     await gpu.run();

@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
 import { orchestratorSizing, preparedBoxes } from '../config/schema';
@@ -85,7 +86,7 @@ if (require.main === module) {
   runWorkerProcess('orchestrator', async () => {
     const config = loadConfig();
     const metrics = await startProcessMetrics(config, 'orchestrator', { temporal: true });
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const connection = await connectTemporal(config, NativeConnection);
     const client = new Client({ connection, namespace: config.temporal.namespace });
     console.log(`orchestrator metrics ${metrics.url ?? 'off'}`);
     return createOrchestratorWorker({ config, connection, client, metrics: orchestratorMetrics(metrics.registry) });

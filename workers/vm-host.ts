@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
+import { connectTemporal } from '../config/temporal-connection';
 import { hostCapacity, preparedBoxes, type HostConfig } from '../config/schema';
 import { deploymentCapabilities } from '../core/requirements';
 import { createDesktopActivities } from '../activities/desktop/activities';
@@ -140,7 +141,7 @@ if (require.main === module) {
     const config = loadConfig();
     const hostId = chooseHostId(config, process.argv, process.env);
     const metrics = await startProcessMetrics(config, 'vmHost', { temporal: true, port: findHost(config, hostId).metricsPort });
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const connection = await connectTemporal(config, NativeConnection);
     const vmHost = await createVmHost({ config, connection, hostId, metrics: desktopMetrics(metrics.registry) });
     console.log(`vm-host ${vmHost.host.id}: ${vmHost.pool.size} desktops, polling ${vmHost.host.taskQueue} and ${config.taskQueues.desktopLeases}; metrics ${metrics.url ?? 'off'}`);
     await vmHost.run();

@@ -1,9 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../../config/load';
+import { connectTemporal } from '../../config/temporal-connection';
+import { connectClient } from '../../cli/client';
 import { rolloutSettings } from '../../config/workflow-inputs';
 import { preparedBoxes } from '../../config/schema';
 import { ImagePreparer } from '../../activities/models/images';
@@ -24,6 +27,8 @@ import { REPO_CONFIG, testStack, type TestStack } from '../stack';
  */
 export interface Harness {
   readonly stack: TestStack;
+  /** The client of this harness's workers: the stack's, or its own with `ownConnections`. */
+  readonly client: Client;
   readonly config: LoadedConfig;
   /** Environment in which worker processes load this harness's config (CODA_CONFIG points at it). */
   readonly env: Record<string, string>;
@@ -55,6 +60,11 @@ export interface HarnessOptions {
   readonly runtimeLora?: boolean;
   /** Where the in-process orchestrator records its Prometheus metrics (a registry the test reads). */
   readonly metrics?: OrchestratorMetrics;
+  /**
+   * The workers and `client` connect as temporal.yaml (after `edit`) says, through the project's
+   * connection function (its address, TLS, API key), instead of sharing the stack's connections.
+   */
+  readonly ownConnections?: boolean;
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
@@ -86,12 +96,16 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     CODA_TASKGEN_URL: models.url,
   };
   const config = loadConfig(file, env);
+  const [client, connection] = opts.ownConnections
+    ? await Promise.all([connectClient(config, env), connectTemporal(config, NativeConnection, env)])
+    : [stack.client, stack.connection];
 
   let orchestrator: { worker: Worker; running: Promise<void> } | undefined;
   const vmHosts: Array<{ host: VmHost; running: Promise<void> }> = [];
 
   const harness: Harness = {
     stack,
+    client,
     config,
     env,
     hostId,
@@ -99,15 +113,15 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     settings: rolloutSettings(config),
     images: new ImagePreparer(preparedBoxes(config), config.storage.presignSeconds),
     execute<T>(workflowType: string, workflowId: string, input: unknown): Promise<T> {
-      return stack.client.workflow.execute(workflowType, { taskQueue: config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
+      return client.workflow.execute(workflowType, { taskQueue: config.taskQueues.orchestrator, workflowId, args: [input] }) as Promise<T>;
     },
     async startVmHost() {
-      const host = await createVmHost({ config, connection: stack.connection, hostId, env });
+      const host = await createVmHost({ config, connection, hostId, env });
       vmHosts.push({ host, running: host.run() });
       return host;
     },
     async startOrchestrator() {
-      const worker = await createOrchestratorWorker({ config, connection: stack.connection, client: stack.client, env, workflowBundle: stack.workflowBundle, imagePreparer: harness.images, ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }) });
+      const worker = await createOrchestratorWorker({ config, connection, client, env, workflowBundle: stack.workflowBundle, imagePreparer: harness.images, ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }) });
       orchestrator = { worker, running: worker.run() };
     },
     async stopOrchestrator() {
@@ -123,6 +137,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
         await running;
       }
       await models.close();
+      if (opts.ownConnections) await Promise.all([client.connection.close(), connection.close()]);
       rmSync(dir, { recursive: true, force: true });
     },
   };
