@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { stopTestStack } from './stack';
 
@@ -5,10 +6,36 @@ import { stopTestStack } from './stack';
 // purpose would drown the report.
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
+/**
+ * Wall time per test file, hooks included: from the end of the test before its first one (or the
+ * run's start) to the end of its last one. Printed after the run, slowest first, so the suite's
+ * time (kept under 30 minutes) can be read file by file.
+ */
+const fileTimes = new Map<string, number>();
+let lastEnd = Date.now();
+
+function recordTest(file: string | undefined): void {
+  const now = Date.now();
+  const name = file === undefined ? '(unknown file)' : path.relative(path.resolve(__dirname, '..', '..'), file);
+  fileTimes.set(name, (fileTimes.get(name) ?? 0) + (now - lastEnd));
+  lastEnd = now;
+}
+
+function printFileTimes(): void {
+  const rows = [...fileTimes].sort(([, a], [, b]) => b - a);
+  const total = rows.reduce((sum, [, ms]) => sum + ms, 0);
+  console.log(`\n  wall time per test file, hooks included (${(total / 60_000).toFixed(1)} min in all; the 15 slowest):`);
+  for (const [file, ms] of rows.slice(0, 15)) console.log(`    ${(ms / 1000).toFixed(0).padStart(5)} s  ${file}`);
+}
+
 /** Mocha root hooks: the shared test stack (started on first use) stops once, after every test. */
 export const mochaHooks = {
+  afterEach(this: Mocha.Context): void {
+    recordTest(this.currentTest?.file);
+  },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
     await stopTestStack();
+    if (fileTimes.size > 1) printFileTimes();
   },
 };
