@@ -10,7 +10,7 @@ import { notFound, ViewerError } from './errors';
 import type { Html } from './html';
 import { seriesListPage, seriesPage } from './pages/evaluation';
 import { judgeListPage, judgePage } from './pages/judge';
-import { errorPage, page, type Section } from './pages/layout';
+import { errorPage, loginNeededPage, page, type Section } from './pages/layout';
 import { progressSection, readProgress, runPage } from './pages/run';
 import { filtersOf, runsPage } from './pages/runs';
 import { checkpointPage, trainingListPage, trainingPage } from './pages/training';
@@ -58,7 +58,7 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
       if (req.url.split('?')[0] === HEALTH || authorized(req.headers.authorization, login.token)) return;
       const refusal = new ViewerError(401, 'Login needed', `This viewer needs its token: HTTP Basic with any user name and the token as password (a browser asks for it), or Authorization: Bearer <token>. Its operator has it in ${login.tokenEnv}.`);
       reply.header('www-authenticate', CHALLENGE).header('cache-control', 'no-store');
-      return html(reply, errorPage(refusal, webUi), 401);
+      return html(reply, loginNeededPage(refusal), 401);
     });
   }
   const show = (section: Section, title: string, body: Html, charts = false) => page({ title, section, body, charts, webUi });

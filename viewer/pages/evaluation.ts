@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { KEY_SEGMENT, reportSeriesPrefix } from '../../core/keys';
+import { percent } from '../../core/metrics';
 import { columnOrder, columnTitle, formatComparison, formatInterval, noiseSummary, REPORT_SCHEMAS } from '../../core/report';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
@@ -171,8 +172,8 @@ function uncertaintyNote(report: Report): Html {
   return html`${noise === undefined ? '' : html`<p id="noise">${noise}</p>`}<p class="muted">${u.confidence * 100}% intervals, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}.</p>`;
 }
 
-const percent = (fraction: number | undefined): number | null => (fraction === undefined ? null : Math.round(fraction * 10_000) / 100);
-const whisker = (i: z.output<typeof interval> | undefined): Whisker | null => (i === undefined ? null : { lower: percent(i.lower)!, upper: percent(i.upper)! });
+const percentOrGap = (fraction: number | undefined): number | null => (fraction === undefined ? null : percent(fraction));
+const whisker = (i: z.output<typeof interval> | undefined): Whisker | null => (i === undefined ? null : { lower: percent(i.lower), upper: percent(i.upper) });
 
 /**
  * One report as grouped bars: a group per software in the report's column order, Overall last; in
@@ -185,7 +186,7 @@ export function reportChart(report: Report, colours: ReadonlyMap<string, string>
   const series = report.rows.map((row) => ({
     label: row.planner,
     colour: colours.get(row.planner),
-    data: [...columns.map((s) => percent(row.metrics.bySoftware[s]?.averageAtK)), percent(row.metrics.overall.averageAtK)],
+    data: [...columns.map((s) => percentOrGap(row.metrics.bySoftware[s]?.averageAtK)), percentOrGap(row.metrics.overall.averageAtK)],
     intervals: [...columns.map((s) => whisker(row.averageInterval?.bySoftware[s])), whisker(row.averageInterval?.overall)],
   }));
   const withIntervals = report.rows.some((row) => row.averageInterval !== undefined);
