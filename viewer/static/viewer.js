@@ -1,7 +1,7 @@
 // The viewer's only script: hands each chart's configuration to Chart.js (and draws the interval
-// whiskers it has no built-in for), moves between the steps
-// of a trajectory with the keyboard, sizes overlays of screens whose size the manifest lacks, and
-// refreshes the live progress of a running workflow.
+// whiskers it has no built-in for), moves between the steps of a trajectory with the keyboard,
+// sizes overlays of screens whose size the manifest lacks, and refreshes the live progress of a
+// running workflow.
 'use strict';
 
 // Whiskers for the datasets that carry `intervals` (one {lower, upper} or null per point, in the
