@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import { workflowUrl } from '../../cli/client';
 import { describeAction } from '../../core/actions';
+import { LearningPolicy } from '../../doubles/learning-planner/policy';
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
 import { percent } from '../../core/metrics';
 import { columnTitle, formatInterval, type EvaluationReport } from '../../core/report';
@@ -39,7 +42,7 @@ describe('viewer in a real browser, on real rollouts', function () {
   const pageErrors: string[] = [];
 
   before(async () => {
-    h = await startHarness({ name: 'viewer', desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 580) });
+    h = await startHarness({ name: 'viewer', desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 580), runtimeLora: true });
     await h.startVmHost();
     // The second evaluation has a second row, the same planner sampled again, so its report has two planners to group.
     const planner = { name: h.config.models.planner.model, model: h.config.models.planner.model };
@@ -217,13 +220,21 @@ describe('viewer in a real browser, on real rollouts', function () {
   });
 
   it('draws a series of three evaluations of two software and two planners: bars per software and Overall, a line per planner, a colour each (the README\'s pictures)', async () => {
-    // Three evaluations in a series of their own, each with the planner and the same planner again as a second row.
+    // Three evaluations in a series of their own, each of two planners: the scripted planner, and a LoRA adapter of the
+    // learning planner double (loaded through the model server's runtime route, as serving a checkpoint does) that takes
+    // the perturbed step of a task's plan half the time.
     const chartSeries = `viewer-charts-${stamp}`;
     const planner = h.config.models.planner.model;
-    const rows = [planner, `${planner}-again`];
+    const noisy = `noisy-planner-${stamp}`;
+    const adapter = mkdtempSync(path.join(tmpdir(), 'coda-noisy-planner-'));
+    writeFileSync(path.join(adapter, 'adapter_config.json'), '{}');
+    LearningPolicy.base(0.5).write(adapter);
+    const loaded = await fetch(`${h.models.url}/load_lora_adapter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ lora_name: noisy, lora_path: adapter }) });
+    assert.equal(loaded.status, 200, await loaded.text());
+    const rows = [planner, 'noisy-planner'];
     const taskIds = { KAlgebra: ['A-01', 'B-03', 'B-07', 'C-01', 'C-03'], TeXstudio: ['C-06', 'D-01'] };
     for (const n of [1, 2, 3]) {
-      await h.execute('evaluation', `evaluation-chart${stamp}r${n}`, { run: `chart${stamp}r${n}`, series: chartSeries, software: ['KAlgebra', 'TeXstudio'], attempts: 1, taskIds, planners: rows.map((name) => ({ name, model: planner })) });
+      await h.execute('evaluation', `evaluation-chart${stamp}r${n}`, { run: `chart${stamp}r${n}`, series: chartSeries, software: ['KAlgebra', 'TeXstudio'], attempts: 1, taskIds, planners: [{ name: planner, model: planner }, { name: 'noisy-planner', model: noisy }] });
     }
     const keys = (await h.stack.store.list(`${reportSeriesPrefix(h.config.storage.prefix, chartSeries)}/`)).filter((k) => k.endsWith('.json')).sort();
     const reports = await Promise.all(keys.map((k) => h.stack.store.getJson<EvaluationReport>(k)));
@@ -249,6 +260,7 @@ describe('viewer in a real browser, on real rollouts', function () {
     assert.notEqual(bars.datasets[0]!.colour, bars.datasets[1]!.colour);
     await page.locator('figure:has(#report-chart)').screenshot({ path: path.join(DOC_IMAGES, 'report-chart.png') });
     await page.locator('figure:has(#average-chart)').screenshot({ path: path.join(DOC_IMAGES, 'series-chart.png') });
+    rmSync(adapter, { recursive: true, force: true });
   });
 
   it("shows the judge evaluation's precision and recall per strategy and what the low-resolution early exit saved", async () => {
