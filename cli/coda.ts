@@ -279,6 +279,7 @@ async function main(argv: string[]): Promise<void> {
       if (options.port !== undefined && !/^\d{1,5}$/.test(options.port)) throw new UsageError(`--port: expected a port number, got "${options.port}"`);
       const viewer = await startViewer(ctx().config, process.env, { host: options.host, port: options.port === undefined ? undefined : Number(options.port) });
       print(`viewer at ${viewer.url}`);
+      print(viewer.login.kind === 'token' ? `login: the token in ${viewer.login.tokenEnv} (HTTP Basic, any user; or Bearer)` : `warning: ${viewer.login.warning}`);
       await new Promise<void>((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, () => resolve())));
       await viewer.close();
     });

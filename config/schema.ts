@@ -462,9 +462,19 @@ export const configSchema = z
       .prefault({}),
     viewer: z
       .strictObject({
-        /** Loopback by default: the viewer has no login. */
+        /** Loopback by default. Any other address needs the login below (the viewer refuses to start without it). */
         host: z.string().min(1).default('127.0.0.1'),
         port: port.min(1).default(8300),
+        auth: z
+          .strictObject({
+            /**
+             * The environment variable holding the viewer's token (at least 16 characters), taken as
+             * `Authorization: Bearer <token>` or HTTP Basic with any user name and the token as password.
+             * Unset: the viewer runs open on a loopback address (with a warning) and refuses any other.
+             */
+            tokenEnv: envVarName.default('CODA_VIEWER_TOKEN'),
+          })
+          .prefault({}),
       })
       .prefault({}),
     dev: z

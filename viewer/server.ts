@@ -5,11 +5,12 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Env, LoadedConfig } from '../config/load';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
+import { authorized, CHALLENGE, viewerLogin, type ViewerLogin } from './auth';
 import { notFound, ViewerError } from './errors';
 import type { Html } from './html';
 import { seriesListPage, seriesPage } from './pages/evaluation';
 import { judgeListPage, judgePage } from './pages/judge';
-import { errorPage, page, type Section } from './pages/layout';
+import { errorPage, loginNeededPage, page, type Section } from './pages/layout';
 import { progressSection, readProgress, runPage } from './pages/run';
 import { filtersOf, runsPage } from './pages/runs';
 import { checkpointPage, trainingListPage, trainingPage } from './pages/training';
@@ -21,7 +22,12 @@ import { viewerUrl } from './urls';
  * The viewer (`coda view`): a Fastify app whose pages read S3 and Temporal on each request and
  * keep nothing (no database, no cache of objects). Screenshots are streamed from S3 to the
  * browser. A page that fails shows why (viewer/errors.ts); the server itself keeps running.
+ * Behind its login (viewer/auth.ts) every route answers 401 without the token but /healthz, which
+ * says only that the process is up (the dev stack and Kubernetes probes ask it).
  */
+
+/** The one route open without the login. */
+const HEALTH = '/healthz';
 
 const STATIC_DIR = path.resolve(__dirname, '..', '..', 'viewer', 'static');
 /** The files /static/ serves: the page script and style, and Chart.js's browser build from node_modules. */
@@ -41,10 +47,20 @@ const OBJECT_TYPES: Readonly<Record<string, string>> = {
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
 
-export function createViewerApp(src: ViewerSources): FastifyInstance {
+export function createViewerApp(src: ViewerSources, login: ViewerLogin): FastifyInstance {
   const app = Fastify({ logger: false, routerOptions: { maxParamLength: 1000 } });
   const webUi = src.config.temporal.webUi;
   const html = (reply: FastifyReply, body: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body.text);
+
+  if (login.kind === 'token') {
+    // Before routing, so unknown pages and static files are refused alike and say nothing of what exists.
+    app.addHook('onRequest', async (req, reply) => {
+      if (req.url.split('?')[0] === HEALTH || authorized(req.headers.authorization, login.token)) return;
+      const refusal = new ViewerError(401, 'Login needed', `This viewer needs its token: HTTP Basic with any user name and the token as password (a browser asks for it), or Authorization: Bearer <token>. Its operator has it in ${login.tokenEnv}.`);
+      reply.header('www-authenticate', CHALLENGE).header('cache-control', 'no-store');
+      return html(reply, loginNeededPage(refusal), 401);
+    });
+  }
   const show = (section: Section, title: string, body: Html, charts = false) => page({ title, section, body, charts, webUi });
 
   app.setErrorHandler((err, _req, reply) => {
@@ -54,7 +70,7 @@ export function createViewerApp(src: ViewerSources): FastifyInstance {
   app.setNotFoundHandler((req, reply) => html(reply, errorPage(notFound(`page ${req.url}`, 'the viewer has no such page'), webUi), 404));
 
   app.get('/', (_req, reply) => reply.redirect('/runs'));
-  app.get('/healthz', (_req, reply) => reply.type('text/plain').send('ok\n'));
+  app.get(HEALTH, (_req, reply) => reply.type('text/plain').send('ok\n'));
   app.get('/favicon.ico', (_req, reply) => reply.code(204).send());
   app.get('/static/:file', (req, reply) => {
     const entry = STATIC_FILES[(req.params as Params).file ?? ''];
@@ -136,24 +152,29 @@ export function createViewerApp(src: ViewerSources): FastifyInstance {
 export interface Viewer {
   readonly url: string;
   readonly app: FastifyInstance;
+  /** Whether it asks for the token, or runs open on loopback (and the warning to print). */
+  readonly login: ViewerLogin;
   close(): Promise<void>;
 }
 
 /**
  * Serves the viewer of the deployment `config` describes on its host and port (temporal.yaml
  * `viewer`, loopback by default). It starts whether or not S3 and Temporal are up: pages say which
- * one is down. The dev stack's S3 credentials fill in where the environment names none.
+ * one is down. The dev stack's S3 credentials fill in where the environment names none. Throws,
+ * naming viewer.auth.tokenEnv, where it would listen beyond loopback without a token.
  */
 export async function startViewer(config: LoadedConfig, env: Env = process.env, listen: { host?: string; port?: number } = {}): Promise<Viewer> {
+  const host = listen.host ?? config.viewer.host;
+  const login = viewerLogin(config, host, env);
   const store = createObjectStore(config.storage, devEnv(config, env), { outageToleranceMs: 0, timeoutMs: 5_000 });
   const client = viewerClient(config);
-  const app = createViewerApp(new ViewerSources(config, store, client));
-  const host = listen.host ?? config.viewer.host;
+  const app = createViewerApp(new ViewerSources(config, store, client), login);
   await app.listen({ host, port: listen.port ?? config.viewer.port });
   const { port } = app.server.address() as AddressInfo;
   return {
     url: viewerUrl({ viewer: { host, port } }),
     app,
+    login,
     async close() {
       await app.close();
       await client.connection.close();

@@ -20,11 +20,14 @@ export const paths = {
   object: (key: string): string => `/objects/${key.split('/').map(seg).join('/')}`,
 };
 
+/** Where a viewer listens: temporal.yaml `viewer`'s host and port. */
+type Listening = { readonly viewer: Pick<Config['viewer'], 'host' | 'port'> };
+
 /** Where the deployment's viewer answers (temporal.yaml `viewer`). */
-export function viewerUrl(config: Pick<Config, 'viewer'>): string {
+export function viewerUrl(config: Listening): string {
   const host = config.viewer.host === '0.0.0.0' ? '127.0.0.1' : config.viewer.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.viewer.port}`;
 }
 
 /** The viewer's page of one workflow (what `npm run demo` prints last). */
-export const runPageUrl = (config: Pick<Config, 'viewer'>, workflowId: string): string => `${viewerUrl(config)}${paths.run(workflowId)}`;
+export const runPageUrl = (config: Listening, workflowId: string): string => `${viewerUrl(config)}${paths.run(workflowId)}`;

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { loadConfig } from '../../config/load';
+import { viewerLogin } from '../../viewer/auth';
 import { REPO_CONFIG } from '../stack';
 
 const ROOT = path.dirname(REPO_CONFIG);
@@ -32,7 +33,7 @@ const service = z.object({
 const composeSchema = z.object({ name: z.string(), services: z.record(z.string(), service), volumes: z.record(z.string(), z.unknown()) });
 
 describe('infra/deploy: the cluster deployment description', () => {
-  const secrets = { POSTGRES_PASSWORD: 'pw', CODA_S3_ACCESS_KEY_ID: 'key', CODA_S3_SECRET_ACCESS_KEY: 'secret' };
+  const secrets = { POSTGRES_PASSWORD: 'pw', CODA_S3_ACCESS_KEY_ID: 'key', CODA_S3_SECRET_ACCESS_KEY: 'secret', CODA_VIEWER_TOKEN: 'viewer-token-from-the-lab' };
   const compose = composeSchema.parse(parse(interpolate(readFileSync(COMPOSE, 'utf8'), secrets), { merge: true }));
   const services = compose.services;
   const workers = ['orchestrator', 'vm-host', 'gpu'];
@@ -69,6 +70,9 @@ describe('infra/deploy: the cluster deployment description', () => {
       assert.ok(env[config.storage.accessKeyIdEnv] && env[config.storage.secretAccessKeyEnv], `${name} has the S3 credentials`);
     }
     assert.equal(services['vm-host']?.environment?.CODA_HOST_ID, 'local-1');
+    const viewerEnv = services.viewer?.environment ?? {};
+    assert.equal(viewerEnv[loadConfig(REPO_CONFIG, viewerEnv).viewer.auth.tokenEnv], secrets.CODA_VIEWER_TOKEN, 'the viewer, listening beyond its container, has its login token');
+    assert.equal(viewerLogin(loadConfig(REPO_CONFIG, viewerEnv), services.viewer!.command![4]!, viewerEnv).kind, 'token');
     assert.ok(loadConfig(REPO_CONFIG, {}).hosts.some((h) => h.id === 'local-1'));
   });
 

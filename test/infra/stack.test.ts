@@ -30,7 +30,8 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     dataDir = mkdtempSync(path.join(tmpdir(), 'coda-infra-'));
     const base = await isolatedEnv(dataDir, 'coda-infra');
     config = loadConfig(REPO_CONFIG, base);
-    env = devEnv(config, base);
+    // The viewer process behind its login, as a lab runs it (docs/viewer.md).
+    env = { ...devEnv(config, base), CODA_VIEWER_TOKEN: `stack-test-viewer-${Date.now().toString(36)}` };
   });
 
   after(async () => {
@@ -73,7 +74,8 @@ describe('infra: the dev stack (up | down | status) on real processes', function
       ],
     );
     assert.equal(first.viewer, `http://127.0.0.1:${env.CODA_VIEWER_PORT}`);
-    const runs = await fetch(`${first.viewer}/runs`);
+    assert.equal((await fetch(`${first.viewer}/runs`)).status, 401, 'the viewer asks for its login');
+    const runs = await fetch(`${first.viewer}/runs`, { headers: { authorization: `Bearer ${env.CODA_VIEWER_TOKEN}` } });
     assert.equal(runs.status, 200, 'the viewer reads the stack');
     for (const kind of ['ORCHESTRATOR', 'VM_HOST', 'GPU']) {
       const metrics = await fetch(`http://127.0.0.1:${env[`CODA_${kind}_METRICS_PORT`]}/metrics`);

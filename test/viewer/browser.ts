@@ -10,6 +10,9 @@ const CHROMIUM = '/usr/bin/chromium';
 /** Where browser tests leave their screenshots (ignored by git; the README's comes from here). */
 export const ARTIFACTS = path.join(path.dirname(REPO_CONFIG), 'test-artifacts', 'viewer');
 
+/** The screenshots the README and docs/viewer.md show, retaken by every run of the browser tests (committed). */
+export const DOC_IMAGES = path.join(path.dirname(REPO_CONFIG), 'docs', 'images');
+
 export interface Browser {
   readonly context: BrowserContext;
   close(): Promise<void>;
@@ -21,6 +24,7 @@ export interface Browser {
  */
 export async function launchBrowser(): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });
+  mkdirSync(DOC_IMAGES, { recursive: true });
   const profile = mkdtempSync(path.join(tmpdir(), 'coda-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

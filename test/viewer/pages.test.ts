@@ -4,12 +4,13 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { runsQuery } from '../../cli/runs-query';
 import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import type { GuiAction } from '../../core/actions';
-import { columnTitle } from '../../core/report';
+import { columnOrder, columnTitle } from '../../core/report';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
 import { ViewerError } from '../../viewer/errors';
 import { escapeHtml, html } from '../../viewer/html';
 import { actionOverlay } from '../../viewer/overlay';
-import { seriesPlots } from '../../viewer/pages/evaluation';
+import { reportChart, seriesPlots } from '../../viewer/pages/evaluation';
+import { plannerColours } from '../../viewer/pages/parts';
 import { filtersOf } from '../../viewer/pages/runs';
 import { renderTraining, type TrainingView } from '../../viewer/pages/training';
 import { runPageUrl } from '../../viewer/urls';
@@ -106,27 +107,91 @@ describe('viewer: pages without servers', () => {
       unsupported: [],
     });
 
-    it('plots Average@k per report with its 95% interval as a lower and an upper line, a gap where a report has none', () => {
+    type Dataset = { label: string; data: Array<number | null>; borderColor: string; backgroundColor: string; intervals?: Array<{ lower: number; upper: number } | null>; intervalColor?: string };
+    type ChartConfig = { type: string; data: { labels: string[]; datasets: Dataset[] }; options: { scales: { y: { max?: number; title: { text: string } } } } };
+    const configOf = (page: string, id: string) => chartsOf(page).get(id) as unknown as ChartConfig;
+    /** A report of the paper's shape: several software, several planners, KAlgebra and Celestia missing for one. */
+    const wide = (planners: readonly string[], withIntervals = true): SeriesReport => ({
+      ...report('r1-eval', []),
+      softwares: ['ChimeraX', 'KAlgebra', 'Celestia'],
+      rows: planners.map((planner, p) => {
+        const average = (s: number) => (p * 3 + s + 1) / 40;
+        const softwares = p === 1 ? ['ChimeraX'] : ['ChimeraX', 'KAlgebra', 'Celestia'];
+        const iv = (a: number) => ({ lower: a - 0.05, upper: a + 0.05 });
+        return {
+          planner,
+          model: planner,
+          runs: {},
+          metrics: { tasks: [], bySoftware: Object.fromEntries(softwares.map((s, i) => [s, summary(average(i))])), overall: summary(average(3)) },
+          ...(withIntervals ? { averageInterval: { bySoftware: Object.fromEntries(softwares.map((s, i) => [s, iv(average(i))])), overall: iv(average(3)) } } : {}),
+        };
+      }),
+    });
+
+    it('draws a report as grouped bars: a group per software in the table’s order, Overall last, a bar per planner with its 95% interval as a whisker', () => {
+      const planners = ['base', 'specialist-ChimeraX', 'specialist-KAlgebra', 'generalist'];
+      const config = configOf(reportChart(wide(planners)).text, 'report-chart');
+      assert.equal(config.type, 'bar');
+      assert.deepEqual(config.data.labels, [...columnOrder(['ChimeraX', 'KAlgebra', 'Celestia']).map(columnTitle), 'Overall']);
+      assert.equal(config.data.labels.at(-1), 'Overall');
+      assert.deepEqual(config.data.datasets.map((d) => d.label), planners, 'one legend entry per planner');
+      assert.equal(config.data.datasets.reduce((n, d) => n + d.data.length, 0), planners.length * 4, 'a bar place per planner and group');
+      assert.equal(config.data.datasets.flatMap((d) => d.data).filter((v) => v === null).length, 2, 'no bar where a planner has no such software');
+      const generalist = config.data.datasets[3]!;
+      const order = columnOrder(['ChimeraX', 'KAlgebra', 'Celestia']);
+      assert.deepEqual(generalist.data, [...order.map((s) => (9 + ['ChimeraX', 'KAlgebra', 'Celestia'].indexOf(s) + 1) * 2.5), 32.5]);
+      assert.deepEqual(generalist.intervals!.at(-1), { lower: 27.5, upper: 37.5 });
+      assert.equal(config.data.datasets[1]!.intervals!.filter((w) => w === null).length, 2);
+      assert.equal(config.options.scales.y.max, 100);
+      assert.equal(config.options.scales.y.title.text, 'Average@2 (%)');
+      assert.equal(new Set(config.data.datasets.map((d) => d.backgroundColor)).size, planners.length, 'distinct colours');
+    });
+
+    it('still draws a v1 report (no intervals) as bars, without whiskers', () => {
+      const page = reportChart(wide(['base', 'other'], false)).text;
+      const config = configOf(page, 'report-chart');
+      assert.deepEqual(config.data.datasets.map((d) => d.label), ['base', 'other']);
+      assert.ok(config.data.datasets.every((d) => d.intervals === undefined && d.data.length === 4));
+      assert.match(page, /a v1 report: no intervals/);
+    });
+
+    it('gives up to ten planners ten distinct colours, the same planner the same colour in the report and the series', () => {
+      const ten = Array.from({ length: 10 }, (_, i) => `planner-${i}`);
+      const colours = plannerColours(ten);
+      assert.equal(new Set(colours.values()).size, 10);
+      assert.ok([...colours.values()].every((c) => /^#[0-9a-f]{6}$/.test(c)));
+      const bars = configOf(reportChart(wide(ten), colours).text, 'report-chart');
+      const lines = configOf(seriesPlots([wide(ten.slice(5)), wide(ten)], colours).text, 'average-chart');
+      assert.equal(new Set(bars.data.datasets.map((d) => d.backgroundColor)).size, 10);
+      for (const d of lines.data.datasets) assert.equal(d.borderColor, bars.data.datasets.find((b) => b.label === d.label)!.backgroundColor, d.label);
+      assert.deepEqual(lines.data.datasets.map((d) => d.label), [...ten.slice(5), ...ten.slice(0, 5)], 'planners in the order first seen');
+    });
+
+    it('draws a series as a line per planner of its overall Average@k, with the 95% interval as whiskers, a gap where a report has none', () => {
       const reports = [
         report('r1-eval', [row('base', 0.5, { lower: 0.4, upper: 0.6 }), row('specialist-KAlgebra', 0.55, { lower: 0.45, upper: 0.65 })]),
         report('r2-eval', [row('base', 0.5), row('specialist-KAlgebra', 0.7)]),
         report('r3-eval', [row('base', 0.5, { lower: 0.4, upper: 0.6 }), row('specialist-KAlgebra', 0.8125, { lower: 0.7, upper: 0.9 })]),
+        report('r4-eval', [row('base', 0.5, { lower: 0.4, upper: 0.6 })]),
       ];
-      const charts = chartsOf(seriesPlots(reports).text);
-      const kalgebra = columnTitle('KAlgebra');
-      const average = new Map(charts.get('average-chart')!.data.datasets.map((d) => [d.label, d.data]));
-      assert.deepEqual(average.get(`specialist-KAlgebra ${kalgebra}`), [55, 70, 81.25]);
-      assert.deepEqual(average.get(`specialist-KAlgebra ${kalgebra} 95% interval, lower`), [45, null, 70]);
-      assert.deepEqual(average.get(`specialist-KAlgebra ${kalgebra} 95% interval, upper`), [65, null, 90]);
-      assert.deepEqual(average.get('base Overall 95% interval, lower'), [40, null, 40]);
-      assert.equal(average.size, 12, 'two planners × (KAlgebra, Overall) × (Average@k, lower, upper)');
-      const pass = charts.get('pass-chart')!.data.datasets;
-      assert.ok(pass.every((d) => !d.label.includes('interval')), 'Pass@k has no interval');
+      const page = seriesPlots(reports).text;
+      const average = configOf(page, 'average-chart');
+      assert.equal(average.type, 'line');
+      assert.deepEqual(average.data.labels, ['r1-eval', 'r2-eval', 'r3-eval', 'r4-eval']);
+      assert.deepEqual(average.data.datasets.map((d) => d.label), ['base', 'specialist-KAlgebra'], 'one line and one legend entry per planner');
+      const specialist = average.data.datasets[1]!;
+      assert.deepEqual(specialist.data, [55, 70, 81.25, null]);
+      assert.deepEqual(specialist.intervals, [{ lower: 45, upper: 65 }, null, { lower: 70, upper: 90 }, null]);
+      assert.equal(specialist.intervalColor, specialist.borderColor, 'whiskers in the line’s colour');
+      assert.notEqual(average.data.datasets[0]!.borderColor, specialist.borderColor);
+      const pass = configOf(page, 'pass-chart');
+      assert.deepEqual(pass.data.datasets.map((d) => [d.label, d.data]), [['base', [60, 60, 60, 60]], ['specialist-KAlgebra', [65, 80, 91.25, null]]]);
+      assert.ok(pass.data.datasets.every((d) => d.intervals === undefined), 'Pass@k has no interval');
     });
 
-    it('draws no interval lines for a series of reports without intervals (v1)', () => {
-      const charts = chartsOf(seriesPlots([report('r1-eval', [row('base', 0.5)]), report('r2-eval', [row('base', 0.6)])]).text);
-      assert.deepEqual(charts.get('average-chart')!.data.datasets.map((d) => d.label), [`base ${columnTitle('KAlgebra')}`, 'base Overall']);
+    it('draws no whiskers for a series of reports without intervals (v1)', () => {
+      const config = configOf(seriesPlots([report('r1-eval', [row('base', 0.5)]), report('r2-eval', [row('base', 0.6)])]).text, 'average-chart');
+      assert.deepEqual(config.data.datasets.map((d) => [d.label, d.data, d.intervals]), [['base', [50, 60], undefined]]);
     });
   });
 

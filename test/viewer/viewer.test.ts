@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import { workflowUrl } from '../../cli/client';
 import { describeAction } from '../../core/actions';
+import { LearningPolicy } from '../../doubles/learning-planner/policy';
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
 import { percent } from '../../core/metrics';
-import { formatInterval, type EvaluationReport } from '../../core/report';
+import { columnTitle, formatInterval, type EvaluationReport } from '../../core/report';
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix, verdictKey, type AttemptRef } from '../../core/keys';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
@@ -14,13 +17,14 @@ import { judgeRunWorkflowId } from '../../workflows/judge';
 import { startViewer, type Viewer } from '../../viewer/server';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { eventually } from '../rollouts/helpers';
-import { ARTIFACTS, launchBrowser, type Browser } from './browser';
+import { ARTIFACTS, DOC_IMAGES, launchBrowser, type Browser } from './browser';
 
 /**
  * The viewer in Debian's headless Chromium, on what a real test run produced: two evaluations of
  * KAlgebra tasks (real rollouts on real desktops with the scripted models), the judge's verdicts
- * on the first, a judge-strategy comparison, and a specialization in flight. Screenshots of the
- * pages go to test-artifacts/viewer/.
+ * on the first, a judge-strategy comparison, and a specialization in flight. The viewer runs
+ * behind its login and the browser logs in (HTTP Basic, the token as password). Screenshots of the
+ * pages go to test-artifacts/viewer/, those of the evaluation charts to docs/images/ too.
  */
 describe('viewer in a real browser, on real rollouts', function () {
   this.timeout(600_000);
@@ -30,6 +34,7 @@ describe('viewer in a real browser, on real rollouts', function () {
   // A click, a hotkey, typing and DONE; an ANS answer; a task the planner gives up (FAIL).
   const TASKS = ['B-07', 'C-03', 'B-03'];
   const judgeEval = `je-${stamp}`;
+  const token = `viewer-browser-${stamp}-${Math.random().toString(36).slice(2)}`;
   let h: Harness;
   let viewer: Viewer;
   let browser: Browser;
@@ -37,18 +42,27 @@ describe('viewer in a real browser, on real rollouts', function () {
   const pageErrors: string[] = [];
 
   before(async () => {
-    h = await startHarness({ name: 'viewer', desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 580) });
+    h = await startHarness({ name: 'viewer', desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 580), runtimeLora: true });
     await h.startVmHost();
-    for (const run of runs) {
-      await h.execute('evaluation', `evaluation-${run}`, { run, series, software: ['KAlgebra'], attempts: 1, taskIds: { KAlgebra: TASKS } });
-    }
+    // The second evaluation has a second row, the same planner sampled again, so its report has two planners to group.
+    const planner = { name: h.config.models.planner.model, model: h.config.models.planner.model };
+    await h.execute('evaluation', `evaluation-${runs[0]}`, { run: runs[0], series, software: ['KAlgebra'], attempts: 1, taskIds: { KAlgebra: TASKS } });
+    await h.execute('evaluation', `evaluation-${runs[1]}`, { run: runs[1], series, software: ['KAlgebra'], attempts: 1, taskIds: { KAlgebra: TASKS }, planners: [planner, { ...planner, name: `${planner.name}-again` }] });
     await h.execute('judgeRun', judgeRunWorkflowId(runs[0], 'KAlgebra'), { run: runs[0], software: 'KAlgebra' });
     await h.execute('judgeEvaluation', `judge-eval-${judgeEval}`, { run: runs[0], software: 'KAlgebra', strategies: ['single', 'voting4-multires'], id: judgeEval });
-    viewer = await startViewer(h.config, h.env, { port: 0 });
+    viewer = await startViewer(h.config, { ...h.env, CODA_VIEWER_TOKEN: token }, { port: 0 });
+    assert.equal(viewer.login.kind, 'token');
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.on('pageerror', (err) => pageErrors.push(err.message));
     page.on('console', (message) => void (message.type() === 'error' && pageErrors.push(message.text())));
+    // The login: challenged and refused until the browser answers the Basic challenge with the token.
+    const refused = await page.request.get(`${viewer.url}/runs`);
+    assert.equal(refused.status(), 401);
+    assert.match(refused.headers()['www-authenticate'] ?? '', /^Basic realm="coda viewer"/);
+    await assert.rejects(page.goto(`${viewer.url}/runs`), /ERR_INVALID_AUTH_CREDENTIALS/, 'a browser without the token cannot open a page');
+    assert.deepEqual(pageErrors.splice(0).filter((e) => !/status of 401|ERR_INVALID_AUTH_CREDENTIALS/.test(e)), []);
+    await browser.context.setHTTPCredentials({ username: 'lab-member', password: token, origin: viewer.url });
   });
 
   after(async () => {
@@ -67,6 +81,15 @@ describe('viewer in a real browser, on real rollouts', function () {
   /** Chart.js (from node_modules) has made a chart of the canvas's configuration. */
   const chartDrawn = (id: string) => page.waitForFunction(`typeof Chart !== 'undefined' && Chart.getChart('${id}') !== undefined`);
   const cells = (selector: string) => page.$$eval(`${selector} tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')));
+
+  it('logs in: with the token as Basic password every page opens, the page script’s own requests too', async () => {
+    await open('/runs');
+    assert.equal(await page.textContent('h1'), 'Runs');
+    // The browser asked once without the token, met the challenge and asked again with it: the console says so, once.
+    assert.deepEqual(pageErrors.splice(0), ['Failed to load resource: the server responded with a status of 401 ()']);
+    assert.equal(await page.evaluate(`fetch('/static/viewer.css').then((r) => r.status)`), 200);
+    await open('/evaluation');
+  });
 
   it('lists the runs with status, software, stage and run from the search attributes, filters them, and links each to its page and its Web UI page', async () => {
     await open(`/runs?run=${runs[0]}`);
@@ -153,7 +176,7 @@ describe('viewer in a real browser, on real rollouts', function () {
     await shot('trajectory-full', true);
   });
 
-  it('plots Average@k and Pass@k across the reports of the series, shows the latest as a table and its per-task diff to the previous one', async () => {
+  it('draws the latest report as grouped bars and the series as a line per planner, shows the latest as a table and its per-task diff to the previous one', async () => {
     const keys = (await h.stack.store.list(`${reportSeriesPrefix(h.config.storage.prefix, series)}/`)).filter((k) => k.endsWith('.json')).sort();
     assert.equal(keys.length, 2);
     const reports = await Promise.all(keys.map((k) => h.stack.store.getJson<EvaluationReport>(k)));
@@ -162,8 +185,20 @@ describe('viewer in a real browser, on real rollouts', function () {
     const plotted = (await page.evaluate(
       `(() => { const c = Chart.getChart('average-chart'); return { labels: c.data.labels, datasets: c.data.datasets.map((d) => ({ label: d.label, data: d.data })) }; })()`,
     )) as { labels: string[]; datasets: Array<{ label: string; data: number[] }> };
+    const planner = h.config.models.planner.model;
     assert.deepEqual(plotted.labels, reports.map((r) => r.run));
-    assert.deepEqual(plotted.datasets.find((d) => d.label.endsWith('Algebra (KAlgebra)'))?.data, reports.map((r) => percent(r.rows[0]!.metrics.bySoftware.KAlgebra!.averageAtK)));
+    assert.deepEqual(plotted.datasets.map((d) => d.label), [planner, `${planner}-again`], 'a line per planner');
+    assert.deepEqual(plotted.datasets[0]!.data, reports.map((r) => percent(r.rows[0]!.metrics.overall.averageAtK)));
+    assert.deepEqual(plotted.datasets[1]!.data, [null, percent(reports[1]!.rows[1]!.metrics.overall.averageAtK)]);
+    await chartDrawn('report-chart');
+    const bars = (await page.evaluate(
+      `(() => { const c = Chart.getChart('report-chart'); return { type: c.config.type, labels: c.data.labels, datasets: c.data.datasets.map((d) => ({ label: d.label, data: d.data, colour: d.backgroundColor, bars: c.getDatasetMeta(c.data.datasets.indexOf(d)).data.length })) }; })()`,
+    )) as { type: string; labels: string[]; datasets: Array<{ label: string; data: number[]; colour: string; bars: number }> };
+    assert.equal(bars.type, 'bar');
+    assert.deepEqual(bars.labels, [columnTitle('KAlgebra'), 'Overall']);
+    assert.deepEqual(bars.datasets.map((d) => [d.label, d.bars]), [[planner, 2], [`${planner}-again`, 2]], 'a bar per planner in each group');
+    assert.deepEqual(bars.datasets.map((d) => d.data), reports[1]!.rows.map((r) => [percent(r.metrics.bySoftware.KAlgebra!.averageAtK), percent(r.metrics.overall.averageAtK)]));
+    assert.notEqual(bars.datasets[0]!.colour, bars.datasets[1]!.colour);
     // Chart.js drew on the canvas: it is not blank.
     await chartDrawn('pass-chart');
     const painted = (await page.evaluate(
@@ -177,9 +212,55 @@ describe('viewer in a real browser, on real rollouts', function () {
     assert.match(await page.content(), /intervals, bootstrap with seed \d+ and \d+ resamples/);
     assert.deepEqual((await cells('#pass-table'))[0]?.slice(1), [(latest.passAtK * 100).toFixed(2), (latest.passAtK * 100).toFixed(2)]);
     const diff = await cells('#task-diff');
-    assert.deepEqual(diff.map((r) => r[1]).sort(), TASKS.map((t) => `KAlgebra/${t}`).sort());
-    assert.ok(diff.every((r) => /^\d\/1$/.test(r[2]!) && /^\d\/1$/.test(r[3]!)), 'before and now of every task');
+    const first = diff.filter((r) => r[0] === planner);
+    assert.deepEqual(first.map((r) => r[1]).sort(), TASKS.map((t) => `KAlgebra/${t}`).sort());
+    assert.ok(first.every((r) => /^\d\/1$/.test(r[2]!) && /^\d\/1$/.test(r[3]!)), 'before and now of every task');
+    assert.deepEqual(diff.filter((r) => r[0] !== planner).map((r) => [r[0], r[2], r[4]]), TASKS.map(() => [`${planner}-again`, '–', 'new']));
     await shot('evaluation', true);
+  });
+
+  it('draws a series of three evaluations of two software and two planners: bars per software and Overall, a line per planner, a colour each (the README\'s pictures)', async () => {
+    // Three evaluations in a series of their own, each of two planners: the scripted planner, and a LoRA adapter of the
+    // learning planner double (loaded through the model server's runtime route, as serving a checkpoint does) that takes
+    // the perturbed step of a task's plan half the time.
+    const chartSeries = `viewer-charts-${stamp}`;
+    const planner = h.config.models.planner.model;
+    const noisy = `noisy-planner-${stamp}`;
+    const adapter = mkdtempSync(path.join(tmpdir(), 'coda-noisy-planner-'));
+    writeFileSync(path.join(adapter, 'adapter_config.json'), '{}');
+    LearningPolicy.base(0.5).write(adapter);
+    const loaded = await fetch(`${h.models.url}/load_lora_adapter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ lora_name: noisy, lora_path: adapter }) });
+    assert.equal(loaded.status, 200, await loaded.text());
+    const rows = [planner, 'noisy-planner'];
+    const taskIds = { KAlgebra: ['A-01', 'B-03', 'B-07', 'C-01', 'C-03'], TeXstudio: ['C-06', 'D-01'] };
+    for (const n of [1, 2, 3]) {
+      await h.execute('evaluation', `evaluation-chart${stamp}r${n}`, { run: `chart${stamp}r${n}`, series: chartSeries, software: ['KAlgebra', 'TeXstudio'], attempts: 1, taskIds, planners: [{ name: planner, model: planner }, { name: 'noisy-planner', model: noisy }] });
+    }
+    const keys = (await h.stack.store.list(`${reportSeriesPrefix(h.config.storage.prefix, chartSeries)}/`)).filter((k) => k.endsWith('.json')).sort();
+    const reports = await Promise.all(keys.map((k) => h.stack.store.getJson<EvaluationReport>(k)));
+    assert.equal(reports.length, 3);
+    await open(`/evaluation/${chartSeries}`);
+    await chartDrawn('report-chart');
+    await chartDrawn('average-chart');
+    const drawn = (id: string) =>
+      page.evaluate(
+        `(() => { const c = Chart.getChart('${id}'); return { labels: c.data.labels, datasets: c.data.datasets.map((d, i) => ({ label: d.label, data: d.data, colour: d.backgroundColor, drawn: c.getDatasetMeta(i).data.length })), legend: c.legend.legendItems.map((l) => l.text) }; })()`,
+      ) as Promise<{ labels: string[]; datasets: Array<{ label: string; data: Array<number | null>; colour: string; drawn: number }>; legend: string[] }>;
+    const bars = await drawn('report-chart');
+    assert.deepEqual(bars.labels, [columnTitle('KAlgebra'), columnTitle('TeXstudio'), 'Overall']);
+    assert.deepEqual(bars.legend, rows, 'one legend entry per planner');
+    assert.equal(bars.datasets.reduce((n, d) => n + d.drawn, 0), rows.length * 3, 'a bar per planner and group');
+    const latest = reports[2]!;
+    assert.deepEqual(bars.datasets.map((d) => d.data), latest.rows.map((r) => [percent(r.metrics.bySoftware.KAlgebra!.averageAtK), percent(r.metrics.bySoftware.TeXstudio!.averageAtK), percent(r.metrics.overall.averageAtK)]));
+    const lines = await drawn('average-chart');
+    assert.deepEqual(lines.labels, reports.map((r) => r.run));
+    assert.deepEqual(lines.legend, rows);
+    assert.deepEqual(lines.datasets.map((d) => d.data), rows.map((_, i) => reports.map((r) => percent(r.rows[i]!.metrics.overall.averageAtK))));
+    assert.deepEqual(lines.datasets.map((d) => d.colour), bars.datasets.map((d) => d.colour), 'a planner has one colour on the page');
+    assert.notEqual(bars.datasets[0]!.colour, bars.datasets[1]!.colour);
+    await page.locator('figure:has(#report-chart)').screenshot({ path: path.join(DOC_IMAGES, 'report-chart.png') });
+    await page.locator('figure:has(#average-chart)').screenshot({ path: path.join(DOC_IMAGES, 'series-chart.png') });
+    rmSync(adapter, { recursive: true, force: true });
   });
 
   it("shows the judge evaluation's precision and recall per strategy and what the low-resolution early exit saved", async () => {

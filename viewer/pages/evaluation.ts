@@ -1,17 +1,20 @@
 import { z } from 'zod';
 import { KEY_SEGMENT, reportSeriesPrefix } from '../../core/keys';
+import { percent } from '../../core/metrics';
 import { columnOrder, columnTitle, formatComparison, formatInterval, noiseSummary, REPORT_SCHEMAS } from '../../core/report';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { check, type ViewerSources } from '../sources';
 import { paths } from '../urls';
-import { chart, keyValues, lineChart, link, table, utc } from './parts';
+import { barChart, chart, keyValues, lineChart, link, plannerColours, table, utc, type Whisker } from './parts';
 
 /**
  * Evaluation reports (reports/{series}/{stamp}-{run}.json, core/report.ts): the series there are;
- * for one series, Average@k and Pass@k per software and overall across its reports as plots, one
- * report as the paper's table 1 — Average@k with its 95% interval and every row against the base
- * row (v2 reports; v1 ones show without) — and its per-task difference to the report before it.
+ * for one series, each planner's overall Average@k and Pass@k across its reports as lines, one
+ * report as grouped bars (the paper's table 1 read at a glance: a group per software, Overall last,
+ * a bar per planner with its 95% interval) and as tables — Average@k with its interval and every
+ * row against the base row (v2 reports; v1 ones show without) — and its per-task difference to the
+ * report before it. A planner has one colour on the whole page.
  */
 
 const summary = z.object({ taskCount: z.number(), runs: z.number(), successes: z.number(), averageAtK: z.number(), passAtK: z.number() });
@@ -94,8 +97,9 @@ export async function seriesPage(src: ViewerSources, series: string, reportId?: 
   );
   const readable = plotted.filter((p): p is { key: string; report: Report } => p.report !== undefined);
   const previous = report.previous === undefined ? undefined : await readReport(src, report.previous.key).catch(() => undefined);
+  const colours = plannerColours([...readable.map((p) => p.report), report].flatMap((r) => r.rows.map((row) => row.planner)));
   return html`<h1>Evaluation series ${series}</h1>
-${seriesPlots(readable.map((p) => p.report))}
+${seriesPlots(readable.map((p) => p.report), colours)}
 ${plotted.filter((p) => p.report === undefined).map((p) => html`<p class="error">Damaged report ${link(paths.object(p.key), idOf(p.key))} left out of the plots: ${(p as { damage: ViewerError }).damage.details.join('; ')}</p>`)}
 <section id="report"><h2>Report ${idOf(selectedKey)}</h2>
 ${keyValues([
@@ -105,6 +109,7 @@ ${keyValues([
   ['compared with', report.previous === undefined ? 'nothing (the first report of its series)' : link(paths.evaluation(series, idOf(report.previous.key)), idOf(report.previous.key))],
   ['files', html`${link(paths.object(selectedKey), 'json')} · ${link(paths.object(selectedKey.replace(/\.json$/, '.md')), 'markdown')}`],
 ])}
+<div class="charts wide">${reportChart(report, colours)}</div>
 ${averageTable(report)}
 ${comparisonTable(report)}
 ${uncertaintyNote(report)}
@@ -167,43 +172,55 @@ function uncertaintyNote(report: Report): Html {
   return html`${noise === undefined ? '' : html`<p id="noise">${noise}</p>`}<p class="muted">${u.confidence * 100}% intervals, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}.</p>`;
 }
 
+const percentOrGap = (fraction: number | undefined): number | null => (fraction === undefined ? null : percent(fraction));
+const whisker = (i: z.output<typeof interval> | undefined): Whisker | null => (i === undefined ? null : { lower: percent(i.lower), upper: percent(i.upper) });
+
 /**
- * Average@k and Pass@k per planner and column, one point per report, oldest first; Average@k's 95%
- * interval as a lower and an upper line per planner and column, from the reports that have one
- * (a specialization's series is its learning curve: one report per round).
+ * One report as grouped bars: a group per software in the report's column order, Overall last; in
+ * each, a bar per planner (its Average@k) with its 95% interval as a whisker where the report has
+ * intervals (v2). One legend entry per planner, in its page colour.
  */
-export function seriesPlots(reports: readonly Report[]): Html {
-  const labels = reports.map((r) => r.run);
-  const columns = columnOrder(reports.flatMap((r) => r.softwares));
-  const planners = [...new Set(reports.flatMap((r) => r.rows.map((row) => row.planner)))];
-  const percent = (fraction: number | undefined): number | null => (fraction === undefined ? null : Math.round(fraction * 10_000) / 100);
-  const labelOf = (planner: string, column: string): string => `${planner} ${column === 'Overall' ? column : columnTitle(column)}`;
-  const rowOf = (r: Report, planner: string): Row | undefined => r.rows.find((x) => x.planner === planner);
-  const series = (pick: (s: z.output<typeof summary>) => number) =>
-    planners.flatMap((planner) =>
-      [...columns, 'Overall'].map((column) => ({
-        label: labelOf(planner, column),
-        data: reports.map((r) => {
-          const row = rowOf(r, planner);
-          const s = column === 'Overall' ? row?.metrics.overall : row?.metrics.bySoftware[column];
-          return percent(s === undefined ? undefined : pick(s));
-        }),
-      })),
-    );
-  const intervals = planners.flatMap((planner) =>
-    [...columns, 'Overall'].flatMap((column) => {
-      const of = (r: Report) => {
-        const row = rowOf(r, planner);
-        return column === 'Overall' ? row?.averageInterval?.overall : row?.averageInterval?.bySoftware[column];
-      };
-      if (reports.every((r) => of(r) === undefined)) return [];
-      return (['lower', 'upper'] as const).map((end) => ({ label: `${labelOf(planner, column)} 95% interval, ${end}`, data: reports.map((r) => percent(of(r)?.[end])) }));
-    }),
+export function reportChart(report: Report, colours: ReadonlyMap<string, string> = plannerColours(report.rows.map((r) => r.planner))): Html {
+  const columns = columnOrder(report.softwares);
+  const groups = [...columns.map(columnTitle), 'Overall'];
+  const series = report.rows.map((row) => ({
+    label: row.planner,
+    colour: colours.get(row.planner),
+    data: [...columns.map((s) => percentOrGap(row.metrics.bySoftware[s]?.averageAtK)), percentOrGap(row.metrics.overall.averageAtK)],
+    intervals: [...columns.map((s) => whisker(row.averageInterval?.bySoftware[s])), whisker(row.averageInterval?.overall)],
+  }));
+  const withIntervals = report.rows.some((row) => row.averageInterval !== undefined);
+  return chart(
+    'report-chart',
+    barChart(groups, series, `Average@${report.k} (%)`),
+    `Average@${report.k} per software and overall, a bar per planner${withIntervals ? ` with its ${(report.uncertainty?.confidence ?? 0.95) * 100}% interval` : ' (a v1 report: no intervals)'}`,
   );
-  return html`<div class="charts">${chart('average-chart', lineChart(labels, [...series((s) => s.averageAtK), ...intervals], 'Average@k (%)'), `Average@k per software and overall${intervals.length === 0 ? '' : ' with its 95% interval'}, ${reports.length} reports`)}${chart(
+}
+
+/**
+ * The series over its reports, oldest first: a line per planner of its overall Average@k with its
+ * 95% interval as whiskers (from the reports that have one), and of its overall Pass@k. A
+ * specialization's series is its learning curve: one report per round.
+ */
+export function seriesPlots(reports: readonly Report[], colours: ReadonlyMap<string, string> = plannerColours(reports.flatMap((r) => r.rows.map((row) => row.planner)))): Html {
+  const labels = reports.map((r) => r.run);
+  const planners = [...new Set(reports.flatMap((r) => r.rows.map((row) => row.planner)))];
+  const rowOf = (r: Report, planner: string): Row | undefined => r.rows.find((x) => x.planner === planner);
+  const lines = (pick: (s: z.output<typeof summary>) => number, withIntervals: boolean) =>
+    planners.map((planner) => ({
+      label: planner,
+      colour: colours.get(planner),
+      data: reports.map((r) => {
+        const overall = rowOf(r, planner)?.metrics.overall;
+        return overall === undefined ? null : percent(pick(overall));
+      }),
+      ...(withIntervals ? { intervals: reports.map((r) => whisker(rowOf(r, planner)?.averageInterval?.overall)) } : {}),
+    }));
+  const withIntervals = reports.some((r) => r.rows.some((row) => row.averageInterval !== undefined));
+  return html`<div class="charts">${chart('average-chart', lineChart(labels, lines((s) => s.averageAtK, true), 'Average@k (%)', 'report (run)'), `Overall Average@k per planner${withIntervals ? ' with its 95% interval' : ''}, ${reports.length} reports`)}${chart(
     'pass-chart',
-    lineChart(labels, series((s) => s.passAtK), 'Pass@k (%)'),
-    `Pass@k per software and overall, ${reports.length} reports`,
+    lineChart(labels, lines((s) => s.passAtK, false), 'Pass@k (%)', 'report (run)'),
+    `Overall Pass@k per planner, ${reports.length} reports`,
   )}</div>`;
 }
 

@@ -55,3 +55,16 @@ export function errorPage(err: ViewerError, webUi: string): Html {
     }<p><a href="/">Back to the runs</a></p></section>`,
   });
 }
+
+/**
+ * The page of a 401: what to send, and nothing else (no navigation, style or script, which the
+ * browser could not load without the login either).
+ */
+export function loginNeededPage(err: ViewerError): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>${err.title} · coda</title></head>
+<body><main><section class="error" data-status="${err.status}"><h1>${err.title}</h1><p>${err.message}</p></section></main></body>
+</html>
+`;
+}

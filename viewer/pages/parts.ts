@@ -34,27 +34,59 @@ export const json = (value: unknown): Html => pre(JSON.stringify(value, null, 2)
 export const chart = (id: string, config: unknown, caption: string): Html =>
   html`<figure class="chart"><canvas id="${id}" data-chart="${JSON.stringify(config)}" role="img" aria-label="${caption}"></canvas><figcaption>${caption}</figcaption></figure>`;
 
-type Series = ReadonlyArray<{ label: string; data: ReadonlyArray<number | null> }>;
+/**
+ * Ten qualitative colours (Tableau 10) told apart on screen and in print; a chart's series take them
+ * in order, so up to ten series never share one.
+ */
+export const PALETTE: readonly string[] = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
-const chartOptions = (yTitle: string) => ({
+/** Each planner's colour, in the order given (first seen first): the same planner has the same colour in every chart of a page. */
+export const plannerColours = (planners: readonly string[]): ReadonlyMap<string, string> =>
+  new Map([...new Set(planners)].map((planner, i) => [planner, PALETTE[i % PALETTE.length]!]));
+
+/** A 95% interval (or any) around a value, in the chart's unit; drawn as a whisker by viewer.js. */
+export interface Whisker {
+  readonly lower: number;
+  readonly upper: number;
+}
+
+type Series = ReadonlyArray<{ label: string; data: ReadonlyArray<number | null>; colour?: string; intervals?: ReadonlyArray<Whisker | null> }>;
+
+const chartOptions = (yTitle: string, xTitle?: string) => ({
   animation: false,
   responsive: true,
   maintainAspectRatio: false,
   // A y title in % is a percentage: the whole 0-100 range, so rounds and reports compare at a glance.
-  scales: { y: { title: { display: true, text: yTitle }, beginAtZero: true, ...(yTitle.endsWith('(%)') ? { max: 100 } : {}) } },
+  scales: {
+    y: { title: { display: true, text: yTitle }, beginAtZero: true, ...(yTitle.endsWith('(%)') ? { max: 100 } : {}) },
+    ...(xTitle === undefined ? {} : { x: { title: { display: true, text: xTitle } } }),
+  },
 });
 
-/** Chart.js line chart of named series over labels (a gap where a value is null). */
-export const lineChart = (labels: readonly string[], series: Series, yTitle: string): unknown => ({
+/** A series' colour (its own, else the palette's by position) and its whiskers, as viewer.js reads them. */
+const styled = (s: Series[number], i: number, whisker: 'dark' | 'own') => {
+  const colour = s.colour ?? PALETTE[i % PALETTE.length]!;
+  return {
+    label: s.label,
+    data: s.data,
+    borderColor: colour,
+    backgroundColor: colour,
+    ...(s.intervals === undefined || s.intervals.every((w) => w === null) ? {} : { intervals: s.intervals, intervalColor: whisker === 'dark' ? '#333333' : colour }),
+  };
+};
+
+/** Chart.js line chart of named series over labels (a gap where a value is null), whiskers where a series has intervals. */
+export const lineChart = (labels: readonly string[], series: Series, yTitle: string, xTitle?: string): unknown => ({
   type: 'line',
-  data: { labels, datasets: series.map((s) => ({ label: s.label, data: s.data, spanGaps: true, tension: 0.2 })) },
-  options: chartOptions(yTitle),
+  data: { labels, datasets: series.map((s, i) => ({ ...styled(s, i, 'own'), spanGaps: true, tension: 0.2, pointRadius: 4 })) },
+  options: chartOptions(yTitle, xTitle),
 });
 
-export const barChart = (labels: readonly string[], series: Series, yTitle: string): unknown => ({
+/** Chart.js bars: one bar per series in each label's group, whiskers where a series has intervals. */
+export const barChart = (labels: readonly string[], series: Series, yTitle: string, xTitle?: string): unknown => ({
   type: 'bar',
-  data: { labels, datasets: series.map((s) => ({ label: s.label, data: s.data })) },
-  options: chartOptions(yTitle),
+  data: { labels, datasets: series.map((s, i) => styled(s, i, 'dark')) },
+  options: chartOptions(yTitle, xTitle),
 });
 
 /**

@@ -1,10 +1,45 @@
-// The viewer's only script: hands each chart's configuration to Chart.js, moves between the steps
-// of a trajectory with the keyboard, sizes overlays of screens whose size the manifest lacks, and
-// refreshes the live progress of a running workflow.
+// The viewer's only script: hands each chart's configuration to Chart.js (and draws the interval
+// whiskers it has no built-in for), moves between the steps of a trajectory with the keyboard,
+// sizes overlays of screens whose size the manifest lacks, and refreshes the live progress of a
+// running workflow.
 'use strict';
+
+// Whiskers for the datasets that carry `intervals` (one {lower, upper} or null per point, in the
+// y axis's unit): a vertical line with caps through each bar or point, in `intervalColor`.
+const intervalWhiskers = {
+  id: 'codaIntervals',
+  afterDatasetsDraw(chart) {
+    const { ctx } = chart;
+    chart.data.datasets.forEach((dataset, i) => {
+      if (!Array.isArray(dataset.intervals) || !chart.isDatasetVisible(i)) return;
+      const meta = chart.getDatasetMeta(i);
+      const y = chart.scales[meta.yAxisID];
+      ctx.save();
+      ctx.strokeStyle = dataset.intervalColor || '#333333';
+      ctx.lineWidth = 1.5;
+      meta.data.forEach((element, j) => {
+        const interval = dataset.intervals[j];
+        if (!interval) return;
+        const top = y.getPixelForValue(interval.upper);
+        const bottom = y.getPixelForValue(interval.lower);
+        const cap = typeof element.width === 'number' ? Math.min(8, element.width / 4) : 5;
+        ctx.beginPath();
+        ctx.moveTo(element.x, top);
+        ctx.lineTo(element.x, bottom);
+        ctx.moveTo(element.x - cap, top);
+        ctx.lineTo(element.x + cap, top);
+        ctx.moveTo(element.x - cap, bottom);
+        ctx.lineTo(element.x + cap, bottom);
+        ctx.stroke();
+      });
+      ctx.restore();
+    });
+  },
+};
 
 function drawCharts() {
   if (typeof Chart === 'undefined') return;
+  Chart.register(intervalWhiskers);
   for (const canvas of document.querySelectorAll('canvas[data-chart]')) {
     new Chart(canvas, JSON.parse(canvas.dataset.chart));
   }

@@ -1,0 +1,78 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { Env } from '../config/load';
+import type { Config } from '../config/schema';
+import { ValidationError } from '../core/validation';
+
+/**
+ * The viewer's login: one token from the environment variable temporal.yaml `viewer.auth.tokenEnv`
+ * names (CODA_VIEWER_TOKEN by default), taken as `Authorization: Bearer <token>` (scripts,
+ * probes) or as HTTP Basic with any user name and the token as password (a browser asks for it
+ * after the 401's challenge and sends it with every later request of the page, its fetches too).
+ * Without a token the viewer runs open on a loopback address only: anywhere else it would serve
+ * every trajectory and checkpoint to whoever reaches it.
+ */
+
+/** Shorter tokens are refused: a guessable token is no login. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/** The realm of the Basic challenge: browsers show it in their login dialog. */
+export const REALM = 'coda viewer';
+
+export type ViewerLogin = { readonly kind: 'token'; readonly token: string; readonly tokenEnv: string } | { readonly kind: 'open'; readonly warning: string };
+
+/** Addresses only this machine reaches. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  if (isIP(bare) === 6) return bare === '::1' || /^::ffff:127\./i.test(bare);
+  return false;
+}
+
+/**
+ * The login of a viewer listening on `host`: the token when its variable is set; open on a
+ * loopback address when it is not; otherwise refused, naming the field and the variable.
+ */
+export function viewerLogin(config: Pick<Config, 'viewer'>, host: string, env: Env): ViewerLogin {
+  const tokenEnv = config.viewer.auth.tokenEnv;
+  const token = env[tokenEnv];
+  if (token === undefined || token === '') {
+    if (isLoopback(host)) {
+      return { kind: 'open', warning: `the viewer has no login (${tokenEnv} is not set, viewer.auth.tokenEnv): anyone on this machine can read it; it listens on ${host} only` };
+    }
+    throw new ValidationError('viewer login', [
+      `viewer.auth.tokenEnv: environment variable ${tokenEnv} is not set, and the viewer would listen on ${host}, beyond this machine: set ${tokenEnv} to a token of at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 24), or listen on 127.0.0.1`,
+    ]);
+  }
+  if (token.length < MIN_TOKEN_LENGTH) {
+    throw new ValidationError('viewer login', [`viewer.auth.tokenEnv: the token in ${tokenEnv} has ${token.length} characters; expected at least ${MIN_TOKEN_LENGTH}`]);
+  }
+  return { kind: 'token', token, tokenEnv };
+}
+
+/** Equal texts, compared in time independent of where they differ (both hashed first, so of one length). */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** Whether an Authorization header carries the token, as Bearer or as Basic's password. */
+export function authorized(header: string | undefined, token: string): boolean {
+  if (header === undefined) return false;
+  const [scheme, value = ''] = header.trim().split(/\s+/, 2);
+  switch (scheme?.toLowerCase()) {
+    case 'bearer':
+      return sameSecret(value, token);
+    case 'basic': {
+      const decoded = Buffer.from(value, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      return colon >= 0 && sameSecret(decoded.slice(colon + 1), token);
+    }
+    default:
+      return false;
+  }
+}
+
+/** The challenge of a 401: Basic, so a browser asks for the token (scripts send Bearer unasked). */
+export const CHALLENGE = `Basic realm="${REALM}", charset="UTF-8"`;
