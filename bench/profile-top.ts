@@ -10,7 +10,12 @@ import { parseArgs } from 'node:util';
  * sample), both in % of the thread's samples. `--group file` sums self time per file instead, which
  * says which library the time goes to.
  *
- *   node build/bench/profile-top.js DIR|FILE.cpuprofile... [--top 25] [--group function|file]
+ * With `--steps N` (what the profiled run did, e.g. rollout steps) each share is also given in ms per
+ * step. These are sampled wall time while the thread was not idle: on an oversubscribed machine a
+ * thread waiting for a core, or blocked in a native call, is sampled too, so the thread's CPU time
+ * (/proc, as the capacity bench prints it) is the figure for cost and the profile says where it goes.
+ *
+ *   node build/bench/profile-top.js DIR|FILE.cpuprofile... [--top 25] [--group function|file] [--steps N]
  */
 
 /** The parts of a `.cpuprofile` (the DevTools protocol's Profile) read here. */
@@ -82,23 +87,25 @@ const pct = (share: number): string => `${(share * 100).toFixed(1)}%`;
 function main(): void {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { top: { type: 'string', default: '25' }, group: { type: 'string', default: 'function' } },
+    options: { top: { type: 'string', default: '25' }, group: { type: 'string', default: 'function' }, steps: { type: 'string' } },
   });
   if (positionals.length === 0) throw new Error('usage: profile-top DIR|FILE.cpuprofile... [--top N] [--group function|file]');
   if (values.group !== 'function' && values.group !== 'file') throw new Error('--group: expected function or file');
   const top = Number(values.top);
+  const steps = values.steps === undefined ? undefined : Number(values.steps);
   const files = positionals.flatMap((p) => (p.endsWith('.cpuprofile') ? [p] : readdirSync(p).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => path.join(p, f))));
   for (const file of files) {
     const summary = summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, values.group);
     // Node names the files CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile: thread 0 is the main thread.
     const thread = /\.(\d+)\.\d+\.cpuprofile$/.exec(file)?.[1];
     console.log(`\n${path.basename(file)} — thread ${thread ?? '?'}${thread === '0' ? ' (main)' : ''}: ${summary.samples} samples over ${summary.seconds.toFixed(1)} s`);
-    console.log(`  ${'self'.padStart(6)}  ${'total'.padStart(6)}  function  (file:line)`);
-    for (const e of summary.entries.slice(0, top)) console.log(`  ${pct(e.selfShare).padStart(6)}  ${pct(e.totalShare).padStart(6)}  ${e.name}${e.where === '' ? '' : `  (${e.where})`}`);
-    const byTotal = [...summary.entries].sort((a, b) => b.totalShare - a.totalShare).slice(0, top);
+    const perStep = (share: number): string => (steps === undefined ? '' : `${((share * summary.seconds * 1000) / steps).toFixed(2).padStart(7)} ms  `);
+    const line = (e: TopEntry): string => `  ${pct(e.selfShare).padStart(6)}  ${perStep(e.selfShare)}${pct(e.totalShare).padStart(6)}  ${perStep(e.totalShare)}${e.name}${e.where === '' ? '' : `  (${e.where})`}`;
+    console.log(`  self${steps === undefined ? '' : ' (per step)'}  total${steps === undefined ? '' : ' (per step)'}  function  (file:line)`);
+    for (const e of summary.entries.slice(0, top)) console.log(line(e));
     if (values.group === 'function') {
       console.log(`  by total time:`);
-      for (const e of byTotal) console.log(`  ${pct(e.selfShare).padStart(6)}  ${pct(e.totalShare).padStart(6)}  ${e.name}  (${e.where})`);
+      for (const e of [...summary.entries].sort((a, b) => b.totalShare - a.totalShare).slice(0, top)) console.log(line(e));
     }
   }
 }
