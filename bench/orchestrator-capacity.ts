@@ -22,7 +22,7 @@ import { REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/
 import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
 import type { BatchResult } from '../workflows/batch';
-import { cpuSeconds, printTable, procKib } from './stats';
+import { cpuSeconds, printTable, procKib, threadCpuSeconds } from './stats';
 
 /**
  * Capacity of ONE orchestrator worker process (it runs every workflow and the decision
@@ -138,12 +138,14 @@ async function measure(servers: EphemeralStack, levels: readonly number[], steps
   const others = { 'Temporal server': daemonState(config.dataDir, 'temporal').pid, MinIO: daemonState(config.dataDir, 'minio').pid, 'bench (host, models)': process.pid };
   try {
     await waitUntilHealthy(config.dataDir, 'orchestrator', () => workerHealthy(config, 'orchestrator', config.taskQueues.orchestrator), 90_000);
+    const threadRows = [['concurrent rollouts', 'thread', 'CPU per step', 'share']];
     const rows = [['concurrent rollouts', 'steps', 'seconds', 'steps/s', 'rollouts/min', 'worker CPU per step', 'worker peak RSS', ...Object.keys(others).map((k) => `${k} CPU`), 'failed']];
     for (const level of levels) {
       const run = `cap${level}x${Date.now()}`;
       const version = `bench-${run}`;
       await writeBenchSet(store, config.storage.prefix, version, level, steps);
       const cpuBefore = cpuSeconds(pid);
+      const threadsBefore = threadCpuSeconds(pid);
       const othersBefore = Object.fromEntries(Object.entries(others).map(([k, p]) => [k, p === undefined ? 0 : cpuSeconds(p)]));
       let peak = procKib(pid, 'VmRSS');
       const sampler = setInterval(() => (peak = Math.max(peak, procKib(pid, 'VmRSS'))), 250);
@@ -159,6 +161,7 @@ async function measure(servers: EphemeralStack, levels: readonly number[], steps
       const failed = result.completed - result.unevaluated;
       const total = result.unevaluated * (steps + 1);
       const cpu = cpuSeconds(pid) - cpuBefore;
+      threadRows.push(...threadShares(level, total, cpu, threadsBefore, threadCpuSeconds(pid)));
       rows.push([
         String(level),
         String(total),
@@ -172,6 +175,7 @@ async function measure(servers: EphemeralStack, levels: readonly number[], steps
       ]);
     }
     printTable(`one orchestrator worker, one batch per level, in-memory desktops, ${steps} clicks + DONE per rollout, images ${transport === 'url' ? 'by presigned URL' : 'inline (data URLs)'}; other processes' CPU in % of one core`, rows);
+    printTable(`the worker's CPU per step by thread name ("ended threads": threads that ended during the level)`, threadRows);
   } finally {
     await stopDaemon(config.dataDir, 'orchestrator');
     vmHost.shutdown();
@@ -179,6 +183,18 @@ async function measure(servers: EphemeralStack, levels: readonly number[], steps
     await models.close();
     await connection.close();
   }
+}
+
+/**
+ * The worker's CPU of one level by thread name, per step and in % of the process's: which thread
+ * (main, workflow, V8 helpers, the Temporal core's tokio threads) the time goes to. What the process
+ * used beyond its live threads went to threads that ended meanwhile.
+ */
+function threadShares(level: number, steps: number, cpu: number, before: Map<string, number>, after: Map<string, number>): string[][] {
+  const used = [...after].map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)] as const);
+  const ended = cpu - used.reduce((sum, [, seconds]) => sum + seconds, 0);
+  const all = [...used, ['(ended threads)', Math.max(0, ended)] as const].filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
+  return all.map(([name, seconds]) => [String(level), name, `${((seconds / steps) * 1000).toFixed(2)} ms`, `${((seconds / cpu) * 100).toFixed(0)}%`]);
 }
 
 /** A task set of `count` bench tasks (clicks on a KAlgebra host's in-memory desktop; no checks: the batch counts them unevaluated). */

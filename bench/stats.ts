@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Small helpers shared by the benchmarks. */
 
@@ -31,4 +31,25 @@ export function printTable(title: string, rows: readonly (readonly string[])[]):
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   console.log(`\n${title}`);
   for (const row of rows) console.log(`  ${row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`);
+}
+
+/**
+ * User + system CPU seconds per thread name of a process (/proc/<pid>/task/<tid>/stat), threads of
+ * one name summed: a Node worker's main thread, its workflow thread, V8's and libuv's helpers, the
+ * Temporal core's tokio threads. Names are what the threads set (`comm`), at most 15 characters.
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+  }
+  return byName;
 }

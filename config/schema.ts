@@ -592,6 +592,18 @@ export function preparedBoxes(config: Pick<Config, 'models' | 'judging'>): Array
 }
 
 /**
+ * How many decision records the orchestrator worker keeps in memory (activities/models/decision.ts):
+ * every running rollout's so far, so a step reads its earlier steps' decisions from memory and not
+ * from S3. With a fixed 1,024, 300 rollouts stepping together evicted a rollout's records within
+ * ~3 steps, and each step read the older ones back (S3 GETs growing with the step number). Sized for
+ * maxConcurrentRollouts rollouts of 32 steps, a record being ~1–2 KB (~64 MB at 1,000 rollouts);
+ * beyond that the oldest go and are read back when needed.
+ */
+export function decisionCacheEntries(config: Pick<Config, 'limits'>): number {
+  return Math.max(1024, config.limits.maxConcurrentRollouts * 32);
+}
+
+/**
  * The orchestrator worker's settings, derived from the load it must hold (limits.maxConcurrentRollouts
  * rollouts at once) rather than the SDK's defaults: every rollout and the workflows above it stay
  * cached (a step never replays a history), each rollout has a local-activity slot for its decision,

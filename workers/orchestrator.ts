@@ -4,7 +4,7 @@ import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { connectTemporal } from '../config/temporal-connection';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
-import { orchestratorSizing, preparedBoxes } from '../config/schema';
+import { decisionCacheEntries, orchestratorSizing, preparedBoxes } from '../config/schema';
 import { ModelGateway } from '../activities/models/gateway';
 import { ImagePreparer, s3Images } from '../activities/models/images';
 import { deploymentCapabilities, probesOf } from '../core/requirements';
@@ -50,7 +50,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
   const store = createObjectStore(config.storage, deps.env);
   const prefix = config.storage.prefix;
   const tasks = s3TaskReader(store);
-  const decisions = decisionStore(store);
+  const decisions = decisionStore(store, decisionCacheEntries(config));
   const metrics = deps.metrics ?? orchestratorMetrics();
   const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), deps.env, metrics.modelSeconds, deps.imagePreparer ?? new ImagePreparer(preparedBoxes(config), config.storage.presignSeconds));
   const library = deps.taskLibrary ?? new TaskLibrary();

@@ -231,6 +231,9 @@ export function createObjectStore(storage: StorageConfig, env: Env = process.env
       // integrity on its own (Content-MD5 where an operation requires it).
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // Resolves each command kind's middleware stack once instead of on every send (the orchestrator
+      // sends a GET and a PUT per rollout step); sends with per-call options still resolve their own.
+      cacheMiddleware: true,
       credentials: {
         accessKeyId: secretFromEnv(storage.accessKeyIdEnv, 'storage.accessKeyIdEnv', env),
         secretAccessKey: secretFromEnv(storage.secretAccessKeyEnv, 'storage.secretAccessKeyEnv', env),
