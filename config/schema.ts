@@ -437,6 +437,11 @@ export const configSchema = z
         judgePrecisionFloor: z.number().min(0).max(1).default(0.6),
         /** k of the evaluation after each round. */
         evaluationAttempts: z.number().int().min(1).max(64).default(2),
+        /**
+         * Overlapped rounds: 1 collects round n+1 (tasks, rollouts, judging) with the newest served
+         * checkpoint while round n trains, serves and is evaluated; 0 runs the stages in order.
+         */
+        maxStaleness: z.number().int().min(0).max(1, 'expected 0 or 1 (a staleness of 2 or more is not supported yet)').default(0),
       })
       .prefault({}),
     generalization: z

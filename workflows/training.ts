@@ -9,7 +9,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GeneralizationInput, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
+import type { CollectedRound, CurrentPlanner, GeneralizationInput, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
 import { FAILURES } from '../core/failures';
 import type { DatasetActivities } from '../activities/datasets/activities';
 import type { TrainingActivities, TrainRequest } from '../activities/training/contract';
@@ -67,6 +67,11 @@ export interface SpecializationProgress {
   /** Why this round stopped before training: the judge's precision was below the floor. */
   readonly stopped?: string;
   readonly stopRequested: boolean;
+  /**
+   * The rounds in flight, oldest first, with the stage each is in: one at maxStaleness 0; two at 1
+   * while round n trains, serves or is evaluated and round n+1 generates, rolls out or judges.
+   */
+  readonly inFlight: ReadonlyArray<{ readonly round: number; readonly stage: SpecializationStage }>;
   /** Stages done of all the run's stages, for progress bars. */
   readonly completed: number;
   readonly total: number;
@@ -109,159 +114,251 @@ export function roundSetsOf(checkpoint: string): Array<{ set: string; round: num
  * on the real tasks beside the base planner (whose rollouts the first round makes and the later
  * ones reuse) → next round. Cancelling it cancels the
  * trainer; the stopAfterRound signal ends it after the round it is in.
+ *
+ * maxStaleness 1 overlaps the rounds: while round n's dataset, training, serving and evaluation run,
+ * round n+1 generates, rolls out with the newest served planner (round n's parent) and judges;
+ * continue-as-new carries that collection, so round n+1's run trains on it from round n's
+ * checkpoint. maxStaleness 0 issues the commands in the order above, one round per run.
  */
 export async function specialization(raw: unknown): Promise<SpecializationResult> {
   let input: SpecializationInput | undefined;
-  let stage: SpecializationStage = 'starting';
-  const counts = { tasks: 0, rollouts: 0, judged: 0, positiveSteps: 0, samples: 0 };
+  /** The rounds in flight (one, or two at maxStaleness 1), by round. */
+  const rounds = new Map<number, RoundState>();
+  let ended = false;
   let stopRequested = false;
   let history: readonly RoundRecord[] = [];
-  let judge: JudgeMeasurement | undefined;
   let stopped: string | undefined;
   setHandler(stopAfterRound, () => void (stopRequested = true));
   setHandler(specializationProgress, () => {
-    const round = input?.carried.round ?? 1;
-    const done = stage === 'finished' ? SPECIALIZATION_STAGES.length : Math.max(0, SPECIALIZATION_STAGES.indexOf(stage as (typeof SPECIALIZATION_STAGES)[number]));
+    const inFlight = [...rounds.entries()].sort(([a], [b]) => a - b);
+    const [round, oldest] = inFlight[0] ?? [input?.carried.round ?? 1, undefined];
+    const stage: SpecializationStage = oldest?.stage ?? (ended ? 'finished' : 'starting');
+    const done = (s: SpecializationStage): number => Math.max(0, SPECIALIZATION_STAGES.indexOf(s as (typeof SPECIALIZATION_STAGES)[number]));
     return {
       run: input?.run ?? '',
       software: input?.software ?? '',
       round,
       rounds: input?.rounds ?? 0,
       stage,
-      counts: { ...counts },
+      counts: { ...(oldest?.counts ?? emptyCounts()) },
       history,
       checkpoint: input?.carried.planner ?? { name: '', model: '' },
-      ...(judge === undefined ? {} : { judge }),
+      ...(oldest?.judge === undefined ? {} : { judge: oldest.judge }),
       ...(stopped === undefined ? {} : { stopped }),
       stopRequested,
-      completed: (round - 1) * SPECIALIZATION_STAGES.length + done,
+      inFlight: inFlight.map(([r, s]) => ({ round: r, stage: s.stage })),
+      completed: history.length * SPECIALIZATION_STAGES.length + inFlight.reduce((sum, [, s]) => sum + done(s.stage), 0),
       total: (input?.rounds ?? 0) * SPECIALIZATION_STAGES.length,
     };
   });
 
   input = await failOnBadInput(() => inputs.resolveSpecializationInput(raw, workflowInfo().workflowId));
-  const { software, run, carried } = input;
+  const resolved = input;
+  const { software, run, carried } = resolved;
   stopRequested ||= carried.stopRequested;
   history = carried.history;
   const round = carried.round;
   const planner = carried.planner;
-  const id = `${run}-r${round}`;
   tagWorkflow({ software, stage: 'specialization', run, round });
+  const track = (r: number): RoundState => {
+    const state: RoundState = { stage: 'starting', counts: emptyCounts() };
+    rounds.set(r, state);
+    return state;
+  };
 
-  stage = 'task-generation';
-  // The earlier rounds' sets (named `${run}-r{round}` like this one) and the runs their tasks were
-  // rolled out and judged in: the generator is shown them, solved or not, and repeats are dropped.
-  const earlier = carried.history.map((r) => {
-    const rollouts = r.sources.find((source) => source === `${run}-r${r.round}-gen`);
-    return { set: `${run}-r${r.round}`, round: r.round, ...(rollouts === undefined ? {} : { rollouts }) };
-  });
-  const set: TaskSetSummary = await executeChild(taskGeneration, {
-    workflowId: taskGenerationWorkflowId(software, id),
-    args: [{ software, version: id, count: input.tasksPerRound, ...(earlier.length === 0 ? {} : { earlier }) }],
-  });
-  counts.tasks = set.counts.kept;
-
-  stage = 'rollouts';
-  // The real tasks' batch is the planner's evaluation batch: the base row's, rolled out here first
-  // and reused by the evaluation, or the previous evaluation's, whose finished rollouts are only awaited.
-  const real = realTaskBatch(input, planner);
-  const generated: RoundBatch = { run: `${id}-gen`, stage: 'specialization', planner: { name: planner.name, model: planner.model }, taskSet: id, attempts: input.attempts, source: true };
-  const batches: RoundBatch[] = [...(set.counts.kept > 0 ? [generated] : []), real];
-  for (const batch of batches) {
-    const result: BatchResult = await executeChild(rolloutBatch, {
-      workflowId: batchWorkflowId(batch.run, software),
-      args: [{ run: batch.run, stage: batch.stage, software, attempts: batch.attempts, planner: { ...batch.planner }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }), ...(batch.taskIds === undefined ? {} : { taskIds: [...batch.taskIds] }) }],
+  /**
+   * A round's collection stages: generate tasks (shown the earlier rounds' sets and verdicts) →
+   * roll them out with `rollout`, the planner served now → judge them, and the real tasks'
+   * rollouts of that planner to measure the judge. `previous` is the round before's collection when
+   * it is still in this run: the same planner's real-task batch, rolled out and judged there, is
+   * not started again (the evaluation in flight starts that batch id too).
+   */
+  async function collect(r: number, rollout: CurrentPlanner, earlier: ReadonlyArray<{ round: number; sources: readonly string[] }>, state: RoundState, previous?: CollectedRound): Promise<CollectedRound> {
+    const id = `${run}-r${r}`;
+    const counts = state.counts;
+    state.stage = 'task-generation';
+    // The earlier rounds' sets (named `${run}-r{round}` like this one) and the runs their tasks were
+    // rolled out and judged in: the generator is shown them, solved or not, and repeats are dropped.
+    const earlierSets = earlier.map((e) => {
+      const rollouts = e.sources.find((source) => source === `${run}-r${e.round}-gen`);
+      return { set: `${run}-r${e.round}`, round: e.round, ...(rollouts === undefined ? {} : { rollouts }) };
     });
-    counts.rollouts += result.completed;
-  }
-
-  stage = 'judging';
-  for (const batch of batches) {
-    const judged: JudgeRunResult = await executeChild(judgeRun, {
-      workflowId: judgeRunWorkflowId(batch.run, software),
-      args: [{ run: batch.run, software, ...(input.judging === undefined ? {} : { plan: input.judging }) }],
+    const set: TaskSetSummary = await executeChild(taskGeneration, {
+      workflowId: taskGenerationWorkflowId(software, id),
+      args: [{ software, version: id, count: resolved.tasksPerRound, ...(earlierSets.length === 0 ? {} : { earlier: earlierSets }) }],
     });
-    counts.judged += judged.judged;
-  }
-  judge = await measureJudge(input, round, real);
-  const belowFloor = belowFloorFailure(input, round, judge);
-  if (belowFloor !== undefined) {
-    stopped = belowFloor.message;
-    throw belowFloor;
-  }
-  const trainedOn = batches.filter((b) => b.source).map((b) => b.run);
+    counts.tasks = set.counts.kept;
 
-  stage = 'dataset';
-  // Every round trains the base planner on the prompts of every round so far (OpenRLHF starts GRPO
-  // from full weights, not from the previous round's LoRA adapter); GRPO samples its answers from
-  // the policy being trained, so older rounds' prompts are as good as new ones, and the latest
-  // specialist's rollouts bring the tasks it now gets right.
-  const sources = [...carried.history.flatMap((r) => r.sources), ...trainedOn];
-  const dataset = await datasets.buildDataset({ id, kind: 'grpo', sources: sources.map((source) => ({ run: source, software })) });
-  counts.samples = dataset.rows;
-  // Steps the judge approved this round (the dataset holds the earlier rounds' too).
-  counts.positiveSteps = Math.max(0, dataset.rows - (carried.history.at(-1)?.samples ?? 0));
+    state.stage = 'rollouts';
+    // The real tasks' batch is the planner's evaluation batch: the base row's, rolled out here first
+    // and reused by the evaluation, or the previous evaluation's, whose finished rollouts are only awaited.
+    const real = realTaskBatch(resolved, rollout);
+    const reused = previous !== undefined && previous.real.run === real.run ? previous.real : undefined;
+    const generated: RoundBatch = { run: `${id}-gen`, stage: 'specialization', planner: { name: rollout.name, model: rollout.model }, taskSet: id, attempts: resolved.attempts, source: true };
+    const batches: RoundBatch[] = [...(set.counts.kept > 0 ? [generated] : []), real];
+    const started = batches.filter((b) => reused === undefined || b !== real);
+    const realCounts = { rollouts: reused?.rollouts ?? 0, judged: reused?.judged ?? 0 };
+    counts.rollouts += realCounts.rollouts;
+    for (const batch of started) {
+      const result: BatchResult = await executeChild(rolloutBatch, {
+        workflowId: batchWorkflowId(batch.run, software),
+        args: [{ run: batch.run, stage: batch.stage, software, attempts: batch.attempts, planner: { ...batch.planner }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }), ...(batch.taskIds === undefined ? {} : { taskIds: [...batch.taskIds] }) }],
+      });
+      counts.rollouts += result.completed;
+      if (batch === real) realCounts.rollouts = result.completed;
+    }
 
-  let next = planner;
-  let skipped: string | undefined;
-  if (counts.positiveSteps === 0) {
-    skipped = 'the judge approved no new step this round: the planner stays as it was';
-  } else {
-    stage = 'training';
-    const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: input.base, ...(planner.checkpointKey === undefined ? {} : { parent: planner.checkpointKey }) };
-    const trained = await gpu(input.gpuQueue).train(request);
-    stage = 'serving';
-    const served = await gpu(input.gpuQueue).servePlanner({ checkpointKey: trained.checkpointKey });
-    next = { name: id, model: served.model, checkpointKey: trained.checkpointKey };
+    state.stage = 'judging';
+    counts.judged += realCounts.judged;
+    for (const batch of started) {
+      const judged: JudgeRunResult = await executeChild(judgeRun, {
+        workflowId: judgeRunWorkflowId(batch.run, software),
+        args: [{ run: batch.run, software, ...(resolved.judging === undefined ? {} : { plan: resolved.judging }) }],
+      });
+      counts.judged += judged.judged;
+      if (batch === real) realCounts.judged = judged.judged;
+    }
+    const judge = await measureJudge(resolved, r, real);
+    state.judge = judge;
+    const belowFloor = belowFloorFailure(resolved, r, judge);
+    if (belowFloor !== undefined) {
+      stopped = belowFloor.message;
+      throw belowFloor;
+    }
+    return {
+      round: r,
+      planner: rollout,
+      tasks: counts.tasks,
+      rollouts: counts.rollouts,
+      judged: counts.judged,
+      trainedOn: batches.filter((b) => b.source).map((b) => b.run),
+      real: { run: real.run, ...realCounts },
+      judge,
+    };
   }
 
-  stage = 'evaluation';
-  const specialistName = specialistRow(software);
-  const report: EvaluationResult = await executeChild(evaluation, {
-    workflowId: `evaluation-${id}`,
-    // One row name for every round, so each report's diff is the change since the previous round;
-    // the base row's rollouts are made once per run and reused, so every round is compared with the same base.
-    args: [{ run: evaluationRunOf(id), series: seriesName('specialization', run), software: [software], attempts: input.evaluationAttempts, ...(input.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...input.evaluationTaskIds] } }), planners: [{ name: 'base', model: input.base.model, run: input.baseEvaluationRun }, { name: specialistName, model: next.model, run: evaluationRunOf(id) }] }],
-  });
-  const figures = report.rows.find((row) => row.planner === specialistName);
-  const baseFigures = report.rows.find((row) => row.planner === 'base');
-  history = [
-    ...carried.history,
-    {
-      round,
+  /**
+   * A round's training stages on its collection: a GRPO dataset of the approved steps of every
+   * round so far → train from `parent`'s lineage on the gpu queue → serve the new checkpoint →
+   * evaluate it on the real tasks beside the base planner. Its record, and the planner after it.
+   */
+  async function train(r: number, parent: CurrentPlanner, collected: CollectedRound, earlier: readonly RoundRecord[], state: RoundState): Promise<{ next: CurrentPlanner; record: RoundRecord }> {
+    const id = `${run}-r${r}`;
+    const counts = state.counts;
+    state.stage = 'dataset';
+    // Every round trains the base planner on the prompts of every round so far (OpenRLHF starts GRPO
+    // from full weights, not from the previous round's LoRA adapter); GRPO samples its answers from
+    // the policy being trained, so older rounds' prompts are as good as new ones, and the latest
+    // specialist's rollouts bring the tasks it now gets right.
+    const sources = [...earlier.flatMap((e) => e.sources), ...collected.trainedOn];
+    const dataset = await datasets.buildDataset({ id, kind: 'grpo', sources: sources.map((source) => ({ run: source, software })) });
+    counts.samples = dataset.rows;
+    // Steps the judge approved this round (the dataset holds the earlier rounds' too).
+    counts.positiveSteps = Math.max(0, dataset.rows - (earlier.at(-1)?.samples ?? 0));
+
+    let next = parent;
+    let skipped: string | undefined;
+    if (counts.positiveSteps === 0) {
+      skipped = 'the judge approved no new step this round: the planner stays as it was';
+    } else {
+      state.stage = 'training';
+      const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: resolved.base, ...(parent.checkpointKey === undefined ? {} : { parent: parent.checkpointKey }) };
+      const trained = await gpu(resolved.gpuQueue).train(request);
+      state.stage = 'serving';
+      const served = await gpu(resolved.gpuQueue).servePlanner({ checkpointKey: trained.checkpointKey });
+      next = { name: id, model: served.model, checkpointKey: trained.checkpointKey };
+    }
+
+    state.stage = 'evaluation';
+    const specialistName = specialistRow(software);
+    const report: EvaluationResult = await executeChild(evaluation, {
+      workflowId: `evaluation-${id}`,
+      // One row name for every round, so each report's diff is the change since the previous round;
+      // the base row's rollouts are made once per run and reused, so every round is compared with the same base.
+      args: [{ run: evaluationRunOf(id), series: seriesName('specialization', run), software: [software], attempts: resolved.evaluationAttempts, ...(resolved.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...resolved.evaluationTaskIds] } }), planners: [{ name: 'base', model: resolved.base.model, run: resolved.baseEvaluationRun }, { name: specialistName, model: next.model, run: evaluationRunOf(id) }] }],
+    });
+    const figures = report.rows.find((row) => row.planner === specialistName);
+    const baseFigures = report.rows.find((row) => row.planner === 'base');
+    const record: RoundRecord = {
+      round: r,
       checkpoint: next.name,
-      ...counts,
-      sources: trainedOn,
+      tasks: collected.tasks,
+      rollouts: collected.rollouts,
+      judged: collected.judged,
+      positiveSteps: counts.positiveSteps,
+      samples: counts.samples,
+      sources: collected.trainedOn,
       averageAtK: figures?.averageAtK[software] ?? 0,
       passAtK: figures?.passAtK[software] ?? 0,
       ...(figures?.averageInterval?.[software] === undefined ? {} : { averageInterval: figures.averageInterval[software] }),
       ...(baseFigures?.averageAtK[software] === undefined ? {} : { baseAverageAtK: baseFigures.averageAtK[software] }),
       ...(figures?.vsBase?.[software] === undefined ? {} : { vsBase: figures.vsBase[software] }),
       reportKey: report.key,
+      rolloutPlanner: collected.planner.name,
       ...(skipped === undefined ? {} : { skipped }),
-      judge,
-    },
-  ];
+      judge: collected.judge,
+    };
+    return { next, record };
+  }
 
-  if (round < input.rounds && !stopRequested) {
+  const state = track(round);
+  let collected: CollectedRound;
+  if (carried.collected !== undefined && carried.collected.round === round) {
+    // Collected by the previous run while its round trained: not generated, rolled out or judged again.
+    collected = carried.collected;
+    Object.assign(state.counts, { tasks: collected.tasks, rollouts: collected.rollouts, judged: collected.judged });
+    state.judge = collected.judge;
+  } else {
+    collected = await collect(round, planner, carried.history, state);
+  }
+
+  // maxStaleness 1: the next round's collection, with the planner served now (this round's parent),
+  // runs while this round trains, serves and is evaluated. A failure of it (the judge below its
+  // floor) is raised once this round is done, so no trainer is left running.
+  const collectsAhead = resolved.maxStaleness >= 1 && round < resolved.rounds && !stopRequested;
+  const ahead = collectsAhead
+    ? collect(round + 1, planner, [...carried.history, { round, sources: collected.trainedOn }], track(round + 1), collected).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      )
+    : undefined;
+  const { next, record } = await train(round, planner, collected, carried.history, state);
+  history = [...carried.history, record];
+  rounds.delete(round);
+  const nextCollected = ahead === undefined ? undefined : await ahead;
+  if (nextCollected !== undefined && 'error' in nextCollected) throw nextCollected.error;
+
+  if (round < resolved.rounds && !stopRequested) {
     await continueAsNew<typeof specialization>({
       software,
       run,
-      rounds: input.rounds,
-      tasksPerRound: input.tasksPerRound,
-      attempts: input.attempts,
-      includeSeeds: input.includeSeeds,
-      judgePrecisionFloor: input.judgePrecisionFloor,
-      evaluationAttempts: input.evaluationAttempts,
-      ...(input.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...input.evaluationTaskIds] }),
-      baseEvaluationRun: input.baseEvaluationRun,
-      ...(input.judging === undefined ? {} : { judging: input.judging }),
-      carried: { round: round + 1, planner: next, history: [...history], stopRequested },
+      rounds: resolved.rounds,
+      tasksPerRound: resolved.tasksPerRound,
+      attempts: resolved.attempts,
+      includeSeeds: resolved.includeSeeds,
+      judgePrecisionFloor: resolved.judgePrecisionFloor,
+      evaluationAttempts: resolved.evaluationAttempts,
+      ...(resolved.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...resolved.evaluationTaskIds] }),
+      baseEvaluationRun: resolved.baseEvaluationRun,
+      ...(resolved.judging === undefined ? {} : { judging: resolved.judging }),
+      ...(resolved.maxStaleness === 0 ? {} : { maxStaleness: resolved.maxStaleness }),
+      carried: { round: round + 1, planner: next, history: [...history], stopRequested, ...(nextCollected === undefined ? {} : { collected: nextCollected.value }) },
     });
   }
-  stage = 'finished';
+  // Stopped after this round: a next round collected ahead is not counted (no record, no training).
+  rounds.clear();
+  ended = true;
   return { run, software, rounds: round, specialist: next, history };
 }
+
+/** A round in flight: its stage, its counts so far and its judge once measured. */
+interface RoundState {
+  stage: SpecializationStage;
+  readonly counts: { tasks: number; rollouts: number; judged: number; positiveSteps: number; samples: number };
+  judge?: JudgeMeasurement;
+}
+
+const emptyCounts = (): RoundState['counts'] => ({ tasks: 0, rollouts: 0, judged: 0, positiveSteps: 0, samples: 0 });
 
 export interface GeneralizationProgress {
   readonly run: string;
