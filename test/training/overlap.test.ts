@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { TrainRequest } from '../../activities/training/contract';
+import { checkpointManifestKey } from '../../core/keys';
+import { checkpointManifestSchema } from '../../core/training';
+import { specializationWorkflowId, type SpecializationProgress, type SpecializationResult } from '../../workflows/training';
+import { startGpuHarness, type GpuHarness } from './gpu-harness';
+
+/**
+ * Overlapped specialization rounds (specialization.maxStaleness 1, issue 20) on the real Temporal
+ * server, MinIO and a real KAlgebra desktop, with the OpenRLHF double on a GPU worker: round n+1
+ * generates, rolls out with the newest served planner and judges while round n trains, serves and
+ * is evaluated; its training still starts from round n's checkpoint. The orchestrator worker is
+ * restarted while two rounds are in flight, and every stage runs once.
+ */
+describe('overlapped specialization rounds (maxStaleness 1; trainer double, real desktop)', function () {
+  this.timeout(1_200_000);
+  let g: GpuHarness;
+  const run = 'Overlap-Spec';
+
+  before(async () => {
+    // Trainer steps slow enough that the next round's collection runs beside the training.
+    g = await startGpuHarness({ name: 'overlap', runtimeLora: true, desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 620), stepMs: 1500 });
+    await g.h.startVmHost();
+    await g.startGpuWorker();
+  });
+  after(async () => g?.stop());
+
+  it('three rounds at maxStaleness 1: round n+1 collects with the served planner while round n trains; parents chain r1 → r2 → r3; a worker restart mid-overlap runs no stage twice', async () => {
+    const client = g.h.stack.client;
+    const workflowId = specializationWorkflowId('KAlgebra', run);
+    const handle = await client.workflow.start('specialization', {
+      taskQueue: g.h.config.taskQueues.orchestrator,
+      workflowId,
+      args: [{ software: 'KAlgebra', run, rounds: 3, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'], maxStaleness: 1 }],
+    });
+    // Watches the progress until the result: every pair of rounds seen in flight together, and one
+    // restart of the orchestrator worker the first time two rounds are.
+    const overlaps = new Map<string, SpecializationProgress['inFlight']>();
+    let restarted = false;
+    let done = false;
+    const result = handle.result().finally(() => void (done = true)) as Promise<SpecializationResult>;
+    while (!done) {
+      const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
+      if (progress !== undefined && progress.inFlight.length === 2) {
+        overlaps.set(progress.inFlight.map((f) => f.round).join('+'), progress.inFlight);
+        if (!restarted) {
+          restarted = true;
+          await g.h.stopOrchestrator();
+          await g.h.startOrchestrator();
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const specialization = await result;
+
+    assert.ok(restarted, 'the orchestrator worker was restarted while two rounds were in flight');
+    assert.deepEqual([...overlaps.keys()].sort(), ['1+2', '2+3'], `rounds in flight together: ${JSON.stringify([...overlaps.values()])}`);
+    for (const [older, newer] of overlaps.values()) {
+      assert.ok(['starting', 'dataset', 'training', 'serving', 'evaluation'].includes(older!.stage), `the older round trains, serves or is evaluated: ${older!.stage}`);
+      assert.ok(['starting', 'task-generation', 'rollouts', 'judging'].includes(newer!.stage), `the newer round collects: ${newer!.stage}`);
+    }
+
+    assert.equal(specialization.rounds, 3);
+    assert.deepEqual(specialization.history.map((r) => r.round), [1, 2, 3]);
+    for (const r of specialization.history) {
+      assert.ok(r.skipped === undefined && r.positiveSteps > 0, `round ${r.round} trained: ${JSON.stringify(r)}`);
+      assert.equal(r.checkpoint, `${run}-r${r.round}`);
+      assert.deepEqual(r.sources, [`${run}-r${r.round}-gen`]);
+      assert.ok(r.tasks > 0 && r.rollouts > 0 && r.judged > 0 && r.judge !== undefined, JSON.stringify(r));
+    }
+    // Round 1 rolls out with the base; round 2 started while round 1 trained: the base again; round 3 while round 2 trained: round 1's checkpoint.
+    assert.deepEqual(specialization.history.map((r) => r.rolloutPlanner), ['base', 'base', `${run}-r1`]);
+    assert.deepEqual(specialization.history.map((r) => r.judge?.run), [`${run}-base-eval`, `${run}-base-eval`, `${run}-r1-eval`], "each round's judge is measured on its rollout planner's real-task rollouts");
+    const inputs = await Promise.all([1, 2, 3].map(async (r) => batchInputs(`${run}-r${r}-gen`)));
+    assert.deepEqual(inputs.map((i) => i.map((input) => (input.planner as { name: string }).name)), [['base'], ['base'], [`${run}-r1`]], 'the generated tasks were rolled out once each, by the planner the record names');
+
+    // Training parents chain r1 → r2 → r3, every round from the base planner.
+    const store = g.h.stack.store;
+    const prefix = g.h.config.storage.prefix;
+    const manifests = await Promise.all([1, 2, 3].map(async (r) => checkpointManifestSchema.parse(await store.getJson(checkpointManifestKey(prefix, `${run}-r${r}`)))));
+    assert.deepEqual(manifests.map((m) => m.parent), [undefined, checkpointManifestKey(prefix, `${run}-r1`), checkpointManifestKey(prefix, `${run}-r2`)]);
+    assert.ok(manifests.every((m) => m.kind === 'grpo'));
+    assert.deepEqual(specialization.specialist.checkpointKey, checkpointManifestKey(prefix, `${run}-r3`));
+
+    // Across every run of the specialization (one per round, continue-as-new), each child workflow
+    // id was started once and each training job scheduled once.
+    const children: string[] = [];
+    const jobs: string[] = [];
+    const runs: string[] = [];
+    for await (const e of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+      runs.push(e.runId);
+      const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
+      for (const event of history.events ?? []) {
+        const child = event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+        if (child) children.push(child);
+        const activity = event.activityTaskScheduledEventAttributes;
+        if (activity?.activityType?.name === 'train') jobs.push(defaultPayloadConverter.fromPayload<TrainRequest>(activity.input!.payloads![0] as Payload).job);
+      }
+    }
+    assert.equal(runs.length, 3, 'one workflow run per round');
+    assert.deepEqual([...jobs].sort(), [1, 2, 3].map((r) => `${run}-r${r}`), 'one training job per round');
+    assert.deepEqual(children.filter((c, i) => children.indexOf(c) !== i), [], `no child workflow started twice: ${children.join(', ')}`);
+    const expected = [1, 2, 3].flatMap((r) => [`task-generation-KAlgebra-${run}-r${r}`, `evaluation-${run}-r${r}`]);
+    for (const id of expected) assert.ok(children.includes(id), `${id} was started: ${children.join(', ')}`);
+  });
+
+  /** The inputs the batch workflows of a run were started with (continued runs aside). */
+  async function batchInputs(batchRun: string): Promise<Array<Record<string, unknown>>> {
+    const client = g.h.stack.client;
+    const inputs: Array<Record<string, unknown>> = [];
+    for await (const e of client.workflow.list({ query: `CodaRun = "${batchRun}" AND WorkflowType = "rolloutBatch"` })) {
+      const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
+      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+      assert.ok(payload !== undefined && payload !== null, `${e.workflowId} has its input`);
+      const input = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload as Payload);
+      if (input.carried === undefined) inputs.push(input);
+    }
+    return inputs;
+  }
+});
