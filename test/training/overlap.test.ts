@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { TrainRequest } from '../../activities/training/contract';
-import { checkpointManifestKey } from '../../core/keys';
+import { checkpointManifestKey, datasetManifestKey, taskSetManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema } from '../../core/training';
-import { specializationWorkflowId, type SpecializationProgress, type SpecializationResult } from '../../workflows/training';
+import { specializationWorkflowId, stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training';
+import { eventually } from '../rollouts/helpers';
 import { startGpuHarness, type GpuHarness } from './gpu-harness';
 
 /**
@@ -103,6 +104,38 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     assert.deepEqual(children.filter((c, i) => children.indexOf(c) !== i), [], `no child workflow started twice: ${children.join(', ')}`);
     const expected = [1, 2, 3].flatMap((r) => [`task-generation-KAlgebra-${run}-r${r}`, `evaluation-${run}-r${r}`]);
     for (const id of expected) assert.ok(children.includes(id), `${id} was started: ${children.join(', ')}`);
+  });
+
+  it('stopAfterRound while two rounds are in flight ends after the older one: the newer one\'s collection finishes but is not counted, nothing of it is trained', async () => {
+    const stopped = 'Overlap-Stop';
+    const client = g.h.stack.client;
+    const handle = await client.workflow.start('specialization', {
+      taskQueue: g.h.config.taskQueues.orchestrator,
+      workflowId: specializationWorkflowId('KAlgebra', stopped),
+      args: [{ software: 'KAlgebra', run: stopped, rounds: 3, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'], maxStaleness: 1 }],
+    });
+    const overlap = await eventually('two rounds in flight', async () => {
+      const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
+      return progress !== undefined && progress.inFlight.length === 2 ? progress : undefined;
+    }, 600_000);
+    assert.deepEqual(overlap.inFlight.map((f) => f.round), [1, 2]);
+    await handle.signal(stopAfterRound);
+    const result = (await handle.result()) as SpecializationResult;
+    assert.equal(result.rounds, 1, 'stopped after round 1');
+    assert.deepEqual(result.history.map((r) => r.round), [1]);
+    assert.equal(result.specialist.name, `${stopped}-r1`);
+    const store = g.h.stack.store;
+    const prefix = g.h.config.storage.prefix;
+    // Round 2 was collected (its task set exists) and nothing more: no dataset, no training job, no checkpoint, no evaluation.
+    assert.notEqual(await store.tryGet(taskSetManifestKey(prefix, 'KAlgebra', `${stopped}-r2`)), undefined, "round 2's collection ran");
+    assert.equal(await store.tryGet(datasetManifestKey(prefix, `${stopped}-r2`)), undefined, 'no round 2 dataset');
+    assert.deepEqual(await store.list(`${trainingJobPrefix(prefix, `${stopped}-r2`)}/`), [], 'no round 2 training job');
+    assert.equal(await store.tryGet(checkpointManifestKey(prefix, `${stopped}-r2`)), undefined, 'no round 2 checkpoint');
+    const describe = await handle.describe();
+    assert.equal(describe.status.name, 'COMPLETED');
+    const runs: string[] = [];
+    for await (const e of client.workflow.list({ query: `WorkflowId = "${specializationWorkflowId('KAlgebra', stopped)}"` })) runs.push(e.runId);
+    assert.equal(runs.length, 1, 'no continue-as-new after the stop');
   });
 
   /** The inputs the batch workflows of a run were started with (continued runs aside). */
