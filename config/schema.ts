@@ -243,6 +243,11 @@ const training = z.strictObject({
   jobs: z.number().int().min(1).max(16).default(1),
   /** How often a training activity heartbeats its progress. */
   heartbeatSeconds: z.number().positive().default(10),
+  /**
+   * How long a specialization's training may go without a heartbeat before Temporal counts its GPU
+   * worker as dead and retries it on another, which resumes from the last checkpoint uploaded.
+   */
+  heartbeatTimeoutSeconds: z.number().positive().default(300),
   /** How often the worker looks for a new checkpoint to upload. */
   checkpointPollSeconds: z.number().positive().default(10),
   /** After SIGTERM, how long the trainer's process group may take to exit before SIGKILL. */

@@ -588,6 +588,8 @@ export interface SpecializationInput {
   /** Where every training starts (temporal.yaml training.basePlanner). */
   readonly base: { readonly model: string; readonly path: string };
   readonly gpuQueue: string;
+  /** temporal.yaml training.heartbeatTimeoutSeconds: when a silent GPU worker's training is retried elsewhere. */
+  readonly gpuHeartbeatTimeoutSeconds: number;
   readonly carried: { round: number; planner: CurrentPlanner; history: RoundRecord[]; stopRequested: boolean; collected?: CollectedRound };
 }
 
@@ -612,6 +614,7 @@ export function resolveSpecializationInput(config: Config, raw: unknown, workflo
     maxStaleness: request.maxStaleness ?? s.maxStaleness,
     base,
     gpuQueue: config.taskQueues.gpu,
+    gpuHeartbeatTimeoutSeconds: config.training.heartbeatTimeoutSeconds,
     carried: request.carried ?? { round: 1, planner: { name: 'base', model: base.model }, history: [], stopRequested: false },
   };
 }

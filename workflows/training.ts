@@ -36,11 +36,11 @@ const datasets = proxyActivities<DatasetActivities>({
 });
 
 /** The gpu queue's activities; training waits for its trainer to stop when cancelled. */
-const gpu = (queue: string) =>
+const gpu = (queue: string, heartbeatTimeoutSeconds = 300) =>
   proxyActivities<TrainingActivities>({
     taskQueue: queue,
     startToCloseTimeout: '7 days',
-    heartbeatTimeout: '5 minutes',
+    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // A GPU worker that dies is noticed by the heartbeat timeout; the retry, on any GPU worker,
     // resumes from the last checkpoint uploaded to S3.
@@ -263,9 +263,9 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
     } else {
       state.stage = 'training';
       const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: resolved.base, ...(parent.checkpointKey === undefined ? {} : { parent: parent.checkpointKey }) };
-      const trained = await gpu(resolved.gpuQueue).train(request);
+      const trained = await gpu(resolved.gpuQueue, resolved.gpuHeartbeatTimeoutSeconds).train(request);
       state.stage = 'serving';
-      const served = await gpu(resolved.gpuQueue).servePlanner({ checkpointKey: trained.checkpointKey });
+      const served = await gpu(resolved.gpuQueue, resolved.gpuHeartbeatTimeoutSeconds).servePlanner({ checkpointKey: trained.checkpointKey });
       next = { name: id, model: served.model, checkpointKey: trained.checkpointKey };
     }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { TrainRequest } from '../../activities/training/contract';
 import { checkpointManifestKey, datasetManifestKey, taskSetManifestKey, trainingJobPrefix } from '../../core/keys';
@@ -20,23 +21,33 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
   const run = 'Overlap-Spec';
 
   before(async () => {
-    // Trainer steps slow enough that the next round's collection runs beside the training.
-    g = await startGpuHarness({ name: 'overlap', runtimeLora: true, desktops: 2, displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 620), stepMs: 1500 });
+    // Trainer steps slow enough that the next round's collection runs beside the training; a GPU
+    // worker killed mid-training is noticed after 10 s without a heartbeat.
+    g = await startGpuHarness({
+      name: 'overlap',
+      runtimeLora: true,
+      desktops: 2,
+      displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 620),
+      stepMs: 1500,
+      edit: (doc) => void (doc.training.heartbeatTimeoutSeconds = 10),
+    });
     await g.h.startVmHost();
-    await g.startGpuWorker();
   });
   after(async () => g?.stop());
 
   it('three rounds at maxStaleness 1: round n+1 collects with the served planner while round n trains; parents chain r1 → r2 → r3; a worker restart mid-overlap runs no stage twice', async () => {
     const client = g.h.stack.client;
+    const firstGpu = await g.spawnGpuWorker('overlap-gpu-a');
     const workflowId = specializationWorkflowId('KAlgebra', run);
     const handle = await client.workflow.start('specialization', {
       taskQueue: g.h.config.taskQueues.orchestrator,
       workflowId,
       args: [{ software: 'KAlgebra', run, rounds: 3, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'], maxStaleness: 1 }],
     });
-    // Watches the progress until the result: every pair of rounds seen in flight together, and one
-    // restart of the orchestrator worker the first time two rounds are.
+    // Watches the progress until the result: every pair of rounds seen in flight together; the first
+    // time the older one trains while the newer one collects, the GPU worker is killed (SIGKILL; the
+    // trainer dies with it) and another one started on a fresh work directory, and the orchestrator
+    // worker is restarted (the workflows replay on the new one).
     const overlaps = new Map<string, SpecializationProgress['inFlight']>();
     let restarted = false;
     let done = false;
@@ -45,17 +56,20 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
       const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
       if (progress !== undefined && progress.inFlight.length === 2) {
         overlaps.set(progress.inFlight.map((f) => f.round).join('+'), progress.inFlight);
-        if (!restarted) {
+        if (!restarted && progress.inFlight[0]!.stage === 'training') {
           restarted = true;
+          process.kill(firstGpu, 'SIGKILL');
           await g.h.stopOrchestrator();
           await g.h.startOrchestrator();
+          await g.spawnGpuWorker('overlap-gpu-b', { CODA_TEST_GPU_WORK_DIR: path.join(g.h.config.dataDir, 'other-gpu-node') });
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const specialization = await result;
+    await g.stopGpuWorkers();
 
-    assert.ok(restarted, 'the orchestrator worker was restarted while two rounds were in flight');
+    assert.ok(restarted, 'the GPU and orchestrator workers were restarted while one round trained and the next collected');
     assert.deepEqual([...overlaps.keys()].sort(), ['1+2', '2+3'], `rounds in flight together: ${JSON.stringify([...overlaps.values()])}`);
     for (const [older, newer] of overlaps.values()) {
       assert.ok(['starting', 'dataset', 'training', 'serving', 'evaluation'].includes(older!.stage), `the older round trains, serves or is evaluated: ${older!.stage}`);
@@ -88,6 +102,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     // id was started once and each training job scheduled once.
     const children: string[] = [];
     const jobs: string[] = [];
+    const trainAttempts: number[] = [];
     const runs: string[] = [];
     for await (const e of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
       runs.push(e.runId);
@@ -96,11 +111,16 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
         const child = event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
         if (child) children.push(child);
         const activity = event.activityTaskScheduledEventAttributes;
-        if (activity?.activityType?.name === 'train') jobs.push(defaultPayloadConverter.fromPayload<TrainRequest>(activity.input!.payloads![0] as Payload).job);
+        if (activity?.activityType?.name === 'train') {
+          jobs.push(defaultPayloadConverter.fromPayload<TrainRequest>(activity.input!.payloads![0] as Payload).job);
+          const started = history.events?.find((e) => e.activityTaskStartedEventAttributes && Number(e.activityTaskStartedEventAttributes.scheduledEventId) === Number(event.eventId));
+          trainAttempts.push(started?.activityTaskStartedEventAttributes?.attempt ?? 0);
+        }
       }
     }
     assert.equal(runs.length, 3, 'one workflow run per round');
     assert.deepEqual([...jobs].sort(), [1, 2, 3].map((r) => `${run}-r${r}`), 'one training job per round');
+    assert.ok(trainAttempts.some((a) => a >= 2), `the killed worker's training was retried, as an attempt of the same job: ${trainAttempts.join(', ')}`);
     assert.deepEqual(children.filter((c, i) => children.indexOf(c) !== i), [], `no child workflow started twice: ${children.join(', ')}`);
     const expected = [1, 2, 3].flatMap((r) => [`task-generation-KAlgebra-${run}-r${r}`, `evaluation-${run}-r${r}`]);
     for (const id of expected) assert.ok(children.includes(id), `${id} was started: ${children.join(', ')}`);
@@ -109,6 +129,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
   it('stopAfterRound while two rounds are in flight ends after the older one: the newer one\'s collection finishes but is not counted, nothing of it is trained', async () => {
     const stopped = 'Overlap-Stop';
     const client = g.h.stack.client;
+    await g.startGpuWorker();
     const handle = await client.workflow.start('specialization', {
       taskQueue: g.h.config.taskQueues.orchestrator,
       workflowId: specializationWorkflowId('KAlgebra', stopped),
