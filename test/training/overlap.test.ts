@@ -50,14 +50,18 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     // worker is restarted (the workflows replay on the new one).
     const overlaps = new Map<string, SpecializationProgress['inFlight']>();
     let restarted = false;
+    let killedDuring = '';
     let done = false;
     const result = handle.result().finally(() => void (done = true)) as Promise<SpecializationResult>;
     while (!done) {
       const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
       if (progress !== undefined && progress.inFlight.length === 2) {
         overlaps.set(progress.inFlight.map((f) => f.round).join('+'), progress.inFlight);
-        if (!restarted && progress.inFlight[0]!.stage === 'training') {
+        // Killed once its training is running there (it has heartbeaten), not merely scheduled.
+        const training = !restarted && progress.inFlight[0]!.stage === 'training' ? (await handle.describe()).raw.pendingActivities?.find((a) => a.activityType?.name === 'train' && a.heartbeatDetails !== undefined && a.heartbeatDetails !== null) : undefined;
+        if (training !== undefined) {
           restarted = true;
+          killedDuring = `${JSON.stringify(progress.inFlight)}, train attempt ${training.attempt}`;
           process.kill(firstGpu, 'SIGKILL');
           await g.h.stopOrchestrator();
           await g.h.startOrchestrator();
@@ -120,7 +124,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     }
     assert.equal(runs.length, 3, 'one workflow run per round');
     assert.deepEqual([...jobs].sort(), [1, 2, 3].map((r) => `${run}-r${r}`), 'one training job per round');
-    assert.ok(trainAttempts.some((a) => a >= 2), `the killed worker's training was retried, as an attempt of the same job: ${trainAttempts.join(', ')}`);
+    assert.ok(trainAttempts.some((a) => a >= 2), `the killed worker's training was retried, as an attempt of the same job: ${trainAttempts.join(', ')} (killed during ${killedDuring})`);
     assert.deepEqual(children.filter((c, i) => children.indexOf(c) !== i), [], `no child workflow started twice: ${children.join(', ')}`);
     const expected = [1, 2, 3].flatMap((r) => [`task-generation-KAlgebra-${run}-r${r}`, `evaluation-${run}-r${r}`]);
     for (const id of expected) assert.ok(children.includes(id), `${id} was started: ${children.join(', ')}`);
