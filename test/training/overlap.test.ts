@@ -35,7 +35,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
   });
   after(async () => g?.stop());
 
-  it('three rounds at maxStaleness 1: round n+1 collects with the served planner while round n trains; parents chain r1 → r2 → r3; a worker restart mid-overlap runs no stage twice', async () => {
+  it('three rounds at maxStaleness 1: round n+1 collects with the served planner while round n trains; parents chain r1 → r2 → r3; the GPU worker killed and the orchestrator restarted mid-overlap, no stage runs twice', async () => {
     const client = g.h.stack.client;
     const firstGpu = await g.spawnGpuWorker('overlap-gpu-a');
     const workflowId = specializationWorkflowId('KAlgebra', run);
