@@ -1,12 +1,12 @@
 import { loadConfig, type Env, type LoadedConfig } from '../../config/load';
+import { referencePlanFor } from '../../core/policies';
 import { parseTrajectoryManifest } from '../../core/trajectory';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';
+import { kindOf } from '../learning-planner/situation';
 import { startScriptedServer, type Policy, type ScriptedServer } from '../openai-server';
 import { scriptedAgentPolicy } from './agent-policy';
 import { judgePolicy } from './judge';
-import { referencePlanFor } from '../../core/policies';
-import { kindOf } from '../learning-planner/situation';
 import { taskGeneratorPolicy } from './task-generator';
 import { screenOf, taskResolver } from './task-resolver';
 

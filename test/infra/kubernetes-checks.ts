@@ -23,7 +23,7 @@ export const KUBERNETES_VERSION = '1.32.0';
 /** What the secrets and field references stand for when a container's environment is resolved. */
 export const POD_IP = '10.244.3.17';
 const secretValue = (name: string, key: string): string => `<secret ${name}/${key}>`;
-/** The viewer's login token (issue 19, item 4: the viewer reads it from this variable). */
+/** The variable temporal.yaml's viewer.auth.tokenEnv names by default: the manifests' viewer takes it from a Secret. */
 export const VIEWER_TOKEN_ENV = 'CODA_VIEWER_TOKEN';
 
 /** `kustomize build` of a kustomization folder; throws with kustomize's message. */
@@ -337,7 +337,7 @@ function neededSecrets(component: Component, config: LoadedConfig): string[] {
     case 'vm-host':
       return s3;
     case 'viewer':
-      return [...s3, VIEWER_TOKEN_ENV];
+      return [...s3, config.viewer.auth.tokenEnv];
   }
 }
 
@@ -349,7 +349,7 @@ export const secrets: Check = (m) => {
     const c = mainContainer(w);
     const config = m.config(w, c);
     const named = secretNames(config);
-    const allowed = new Set([...named.keys(), VIEWER_TOKEN_ENV]);
+    const allowed = new Set(named.keys());
     // Every container connects to Temporal: whatever secret temporal.yaml's `temporal` section names (TLS, API key), each needs.
     const temporalSecrets = [...secretNames({ temporal: config.temporal } as LoadedConfig).keys()];
     const needs: Array<[Container, string[]]> = [
@@ -360,7 +360,7 @@ export const secrets: Check = (m) => {
       for (const name of names) {
         const v = x.env.find((e) => e.name === name);
         const where = x === c ? w.metadata.name : `${w.metadata.name}/${x.name}`;
-        if (v?.valueFrom?.secretKeyRef === undefined) problems.push(`${where}: ${name} (${named.get(name) ?? 'the viewer login'}) is not taken from a Secret`);
+        if (v?.valueFrom?.secretKeyRef === undefined) problems.push(`${where}: ${name} (${named.get(name) ?? 'a secret the worker reads'}) is not taken from a Secret`);
         else if (v.valueFrom.secretKeyRef.optional === true) problems.push(`${where}: ${name} is optional, but the worker fails without it`);
       }
     }

@@ -136,7 +136,7 @@ describe('infra/deploy: the Kubernetes manifests', () => {
         const c = container(o, 'viewer');
         c.env = c.env.filter((e: { name: string }) => e.name !== VIEWER_TOKEN_ENV);
       });
-      assert.deepEqual(CHECKS.secrets(noLogin), [`viewer: ${VIEWER_TOKEN_ENV} (the viewer login) is not taken from a Secret`]);
+      assert.deepEqual(CHECKS.secrets(noLogin), [`viewer: ${VIEWER_TOKEN_ENV} (temporal.yaml.viewer.auth.tokenEnv) is not taken from a Secret`]);
     });
 
     it('a metrics port Prometheus does not scrape', () => {
