@@ -17,6 +17,9 @@ export function desktopMetrics(registry: Registry = new Registry()) {
     resets: new Counter({ name: 'coda_desktop_resets_total', help: 'Desktop resets to a task (a resume replays the steps after it)', labelNames: ['host', 'kind', 'outcome'] as const, registers: [registry] }),
     resetSeconds: new Histogram({ name: 'coda_desktop_reset_seconds', help: 'Time of a desktop reset, replay included', labelNames: ['host', 'kind'] as const, buckets: SECONDS, registers: [registry] }),
     leaseExpiries: new Counter({ name: 'coda_lease_expiries_total', help: 'Desktop leases taken back after their time-to-live without use', labelNames: ['host'] as const, registers: [registry] }),
+    /** Desktops leased to a rollout now, and the host's desktops (leased / desktops = how busy the host is). */
+    leased: new Gauge({ name: 'coda_desktops_leased', help: 'Desktops leased to a rollout now', labelNames: ['host'] as const, registers: [registry] }),
+    desktops: new Gauge({ name: 'coda_desktops', help: "The host's desktops", labelNames: ['host'] as const, registers: [registry] }),
   };
 }
 
@@ -53,6 +56,8 @@ export function trainerMetrics(registry: Registry = new Registry()) {
   return {
     step: new Gauge({ name: 'coda_trainer_step', help: 'Last step the trainer reported', labelNames: ['job', 'kind'] as const, registers: [registry] }),
     figure: new Gauge({ name: 'coda_trainer_figure', help: "The trainer's last reported figures (loss, reward, ...)", labelNames: ['job', 'name'] as const, registers: [registry] }),
+    /** Trainer jobs holding the worker's GPUs now (0 = the GPUs idle). */
+    running: new Gauge({ name: 'coda_trainers_running', help: "Trainer jobs holding the worker's GPUs now", labelNames: ['kind'] as const, registers: [registry] }),
   };
 }
 

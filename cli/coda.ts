@@ -161,6 +161,7 @@ async function main(argv: string[]): Promise<void> {
       .option('--evaluation-tasks <ids>', 'comma-separated real task ids each round is evaluated on (default: all)')
       .option('--train-on-real-tasks', 'also train on the rollouts of the real tasks (off by default: they are the evaluation set)')
       .option('--judge-precision-floor <p>', "stop a round before training when the judge's precision on the real tasks is below p (0: never; default: specialization.judgePrecisionFloor)")
+      .option('--max-staleness <n>', "1: collect round n+1 with the served planner while round n trains (0: one stage after another; default: specialization.maxStaleness)")
       .option('--run <id>', 'run id (default: spec-<time>)'),
   ).action((options: StartOptions) => start(ctx(), 'specialization', options));
   withWait(

@@ -141,6 +141,7 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
         evaluationTaskIds: list(options.evaluationTasks),
         judgePrecisionFloor: fraction(options.judgePrecisionFloor, 'judge-precision-floor'),
+        maxStaleness: integer(options.maxStaleness, 'max-staleness'),
         ...(options.trainOnRealTasks === true ? { includeSeeds: true } : {}),
       });
       const resolved = inputs.resolveSpecializationInput(config, input, 'cli');

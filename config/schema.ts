@@ -243,6 +243,11 @@ const training = z.strictObject({
   jobs: z.number().int().min(1).max(16).default(1),
   /** How often a training activity heartbeats its progress. */
   heartbeatSeconds: z.number().positive().default(10),
+  /**
+   * How long a specialization's training may go without a heartbeat before Temporal counts its GPU
+   * worker as dead and retries it on another, which resumes from the last checkpoint uploaded.
+   */
+  heartbeatTimeoutSeconds: z.number().positive().default(300),
   /** How often the worker looks for a new checkpoint to upload. */
   checkpointPollSeconds: z.number().positive().default(10),
   /** After SIGTERM, how long the trainer's process group may take to exit before SIGKILL. */
@@ -437,6 +442,11 @@ export const configSchema = z
         judgePrecisionFloor: z.number().min(0).max(1).default(0.6),
         /** k of the evaluation after each round. */
         evaluationAttempts: z.number().int().min(1).max(64).default(2),
+        /**
+         * Overlapped rounds: 1 collects round n+1 (tasks, rollouts, judging) with the newest served
+         * checkpoint while round n trains, serves and is evaluated; 0 runs the stages in order.
+         */
+        maxStaleness: z.number().int().min(0).max(1, 'expected 0 or 1 (a staleness of 2 or more is not supported yet)').default(0),
       })
       .prefault({}),
     generalization: z

@@ -495,6 +495,11 @@ const roundRecord = z.strictObject({
     .strictObject({ difference: z.number(), lower: z.number(), upper: z.number(), pValue: z.number(), withinNoise: z.boolean() })
     .optional(),
   reportKey: z.string().min(1),
+  /**
+   * The planner that rolled out the round's generated tasks ('base' or a round's checkpoint name): the
+   * previous round's checkpoint at maxStaleness 0, the one before it at 1 (absent in older records).
+   */
+  rolloutPlanner: z.string().min(1).optional(),
   /** Why training was skipped this round (no positive step), when it was. */
   skipped: z.string().optional(),
   /** The judge's precision and recall this round (absent in rounds recorded before it was measured). */
@@ -502,6 +507,27 @@ const roundRecord = z.strictObject({
 });
 
 export type RoundRecord = z.output<typeof roundRecord>;
+
+/**
+ * A round's collection stages done (task generation, rollouts, judging, the judge measured): with
+ * maxStaleness 1 the round before it carries this across continue-as-new, so its round trains on it
+ * without generating, rolling out or judging again.
+ */
+const collectedRound = z.strictObject({
+  round: z.number().int().min(1),
+  /** The planner that rolled out the generated tasks (the newest served checkpoint when they started). */
+  planner: currentPlanner,
+  tasks: z.number().int().min(0),
+  rollouts: z.number().int().min(0),
+  judged: z.number().int().min(0),
+  /** Its rollout runs whose approved steps are trained on (the record's sources). */
+  trainedOn: z.array(runId),
+  /** The real tasks' batch the judge was measured on, and its rollouts and judged counts. */
+  real: z.strictObject({ run: runId, rollouts: z.number().int().min(0), judged: z.number().int().min(0) }),
+  judge: judgeMeasurementSchema,
+});
+
+export type CollectedRound = z.output<typeof collectedRound>;
 
 export const specializationRequestSchema = z.strictObject({
   /** The software to specialize a planner on. */
@@ -526,6 +552,12 @@ export const specializationRequestSchema = z.strictObject({
   baseEvaluationRun: runId.optional(),
   /** The judge plan of this run (default: temporal.yaml's judging.plan). */
   judging: judgePlanConfigSchema.optional(),
+  /**
+   * How many checkpoints the planner rolling out a round's tasks may lag the round's parent
+   * (default: temporal.yaml's): 0 runs the stages one after another; 1 collects round n+1 (tasks,
+   * rollouts, judging) with the newest served checkpoint while round n trains, serves and is evaluated.
+   */
+  maxStaleness: z.number().int().min(0, 'expected 0 or 1').max(1, 'expected 0 or 1 (a staleness of 2 or more is not supported yet)').optional(),
   /** Carried across continue-as-new (one run of the workflow per round). */
   carried: z
     .strictObject({
@@ -533,6 +565,8 @@ export const specializationRequestSchema = z.strictObject({
       planner: currentPlanner,
       history: z.array(roundRecord),
       stopRequested: z.boolean(),
+      /** With maxStaleness 1: this round's collection stages, done by the previous run while its round trained. */
+      collected: collectedRound.optional(),
     })
     .optional(),
 });
@@ -550,10 +584,13 @@ export interface SpecializationInput {
   readonly evaluationTaskIds?: readonly string[];
   readonly baseEvaluationRun: string;
   readonly judging?: JudgePlanConfig;
+  readonly maxStaleness: number;
   /** Where every training starts (temporal.yaml training.basePlanner). */
   readonly base: { readonly model: string; readonly path: string };
   readonly gpuQueue: string;
-  readonly carried: { round: number; planner: CurrentPlanner; history: RoundRecord[]; stopRequested: boolean };
+  /** temporal.yaml training.heartbeatTimeoutSeconds: when a silent GPU worker's training is retried elsewhere. */
+  readonly gpuHeartbeatTimeoutSeconds: number;
+  readonly carried: { round: number; planner: CurrentPlanner; history: RoundRecord[]; stopRequested: boolean; collected?: CollectedRound };
 }
 
 export function resolveSpecializationInput(config: Config, raw: unknown, workflowId: string): SpecializationInput {
@@ -574,8 +611,10 @@ export function resolveSpecializationInput(config: Config, raw: unknown, workflo
     ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),
     baseEvaluationRun: request.baseEvaluationRun ?? `${run}-base-eval`,
     ...(request.judging === undefined ? {} : { judging: request.judging }),
+    maxStaleness: request.maxStaleness ?? s.maxStaleness,
     base,
     gpuQueue: config.taskQueues.gpu,
+    gpuHeartbeatTimeoutSeconds: config.training.heartbeatTimeoutSeconds,
     carried: request.carried ?? { round: 1, planner: { name: 'base', model: base.model }, history: [], stopRequested: false },
   };
 }

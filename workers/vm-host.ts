@@ -64,7 +64,10 @@ export async function createVmHost(deps: VmHostDeps): Promise<VmHost> {
     createDesktop,
     leaseTtlMs: deps.leaseTtlMs ?? 15 * 60_000,
     onExpired: () => metrics.leaseExpiries.inc({ host: host.id }),
+    onLeased: (leased) => metrics.leased.set({ host: host.id }, leased),
   });
+  metrics.desktops.set({ host: host.id }, size);
+  metrics.leased.set({ host: host.id }, 0);
   const { leaseDesktop, ...onDesktop } = createDesktopActivities({
     pool,
     store,

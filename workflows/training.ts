@@ -1,26 +1,26 @@
 import {
-  ActivityCancellationType,
   ApplicationFailure,
+  CancellationScope,
   continueAsNew,
   defineQuery,
   defineSignal,
   executeChild,
-  proxyActivities,
+  isCancellation,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GeneralizationInput, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
-import { FAILURES } from '../core/failures';
-import type { DatasetActivities } from '../activities/datasets/activities';
-import type { TrainingActivities, TrainRequest } from '../activities/training/contract';
+import type { CollectedRound, GeneralizationInput, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
 import type { TaskSetSummary } from '../activities/tasks/generation';
 import { batchWorkflowId, rolloutBatch, type BatchResult } from './batch';
 import { evaluation, type EvaluationResult } from './evaluation';
 import { failOnBadInput, inputs } from './inputs';
 import { judgeRun, judgeRunWorkflowId, type JudgeRunResult } from './judge';
-import { belowFloorFailure, evaluationRunOf, measureJudge, realTaskBatch, specialistRow, type RoundBatch } from './judge-check';
+import { evaluationRunOf } from './judge-check';
 import { tagWorkflow } from './search-attributes';
 import { taskGeneration, taskGenerationWorkflowId } from './task-generation';
+import { collectRound, datasets, emptyCounts, gpu, seriesName, trainRound, type RoundState } from './rounds';
+
+export { seriesName };
 
 /**
  * CODA's two training stages (REFERENCE.md §1) as workflows on the orchestrator queue; the
@@ -28,24 +28,6 @@ import { taskGeneration, taskGenerationWorkflowId } from './task-generation';
  * id or is idempotent — task sets, batches, judges, datasets, training jobs, checkpoints — so a
  * workflow restarted after any crash, or retried, continues where it was without redoing work.
  */
-
-const datasets = proxyActivities<DatasetActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '5 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: [FAILURES.validation] },
-});
-
-/** The gpu queue's activities; training waits for its trainer to stop when cancelled. */
-const gpu = (queue: string) =>
-  proxyActivities<TrainingActivities>({
-    taskQueue: queue,
-    startToCloseTimeout: '7 days',
-    heartbeatTimeout: '5 minutes',
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    // A GPU worker that dies is noticed by the heartbeat timeout; the retry, on any GPU worker,
-    // resumes from the last checkpoint uploaded to S3.
-    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20, nonRetryableErrorTypes: [FAILURES.validation] },
-  });
 
 export const SPECIALIZATION_STAGES = ['task-generation', 'rollouts', 'judging', 'dataset', 'training', 'serving', 'evaluation'] as const;
 export type SpecializationStage = 'starting' | (typeof SPECIALIZATION_STAGES)[number] | 'finished';
@@ -67,6 +49,11 @@ export interface SpecializationProgress {
   /** Why this round stopped before training: the judge's precision was below the floor. */
   readonly stopped?: string;
   readonly stopRequested: boolean;
+  /**
+   * The rounds in flight, oldest first, with the stage each is in: one at maxStaleness 0; two at 1
+   * while round n trains, serves or is evaluated and round n+1 generates, rolls out or judges.
+   */
+  readonly inFlight: ReadonlyArray<{ readonly round: number; readonly stage: SpecializationStage }>;
   /** Stages done of all the run's stages, for progress bars. */
   readonly completed: number;
   readonly total: number;
@@ -83,10 +70,6 @@ export interface SpecializationResult {
 export const specializationProgress = defineQuery<SpecializationProgress>('progress');
 /** Asks a specialization to stop after the round it is in. */
 export const stopAfterRound = defineSignal('stopAfterRound');
-
-/** A report series named after a run: series names are lower case and at most 64 characters. */
-export const seriesName = (kind: string, run: string): string =>
-  `${kind}-${run}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 64).replace(/-+$/, '');
 
 export const specializationWorkflowId = (software: string, run: string): string => `specialization-${software}-${run}`;
 
@@ -109,157 +92,113 @@ export function roundSetsOf(checkpoint: string): Array<{ set: string; round: num
  * on the real tasks beside the base planner (whose rollouts the first round makes and the later
  * ones reuse) → next round. Cancelling it cancels the
  * trainer; the stopAfterRound signal ends it after the round it is in.
+ *
+ * maxStaleness 1 overlaps the rounds: while round n's dataset, training, serving and evaluation run,
+ * round n+1 generates, rolls out with the newest served planner (round n's parent) and judges;
+ * continue-as-new carries that collection, so round n+1's run trains on it from round n's
+ * checkpoint. maxStaleness 0 issues the commands in the order above, one round per run.
  */
 export async function specialization(raw: unknown): Promise<SpecializationResult> {
   let input: SpecializationInput | undefined;
-  let stage: SpecializationStage = 'starting';
-  const counts = { tasks: 0, rollouts: 0, judged: 0, positiveSteps: 0, samples: 0 };
+  /** The rounds in flight (one, or two at maxStaleness 1), by round. */
+  const rounds = new Map<number, RoundState>();
+  let ended = false;
   let stopRequested = false;
   let history: readonly RoundRecord[] = [];
-  let judge: JudgeMeasurement | undefined;
-  let stopped: string | undefined;
-  setHandler(stopAfterRound, () => void (stopRequested = true));
+  /** The next round's collection while it runs ahead (maxStaleness 1): a stop cancels it, as it would not be counted. */
+  let collectingAhead: CancellationScope | undefined;
+  setHandler(stopAfterRound, () => {
+    stopRequested = true;
+    collectingAhead?.cancel();
+  });
   setHandler(specializationProgress, () => {
-    const round = input?.carried.round ?? 1;
-    const done = stage === 'finished' ? SPECIALIZATION_STAGES.length : Math.max(0, SPECIALIZATION_STAGES.indexOf(stage as (typeof SPECIALIZATION_STAGES)[number]));
+    const inFlight = [...rounds.entries()].sort(([a], [b]) => a - b);
+    const [round, oldest] = inFlight[0] ?? [input?.carried.round ?? 1, undefined];
+    const stage: SpecializationStage = oldest?.stage ?? (ended ? 'finished' : 'starting');
+    const stopped = inFlight.find(([, s]) => s.stopped !== undefined)?.[1].stopped;
+    const done = (s: SpecializationStage): number => Math.max(0, SPECIALIZATION_STAGES.indexOf(s as (typeof SPECIALIZATION_STAGES)[number]));
     return {
       run: input?.run ?? '',
       software: input?.software ?? '',
       round,
       rounds: input?.rounds ?? 0,
       stage,
-      counts: { ...counts },
+      counts: { ...(oldest?.counts ?? emptyCounts()) },
       history,
       checkpoint: input?.carried.planner ?? { name: '', model: '' },
-      ...(judge === undefined ? {} : { judge }),
+      ...(oldest?.judge === undefined ? {} : { judge: oldest.judge }),
       ...(stopped === undefined ? {} : { stopped }),
       stopRequested,
-      completed: (round - 1) * SPECIALIZATION_STAGES.length + done,
+      inFlight: inFlight.map(([r, s]) => ({ round: r, stage: s.stage })),
+      completed: history.length * SPECIALIZATION_STAGES.length + inFlight.reduce((sum, [, s]) => sum + done(s.stage), 0),
       total: (input?.rounds ?? 0) * SPECIALIZATION_STAGES.length,
     };
   });
 
   input = await failOnBadInput(() => inputs.resolveSpecializationInput(raw, workflowInfo().workflowId));
-  const { software, run, carried } = input;
+  const resolved = input;
+  const { software, run, carried } = resolved;
   stopRequested ||= carried.stopRequested;
   history = carried.history;
   const round = carried.round;
   const planner = carried.planner;
-  const id = `${run}-r${round}`;
   tagWorkflow({ software, stage: 'specialization', run, round });
+  const track = (r: number): RoundState => {
+    const state: RoundState = { stage: 'starting', counts: emptyCounts() };
+    rounds.set(r, state);
+    return state;
+  };
 
-  stage = 'task-generation';
-  // The earlier rounds' sets (named `${run}-r{round}` like this one) and the runs their tasks were
-  // rolled out and judged in: the generator is shown them, solved or not, and repeats are dropped.
-  const earlier = carried.history.map((r) => {
-    const rollouts = r.sources.find((source) => source === `${run}-r${r.round}-gen`);
-    return { set: `${run}-r${r.round}`, round: r.round, ...(rollouts === undefined ? {} : { rollouts }) };
-  });
-  const set: TaskSetSummary = await executeChild(taskGeneration, {
-    workflowId: taskGenerationWorkflowId(software, id),
-    args: [{ software, version: id, count: input.tasksPerRound, ...(earlier.length === 0 ? {} : { earlier }) }],
-  });
-  counts.tasks = set.counts.kept;
-
-  stage = 'rollouts';
-  // The real tasks' batch is the planner's evaluation batch: the base row's, rolled out here first
-  // and reused by the evaluation, or the previous evaluation's, whose finished rollouts are only awaited.
-  const real = realTaskBatch(input, planner);
-  const generated: RoundBatch = { run: `${id}-gen`, stage: 'specialization', planner: { name: planner.name, model: planner.model }, taskSet: id, attempts: input.attempts, source: true };
-  const batches: RoundBatch[] = [...(set.counts.kept > 0 ? [generated] : []), real];
-  for (const batch of batches) {
-    const result: BatchResult = await executeChild(rolloutBatch, {
-      workflowId: batchWorkflowId(batch.run, software),
-      args: [{ run: batch.run, stage: batch.stage, software, attempts: batch.attempts, planner: { ...batch.planner }, ...(batch.taskSet === undefined ? {} : { taskSet: batch.taskSet }), ...(batch.taskIds === undefined ? {} : { taskIds: [...batch.taskIds] }) }],
-    });
-    counts.rollouts += result.completed;
-  }
-
-  stage = 'judging';
-  for (const batch of batches) {
-    const judged: JudgeRunResult = await executeChild(judgeRun, {
-      workflowId: judgeRunWorkflowId(batch.run, software),
-      args: [{ run: batch.run, software, ...(input.judging === undefined ? {} : { plan: input.judging }) }],
-    });
-    counts.judged += judged.judged;
-  }
-  judge = await measureJudge(input, round, real);
-  const belowFloor = belowFloorFailure(input, round, judge);
-  if (belowFloor !== undefined) {
-    stopped = belowFloor.message;
-    throw belowFloor;
-  }
-  const trainedOn = batches.filter((b) => b.source).map((b) => b.run);
-
-  stage = 'dataset';
-  // Every round trains the base planner on the prompts of every round so far (OpenRLHF starts GRPO
-  // from full weights, not from the previous round's LoRA adapter); GRPO samples its answers from
-  // the policy being trained, so older rounds' prompts are as good as new ones, and the latest
-  // specialist's rollouts bring the tasks it now gets right.
-  const sources = [...carried.history.flatMap((r) => r.sources), ...trainedOn];
-  const dataset = await datasets.buildDataset({ id, kind: 'grpo', sources: sources.map((source) => ({ run: source, software })) });
-  counts.samples = dataset.rows;
-  // Steps the judge approved this round (the dataset holds the earlier rounds' too).
-  counts.positiveSteps = Math.max(0, dataset.rows - (carried.history.at(-1)?.samples ?? 0));
-
-  let next = planner;
-  let skipped: string | undefined;
-  if (counts.positiveSteps === 0) {
-    skipped = 'the judge approved no new step this round: the planner stays as it was';
+  const state = track(round);
+  let collected: CollectedRound;
+  if (carried.collected !== undefined && carried.collected.round === round) {
+    // Collected by the previous run while its round trained: not generated, rolled out or judged again.
+    collected = carried.collected;
+    Object.assign(state.counts, { tasks: collected.tasks, rollouts: collected.rollouts, judged: collected.judged });
+    state.judge = collected.judge;
   } else {
-    stage = 'training';
-    const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: input.base, ...(planner.checkpointKey === undefined ? {} : { parent: planner.checkpointKey }) };
-    const trained = await gpu(input.gpuQueue).train(request);
-    stage = 'serving';
-    const served = await gpu(input.gpuQueue).servePlanner({ checkpointKey: trained.checkpointKey });
-    next = { name: id, model: served.model, checkpointKey: trained.checkpointKey };
+    collected = await collectRound(resolved, round, planner, carried.history, state);
   }
 
-  stage = 'evaluation';
-  const specialistName = specialistRow(software);
-  const report: EvaluationResult = await executeChild(evaluation, {
-    workflowId: `evaluation-${id}`,
-    // One row name for every round, so each report's diff is the change since the previous round;
-    // the base row's rollouts are made once per run and reused, so every round is compared with the same base.
-    args: [{ run: evaluationRunOf(id), series: seriesName('specialization', run), software: [software], attempts: input.evaluationAttempts, ...(input.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...input.evaluationTaskIds] } }), planners: [{ name: 'base', model: input.base.model, run: input.baseEvaluationRun }, { name: specialistName, model: next.model, run: evaluationRunOf(id) }] }],
-  });
-  const figures = report.rows.find((row) => row.planner === specialistName);
-  const baseFigures = report.rows.find((row) => row.planner === 'base');
-  history = [
-    ...carried.history,
-    {
-      round,
-      checkpoint: next.name,
-      ...counts,
-      sources: trainedOn,
-      averageAtK: figures?.averageAtK[software] ?? 0,
-      passAtK: figures?.passAtK[software] ?? 0,
-      ...(figures?.averageInterval?.[software] === undefined ? {} : { averageInterval: figures.averageInterval[software] }),
-      ...(baseFigures?.averageAtK[software] === undefined ? {} : { baseAverageAtK: baseFigures.averageAtK[software] }),
-      ...(figures?.vsBase?.[software] === undefined ? {} : { vsBase: figures.vsBase[software] }),
-      reportKey: report.key,
-      ...(skipped === undefined ? {} : { skipped }),
-      judge,
-    },
-  ];
+  // maxStaleness 1: the next round's collection, with the planner served now (this round's parent),
+  // runs while this round trains, serves and is evaluated. A failure of it (the judge below its
+  // floor) is raised once this round is done, so no trainer is left running.
+  const collectsAhead = resolved.maxStaleness >= 1 && round < resolved.rounds && !stopRequested;
+  // stopAfterRound cancels it (its children with it: task generation, rollouts, judging).
+  collectingAhead = collectsAhead ? new CancellationScope() : undefined;
+  const ahead = collectingAhead
+    ?.run(() => collectRound(resolved, round + 1, planner, [...carried.history, { round, sources: collected.trainedOn }], track(round + 1), collected))
+    .then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+  const { next, record } = await trainRound(resolved, round, planner, collected, carried.history, state);
+  history = [...carried.history, record];
+  rounds.delete(round);
+  const outcome = ahead === undefined ? undefined : await ahead;
+  if (outcome !== undefined && 'error' in outcome && !(stopRequested && isCancellation(outcome.error))) throw outcome.error;
+  const nextCollected = outcome !== undefined && 'value' in outcome ? outcome.value : undefined;
 
-  if (round < input.rounds && !stopRequested) {
+  if (round < resolved.rounds && !stopRequested) {
     await continueAsNew<typeof specialization>({
       software,
       run,
-      rounds: input.rounds,
-      tasksPerRound: input.tasksPerRound,
-      attempts: input.attempts,
-      includeSeeds: input.includeSeeds,
-      judgePrecisionFloor: input.judgePrecisionFloor,
-      evaluationAttempts: input.evaluationAttempts,
-      ...(input.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...input.evaluationTaskIds] }),
-      baseEvaluationRun: input.baseEvaluationRun,
-      ...(input.judging === undefined ? {} : { judging: input.judging }),
-      carried: { round: round + 1, planner: next, history: [...history], stopRequested },
+      rounds: resolved.rounds,
+      tasksPerRound: resolved.tasksPerRound,
+      attempts: resolved.attempts,
+      includeSeeds: resolved.includeSeeds,
+      judgePrecisionFloor: resolved.judgePrecisionFloor,
+      evaluationAttempts: resolved.evaluationAttempts,
+      ...(resolved.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...resolved.evaluationTaskIds] }),
+      baseEvaluationRun: resolved.baseEvaluationRun,
+      ...(resolved.judging === undefined ? {} : { judging: resolved.judging }),
+      ...(resolved.maxStaleness === 0 ? {} : { maxStaleness: resolved.maxStaleness }),
+      carried: { round: round + 1, planner: next, history: [...history], stopRequested, ...(nextCollected === undefined ? {} : { collected: nextCollected }) },
     });
   }
-  stage = 'finished';
+  // Stopped after this round: a next round collected ahead was cancelled, or is not counted (no record, no training).
+  rounds.clear();
+  ended = true;
   return { run, software, rounds: round, specialist: next, history };
 }
 

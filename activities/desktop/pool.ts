@@ -76,6 +76,8 @@ export interface PoolOptions {
   readonly now?: () => number;
   /** Told of each lease taken back on expiry (the host's metrics count them). */
   readonly onExpired?: (lease: Lease) => void;
+  /** Told how many desktops are leased whenever that changes (the host's metrics show it). */
+  readonly onLeased?: (leased: number) => void;
 }
 
 /**
@@ -129,6 +131,7 @@ export class DesktopPool {
       software,
     };
     free.lease = { lease, requestId, expiresAt: this.now() + this.opts.leaseTtlMs };
+    this.changed();
     return lease;
   }
 
@@ -155,6 +158,7 @@ export class DesktopPool {
     const slot = this.slots.find((s) => s.lease?.lease.leaseId === leaseId);
     if (slot === undefined) return false;
     slot.lease = undefined;
+    this.changed();
     return true;
   }
 
@@ -184,7 +188,15 @@ export class DesktopPool {
 
   leased(): number {
     this.expire();
+    return this.count();
+  }
+
+  private count(): number {
     return this.slots.filter((s) => s.lease !== undefined).length;
+  }
+
+  private changed(): void {
+    this.opts.onLeased?.(this.count());
   }
 
   async closeAll(): Promise<void> {
@@ -197,6 +209,7 @@ export class DesktopPool {
       if (slot.lease === undefined || slot.lease.expiresAt > now) continue;
       this.opts.onExpired?.(slot.lease.lease);
       slot.lease = undefined;
+      this.changed();
     }
   }
 }

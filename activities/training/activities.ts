@@ -128,7 +128,14 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     const timer = setInterval(() => ctx.heartbeat(beat), training.heartbeatSeconds * 1000);
     try {
       update({});
-      return await gpu.run(() => runJob(request, jobPrefix, checkpointKey, update, () => beat));
+      return await gpu.run(async () => {
+        deps.metrics.running.inc({ kind: request.kind });
+        try {
+          return await runJob(request, jobPrefix, checkpointKey, update, () => beat);
+        } finally {
+          deps.metrics.running.dec({ kind: request.kind });
+        }
+      });
     } finally {
       clearInterval(timer);
     }

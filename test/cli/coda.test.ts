@@ -154,6 +154,7 @@ describe('the coda CLI, run as its own process against the real stack', function
       [['start', 'specialization', '--software', 'KAlgebra', '--rounds', '0'], /^specialization input is invalid:\n {2}- rounds: expected an integer >= 1/],
       [['start', 'specialization', '--software', 'KAlgebra', '--judge-precision-floor', '1.5'], /^specialization input is invalid:\n {2}- judgePrecisionFloor: expected a precision from 0 to 1/],
       [['start', 'specialization', '--software', 'KAlgebra', '--judge-precision-floor', 'high'], /--judge-precision-floor: expected a number from 0 to 1, got "high"/],
+      [['start', 'specialization', '--software', 'KAlgebra', '--max-staleness', '2'], /^specialization input is invalid:\n {2}- maxStaleness: expected 0 or 1 \(a staleness of 2 or more is not supported yet\)/],
       // The judge is measured on the evaluation's rollouts of the real tasks: no rollout count of its own.
       [['start', 'specialization', '--software', 'KAlgebra', '--real-task-attempts', '1'], /unknown option '--real-task-attempts'/],
       [['start', 'generalization', '--specialist', 'KAlgebra=k-r1', '--evaluation-tasks', 'A-01'], /--evaluation-tasks: expected SOFTWARE:ID,ID/],

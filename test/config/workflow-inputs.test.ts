@@ -114,6 +114,19 @@ describe('workflow inputs: checked and completed from temporal.yaml', () => {
     });
   });
 
+  it('takes a specialization\'s maxStaleness from temporal.yaml (0: rounds in order), 1 when asked, and refuses 2 or more as not supported yet', () => {
+    assert.equal(resolveSpecializationInput(config, { software: 'KAlgebra' }, 'w').maxStaleness, 0);
+    assert.equal(resolveSpecializationInput(config, { software: 'KAlgebra', maxStaleness: 1 }, 'w').maxStaleness, 1);
+    assert.deepEqual(problems(() => resolveSpecializationInput(config, { software: 'KAlgebra', maxStaleness: 2 }, 'w')), ['maxStaleness: expected 0 or 1 (a staleness of 2 or more is not supported yet)']);
+    assert.deepEqual(problems(() => resolveSpecializationInput(config, { software: 'KAlgebra', maxStaleness: 0.5 }, 'w')).map((p) => p.split(':')[0]), ['maxStaleness']);
+    const yaml = parse(repoText) as { specialization: Record<string, unknown> };
+    assert.equal(yaml.specialization.maxStaleness, 0, 'temporal.yaml says the default');
+    yaml.specialization.maxStaleness = 1;
+    assert.equal(resolveSpecializationInput(parseConfig(stringify(yaml), 'temporal.yaml', {}), { software: 'KAlgebra' }, 'w').maxStaleness, 1);
+    yaml.specialization.maxStaleness = 3;
+    assert.throws(() => parseConfig(stringify(yaml), 'temporal.yaml', {}), /specialization\.maxStaleness.*not supported yet/s);
+  });
+
   it('names the base evaluation run of a specialization after its run, unless given, and keeps a planner row\'s own run', () => {
     assert.equal(resolveSpecializationInput(config, { software: 'KAlgebra', run: 's1' }, 'w').baseEvaluationRun, 's1-base-eval');
     assert.equal(resolveSpecializationInput(config, { software: 'KAlgebra', run: 's1', baseEvaluationRun: 'demo-base-eval' }, 'w').baseEvaluationRun, 'demo-base-eval');

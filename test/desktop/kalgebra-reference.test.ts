@@ -112,28 +112,30 @@ describe('KAlgebra reference policy', () => {
   describe('replayed on real KAlgebra', function () {
     this.timeout(60_000);
     const settleMs = loadConfig(path.join(REPO, 'temporal.yaml')).rollouts.settleMs;
-    let desktop: LocalDesktop;
-    let dir: string;
+    // Two desktops: each task's reference plan plays on one while its perturbed plan plays on the other.
+    let desktops: Array<{ desktop: LocalDesktop; dir: string }> = [];
 
     before(() => {
-      ({ desktop, dir } = testDesktop('reference-test', 170));
+      desktops = [testDesktop('reference-test', 170), testDesktop('perturbed-test', 175)];
     });
 
     after(async function () {
       this.timeout(30_000);
-      await closeTestDesktop(desktop, dir);
+      for (const { desktop, dir } of desktops) await closeTestDesktop(desktop, dir);
     });
 
     for (const task of [...TASKS.filter((t) => !NOT_REPLAYABLE.includes(t.id)), A04]) {
       it(`${task.id}: the reference plan passes every check, the perturbed plan fails`, async () => {
-        for (const [name, plan, expected] of [
-          ['reference', referencePlan(task, desktop.screen), true],
-          ['perturbed', perturbedPlan(task, desktop.screen), false],
-        ] as const) {
+        const replays = ([['reference', referencePlan, true], ['perturbed', perturbedPlan, false]] as const).map(async ([name, planOf, expected], i) => {
+          const { desktop } = desktops[i]!;
+          const plan = planOf(task, desktop.screen);
           assert.ok(plan.replayable);
           await desktop.reset(task);
           const stop = await play(desktop, plan.actions, settleMs);
           const result = await desktop.evaluate(task, stop);
+          return { name, expected, result };
+        });
+        for (const { name, expected, result } of await Promise.all(replays)) {
           assert.equal(result.checks.length, task.evaluate.length);
           assert.equal(result.passed, expected, `${name} plan: ${result.checks.map((c) => c.detail).join(' | ')}`);
         }

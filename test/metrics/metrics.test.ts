@@ -68,14 +68,18 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
     const handle = await startRollout(h, `metrics${Date.now().toString(36)}`, 'B-07');
     // Scraped over and over while the rollout runs: a counter never goes back.
     const seen: number[] = [];
+    const leased: number[] = [];
     const result = handle.result() as Promise<RolloutResult>;
     let done = false;
     void result.finally(() => (done = true));
     while (!done) {
-      seen.push(steps(await scrape(urls.vmHost)));
+      const samples = await scrape(urls.vmHost);
+      seen.push(steps(samples));
+      leased.push(total(samples, 'coda_desktops_leased', { host: h.hostId }));
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     assert.deepEqual(seen, [...seen].sort((a, b) => a - b), 'coda_steps_total only grows');
+    assert.ok(leased.includes(1) && leased.every((n) => n === 0 || n === 1), `the one desktop was seen leased while the rollout ran: ${leased.join(' ')}`);
     const rollout = await result;
     const manifest = await manifestOf(h, rollout);
 
@@ -85,6 +89,8 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
     assert.equal(total(vmHost, 'coda_desktop_resets_total', { host: h.hostId, kind: 'fresh', outcome: 'ok' }) - total(before.vmHost, 'coda_desktop_resets_total', { kind: 'fresh', outcome: 'ok' }), 1);
     assert.equal(total(vmHost, 'coda_desktop_reset_seconds_count', { kind: 'fresh' }) - total(before.vmHost, 'coda_desktop_reset_seconds_count', { kind: 'fresh' }), 1);
     assert.ok(total(vmHost, 'coda_desktop_reset_seconds_sum') > total(before.vmHost, 'coda_desktop_reset_seconds_sum'));
+    assert.equal(total(vmHost, 'coda_desktops', { host: h.hostId }), 1);
+    assert.equal(total(vmHost, 'coda_desktops_leased', { host: h.hostId }), 0, 'released once the rollout ended');
     assert.ok(total(vmHost, 'temporal_activity_execution_latency_seconds_count') > total(before.vmHost, 'temporal_activity_execution_latency_seconds_count'), "the SDK's count of the host's activities moved");
 
     let orchestrator = await scrape(urls.orchestrator);
@@ -115,11 +121,14 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
       const reward = rewardServiceMetrics(endpoint.registry);
       reward.requests.inc({ outcome: 'ok' }, 3);
       reward.cacheHits.inc();
-      trainerMetrics(endpoint.registry).step.set({ job: 'spec-r1', kind: 'grpo' }, 17);
+      const trainer = trainerMetrics(endpoint.registry);
+      trainer.step.set({ job: 'spec-r1', kind: 'grpo' }, 17);
+      trainer.running.inc({ kind: 'grpo' });
       const samples = await scrape(endpoint.url!);
       assert.equal(total(samples, 'coda_reward_requests_total', { outcome: 'ok' }), 3);
       assert.equal(total(samples, 'coda_reward_cache_hits_total'), 1);
       assert.equal(total(samples, 'coda_trainer_step', { job: 'spec-r1' }), 17);
+      assert.equal(total(samples, 'coda_trainers_running', { kind: 'grpo' }), 1);
       assert.ok(!samples.some((s) => s.name.startsWith('temporal_')));
       assert.equal((await fetch(`http://127.0.0.1:${port}/elsewhere`)).status, 404);
     } finally {

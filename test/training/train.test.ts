@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { TrainRequest, TrainResult } from '../../activities/training/contract';
 import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { datasetManifestSchema, checkpointManifestSchema } from '../../core/training';
@@ -8,26 +8,7 @@ import * as path from 'node:path';
 import { uploadedStep } from '../../activities/training/checkpoints';
 import { eventually } from '../rollouts/helpers';
 import { startGpuHarness, heartbeatWhen, type GpuHarness } from './gpu-harness';
-
-/** Live processes whose command line mentions `text`, from /proc. */
-function processesMentioning(text: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z') && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-/** Every message along an error's cause chain (workflow failure, activity failure, application failure). */
-export const causes = (err: unknown): string => (err instanceof Error ? `${err.message} <- ${causes(err.cause)}` : '');
-
-const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+import { alive, causes, processesMentioning } from './processes';
 
 describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', function () {
   this.timeout(300_000);

@@ -290,6 +290,15 @@ describe('viewer: pages without servers', () => {
       ]);
     });
 
+    it('lists the rounds in flight when two overlap (maxStaleness 1), and nothing more for one', () => {
+      const inFlight = (text: string) => /<dt>rounds in flight<\/dt><dd>(.*?)<\/dd>/.exec(text)?.[1];
+      assert.equal(inFlight(page), undefined, 'no inFlight in the progress');
+      const one = { ...view.progress!, inFlight: [{ round: 3, stage: 'training' }] };
+      assert.equal(inFlight(renderTraining({ ...view, progress: one }).text), undefined, 'one round in flight: the stage says it');
+      const two = { ...view.progress!, inFlight: [{ round: 3, stage: 'training' }, { round: 4, stage: 'rollouts' }] };
+      assert.equal(inFlight(renderTraining({ ...view, progress: two }).text), 'round 3: training, round 4: rollouts');
+    });
+
     it('plots the evaluation, the data and the trainer figures per round', () => {
       const charts = chartsOf(page);
       assert.deepEqual([...charts.keys()], ['rounds-evaluation-chart', 'rounds-data-chart', 'rounds-trainer-chart', 'judge-chart']);

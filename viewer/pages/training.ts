@@ -116,6 +116,12 @@ function evaluationSeries(rounds: readonly RoundRecord[]): Array<{ label: string
   return series;
 }
 
+/** Overlapped rounds (specialization.maxStaleness 1) in flight, with their stages: `round 1: training, round 2: rollouts`; nothing for one round. */
+function inFlightOf(value: unknown): string | undefined {
+  const rounds = Array.isArray(value) ? value.map(record).filter((f) => typeof f.round === 'number' && typeof f.stage === 'string') : [];
+  return rounds.length < 2 ? undefined : rounds.map((f) => `round ${String(f.round)}: ${String(f.stage)}`).join(', ');
+}
+
 /** The training page from what was read (pure: the unit tests render it from fixtures). */
 export function renderTraining(view: TrainingView): Html {
   const { state, progress, rounds } = view;
@@ -133,6 +139,7 @@ ${keyValues([
   ['software', (live.software ?? result.software ?? input.software) as string | undefined],
   ['round', typeof live.round === 'number' ? `${live.round} of ${String(live.rounds)}` : rounds.length > 0 ? `${rounds.length} done` : undefined],
   ['stage', typeof live.stage === 'string' ? badge(live.stage, 'running') : undefined],
+  ['rounds in flight', inFlightOf(live.inFlight)],
   ['planner now', typeof record(live.checkpoint).name === 'string' ? `${String(record(live.checkpoint).name)} (model ${String(record(live.checkpoint).model)})` : undefined],
   ['started (UTC)', utc(d.startTime)],
 ])}
