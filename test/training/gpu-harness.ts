@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import assert from 'node:assert/strict';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { TrainRequest, TrainResult } from '../../activities/training/contract';
 import type { LoadedConfig } from '../../config/load';
@@ -146,3 +148,16 @@ export function heartbeatWhen(g: GpuHarness, handle: WorkflowHandle, what: strin
 }
 
 export type { TrainResult };
+
+/** The inputs the batch workflows of a run were started with (continued runs aside). */
+export async function batchInputs(client: Client, batchRun: string): Promise<Array<Record<string, unknown>>> {
+  const inputs: Array<Record<string, unknown>> = [];
+  for await (const e of client.workflow.list({ query: `CodaRun = "${batchRun}" AND WorkflowType = "rolloutBatch"` })) {
+    const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
+    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    assert.ok(payload !== undefined && payload !== null, `${e.workflowId} has its input`);
+    const input = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload as Payload);
+    if (input.carried === undefined) inputs.push(input);
+  }
+  return inputs;
+}

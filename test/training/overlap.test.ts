@@ -5,12 +5,14 @@ import type { TrainRequest } from '../../activities/training/contract';
 import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { checkpointManifestKey, datasetManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema } from '../../core/training';
+import { batchWorkflowId } from '../../workflows/batch';
+import { judgeRunWorkflowId } from '../../workflows/judge';
 import { specializationWorkflowId, stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training';
 import { hostname } from 'node:os';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
 import { eventually, waitForPoller } from '../rollouts/helpers';
-import { startGpuHarness, type GpuHarness } from './gpu-harness';
+import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
 import { alive, causes, processesMentioning } from './processes';
 
 /**
@@ -45,6 +47,15 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     await g?.stop();
   });
 
+  /** Three KAlgebra rounds at maxStaleness 1 (3 generated tasks × 1 a round, evaluated on 2 real tasks × 1). */
+  function startOverlapped(run: string) {
+    return g.h.stack.client.workflow.start('specialization', {
+      taskQueue: g.h.config.taskQueues.orchestrator,
+      workflowId: specializationWorkflowId('KAlgebra', run),
+      args: [{ software: 'KAlgebra', run, rounds: 3, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'], maxStaleness: 1 }],
+    });
+  }
+
   /** An orchestrator worker as a real process (its own group, no metrics endpoint), polling once this resolves; its pid. */
   async function spawnOrchestrator(name: string): Promise<number> {
     const state = startDaemon(g.h.config.dataDir, workerSpec(g.h.config, 'orchestrator', [], { ...g.h.env, CODA_ORCHESTRATOR_METRICS_PORT: '0' }, name));
@@ -59,11 +70,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     const firstOrchestrator = await spawnOrchestrator('overlap-orchestrator-a');
     const firstGpu = await g.spawnGpuWorker('overlap-gpu-a');
     const workflowId = specializationWorkflowId('KAlgebra', run);
-    const handle = await client.workflow.start('specialization', {
-      taskQueue: g.h.config.taskQueues.orchestrator,
-      workflowId,
-      args: [{ software: 'KAlgebra', run, rounds: 3, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'], maxStaleness: 1 }],
-    });
+    const handle = await startOverlapped(run);
     // Watches the progress until the result: every pair of rounds seen in flight together; the first
     // time the older one trains while the newer one rolls out, the GPU worker (the trainer dies with
     // it) and the orchestrator are killed (SIGKILL), another GPU worker is started on a fresh work
@@ -116,7 +123,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     // Round 1 rolls out with the base; round 2 started while round 1 trained: the base again; round 3 while round 2 trained: round 1's checkpoint.
     assert.deepEqual(specialization.history.map((r) => r.rolloutPlanner), ['base', 'base', `${run}-r1`]);
     assert.deepEqual(specialization.history.map((r) => r.judge?.run), [`${run}-base-eval`, `${run}-base-eval`, `${run}-r1-eval`], "each round's judge is measured on its rollout planner's real-task rollouts");
-    const inputs = await Promise.all([1, 2, 3].map(async (r) => batchInputs(`${run}-r${r}-gen`)));
+    const inputs = await Promise.all([1, 2, 3].map(async (r) => batchInputs(g.h.stack.client, `${run}-r${r}-gen`)));
     assert.deepEqual(inputs.map((i) => i.map((input) => (input.planner as { name: string }).name)), [['base'], ['base'], [`${run}-r1`]], 'the generated tasks were rolled out once each, by the planner the record names');
 
     // Training parents chain r1 → r2 → r3, every round from the base planner.
@@ -159,11 +166,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     const stopped = 'Overlap-Stop';
     const client = g.h.stack.client;
     await g.startGpuWorker();
-    const handle = await client.workflow.start('specialization', {
-      taskQueue: g.h.config.taskQueues.orchestrator,
-      workflowId: specializationWorkflowId('KAlgebra', stopped),
-      args: [{ software: 'KAlgebra', run: stopped, rounds: 3, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'], maxStaleness: 1 }],
-    });
+    const handle = await startOverlapped(stopped);
     const overlap = await eventually('two rounds in flight', async () => {
       const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
       return progress !== undefined && progress.inFlight.length === 2 ? progress : undefined;
@@ -182,7 +185,11 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
       for await (const e of client.workflow.list({ query: `ExecutionStatus != "ContinuedAsNew"` })) if (e.workflowId.includes(`${stopped}-r2`)) seen.push(`${e.workflowId} ${e.status.name}`);
       return seen.length > 0 && seen.every((w) => !w.endsWith(' RUNNING')) ? seen : undefined;
     }, 60_000);
-    assert.ok(round2.some((w) => w.endsWith(' CANCELLED')), `round 2's collection was cancelled: ${round2.join(', ')}`);
+    // Cancelled before it finished: its generated tasks' batch and their judging, if started, did not complete.
+    for (const id of [batchWorkflowId(`${stopped}-r2-gen`, 'KAlgebra'), judgeRunWorkflowId(`${stopped}-r2-gen`, 'KAlgebra')]) {
+      const seen = round2.find((w) => w.startsWith(`${id} `));
+      assert.ok(seen === undefined || seen.endsWith(' CANCELLED'), `round 2's collection was cancelled before ${id} completed: ${round2.join(', ')}`);
+    }
     assert.equal(await store.tryGet(datasetManifestKey(prefix, `${stopped}-r2`)), undefined, 'no round 2 dataset');
     assert.deepEqual(await store.list(`${trainingJobPrefix(prefix, `${stopped}-r2`)}/`), [], 'no round 2 training job');
     assert.equal(await store.tryGet(checkpointManifestKey(prefix, `${stopped}-r2`)), undefined, 'no round 2 checkpoint');
@@ -197,11 +204,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     const cancelled = 'Overlap-Cancel';
     const client = g.h.stack.client;
     await g.startGpuWorker();
-    const handle = await client.workflow.start('specialization', {
-      taskQueue: g.h.config.taskQueues.orchestrator,
-      workflowId: specializationWorkflowId('KAlgebra', cancelled),
-      args: [{ software: 'KAlgebra', run: cancelled, rounds: 3, tasksPerRound: 3, attempts: 1, evaluationAttempts: 1, evaluationTaskIds: ['C-03', 'A-01'], maxStaleness: 1 }],
-    });
+    const handle = await startOverlapped(cancelled);
     // Round 1's trainer runs (its heartbeat names its process) while round 2 rolls out.
     const trainer = await eventually("round 1's trainer to run beside round 2's collection", async () => {
       const train = (await handle.describe()).raw.pendingActivities?.find((a) => a.activityType?.name === 'train');
@@ -232,18 +235,4 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
     assert.equal(runs.length, 1, `one run, cancelled in round 1: ${runs.join(', ')}`);
     assert.match(runs[0]!, /CANCELLED$/);
   });
-
-  /** The inputs the batch workflows of a run were started with (continued runs aside). */
-  async function batchInputs(batchRun: string): Promise<Array<Record<string, unknown>>> {
-    const client = g.h.stack.client;
-    const inputs: Array<Record<string, unknown>> = [];
-    for await (const e of client.workflow.list({ query: `CodaRun = "${batchRun}" AND WorkflowType = "rolloutBatch"` })) {
-      const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
-      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-      assert.ok(payload !== undefined && payload !== null, `${e.workflowId} has its input`);
-      const input = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload as Payload);
-      if (input.carried === undefined) inputs.push(input);
-    }
-    return inputs;
-  }
 });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
 import type { RoundRecord } from '../../config/workflow-inputs';
@@ -21,7 +20,7 @@ import {
   type SpecializationResult,
 } from '../../workflows/training';
 import { eventually } from '../rollouts/helpers';
-import { startGpuHarness, type GpuHarness } from './gpu-harness';
+import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
 
 /** Every message along an error's cause chain. */
 const causes = (err: unknown): string => (err instanceof Error ? `${err.message} <- ${causes(err.cause)}` : '');
@@ -133,7 +132,7 @@ describe('training workflows: specialization rounds and generalization (trainer 
     // the rollouts are reused, not made again): the base row's by round 1 (then by both evaluations),
     // round 1's specialist's by round 1's evaluation, then by round 2 to judge it.
     for (const [batchRun, starts] of [[baseRun, 3], [`${run}-r1-eval`, 2]] as const) {
-      const inputs = await batchInputs(batchRun);
+      const inputs = await batchInputs(g.h.stack.client, batchRun);
       assert.equal(inputs.length, starts, `${batchRun}: ${JSON.stringify(inputs)}`);
       for (const input of inputs) assert.deepEqual(input, inputs[0], `${batchRun}: every start asks for the same batch`);
     }
@@ -146,20 +145,6 @@ describe('training workflows: specialization rounds and generalization (trainer 
       assert.equal(r.vsBase.withinNoise, true);
     }
   });
-
-  /** The inputs the batch workflows of a run were started with (continued runs aside). */
-  async function batchInputs(batchRun: string): Promise<unknown[]> {
-    const client = g.h.stack.client;
-    const inputs: unknown[] = [];
-    for await (const e of client.workflow.list({ query: `CodaRun = "${batchRun}" AND WorkflowType = "rolloutBatch"` })) {
-      const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
-      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-      assert.ok(payload !== undefined && payload !== null, `${e.workflowId} has its input`);
-      const input = defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload as Payload);
-      if (input.carried === undefined) inputs.push(input);
-    }
-    return inputs;
-  }
 
   /**
    * A round's judge figures are what its real-task rollouts and their verdicts say: the harness's
