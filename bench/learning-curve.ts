@@ -1,8 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseDocument } from 'yaml';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
@@ -12,6 +11,7 @@ import { connectClient } from '../cli/client';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
 import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
+import { withScriptedModels } from './config-copy';
 import { printTable } from './stats';
 
 /**
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'coda-learning-curve-'));
   const base: Record<string, string> = { ...(await isolatedEnv(dataDir, 'coda-learning-curve')), CODA_DISPLAY_BASE: String(freeDisplay(Number(process.env.CODA_DISPLAY_BASE ?? 900))) };
-  const file = values['error-rate'] === undefined ? REPO_CONFIG : withErrorRate(dataDir, Number(values['error-rate']));
+  const file = values['error-rate'] === undefined ? REPO_CONFIG : withScriptedModels(dataDir, { errorRate: Number(values['error-rate']) });
   if (file !== REPO_CONFIG) base.CODA_CONFIG = file;
   const config = loadConfig(file, base);
   const env = devEnv(config, base);
@@ -101,15 +101,6 @@ async function main(): Promise<void> {
     else rmSync(dataDir, { recursive: true, force: true });
   }
   console.log(`\ntotal wall time (stack up to stack down): ${((Date.now() - started) / 60_000).toFixed(1)} min`);
-}
-
-/** A copy of temporal.yaml with another base planner error rate, under the bench's data directory. */
-function withErrorRate(dataDir: string, errorRate: number): string {
-  const doc = parseDocument(readFileSync(REPO_CONFIG, 'utf8'));
-  doc.setIn(['dev', 'scriptedModels', 'errorRate'], errorRate);
-  const file = path.join(dataDir, 'temporal.yaml');
-  writeFileSync(file, doc.toString());
-  return file;
 }
 
 async function specialize(client: Client, config: LoadedConfig, software: string, run: string, baseRun: string, o: Options) {

@@ -1,17 +1,17 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseDocument } from 'yaml';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import { BASE_ROW, formatDifference, formatInterval, formatPoints, type EvaluationReport } from '../core/report';
 import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks } from '../core/uncertainty';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { connectClient } from '../cli/client';
-import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
+import { freeDisplay, isolatedEnv } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
 import { specializationWorkflowId, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
+import { withScriptedModels } from './config-copy';
 import { printTable } from './stats';
 
 /**
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     CODA_DISPLAY_BASE: String(freeDisplay(Number(process.env.CODA_DISPLAY_BASE ?? 900))),
     CODA_TRAINER_DOUBLE_STEP_MS: values['step-ms'],
   };
-  base.CODA_CONFIG = withModels(dataDir, Number(values['error-rate']), Number(values['latency-ms']));
+  base.CODA_CONFIG = withScriptedModels(dataDir, { errorRate: Number(values['error-rate']), latencyMs: Number(values['latency-ms']) });
   const config = loadConfig(base.CODA_CONFIG, base);
   const env = devEnv(config, base);
   let client: Client | undefined;
@@ -94,16 +94,6 @@ async function main(): Promise<void> {
     else rmSync(dataDir, { recursive: true, force: true });
   }
   console.log(`\ntotal wall time (stack up to stack down): ${((Date.now() - started) / 60_000).toFixed(1)} min`);
-}
-
-/** A copy of temporal.yaml with the base planner's error rate and every model call's latency. */
-function withModels(dataDir: string, errorRate: number, latencyMs: number): string {
-  const doc = parseDocument(readFileSync(REPO_CONFIG, 'utf8'));
-  doc.setIn(['dev', 'scriptedModels', 'errorRate'], errorRate);
-  doc.setIn(['dev', 'scriptedModels', 'latencyMs'], latencyMs);
-  const file = path.join(dataDir, 'temporal.yaml');
-  writeFileSync(file, doc.toString());
-  return file;
 }
 
 /** The sum of a metric's samples in a Prometheus text answer (every label set). */
