@@ -14,3 +14,25 @@ export function withScriptedModels(dataDir: string, settings: Readonly<Record<st
   writeFileSync(file, doc.toString());
   return file;
 }
+
+/** The command-line options of a bench that runs specialization rounds (parseArgs form), and what they give. */
+export const ROUND_OPTIONS = {
+  rounds: { type: 'string', default: '3' },
+  k: { type: 'string', default: '2' },
+  attempts: { type: 'string', default: '2' },
+  tasks: { type: 'string', default: '6' },
+} as const;
+
+export interface RoundOptions {
+  readonly rounds: number;
+  readonly k: number;
+  readonly attempts: number;
+  readonly tasks: number;
+}
+
+export const roundOptions = (values: { rounds: string; k: string; attempts: string; tasks: string }): RoundOptions => ({
+  rounds: Number(values.rounds),
+  k: Number(values.k),
+  attempts: Number(values.attempts),
+  tasks: Number(values.tasks),
+});

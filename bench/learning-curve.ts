@@ -11,7 +11,7 @@ import { connectClient } from '../cli/client';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
 import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
-import { withScriptedModels } from './config-copy';
+import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
 
 /**
@@ -39,11 +39,7 @@ const EVALUATION_TASKS: Readonly<Record<string, readonly string[]>> = {
 };
 const SOFTWARE = Object.keys(EVALUATION_TASKS);
 
-interface Options {
-  readonly rounds: number;
-  readonly k: number;
-  readonly attempts: number;
-  readonly tasks: number;
+interface Options extends RoundOptions {
   readonly timedRound: number;
 }
 
@@ -58,16 +54,13 @@ interface SeenStage {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      rounds: { type: 'string', default: '3' },
-      k: { type: 'string', default: '2' },
-      attempts: { type: 'string', default: '2' },
-      tasks: { type: 'string', default: '6' },
+      ...ROUND_OPTIONS,
       'error-rate': { type: 'string' },
       'timed-round': { type: 'string', default: '2' },
       keep: { type: 'boolean', default: false },
     },
   });
-  const options: Options = { rounds: Number(values.rounds), k: Number(values.k), attempts: Number(values.attempts), tasks: Number(values.tasks), timedRound: Math.min(Number(values['timed-round']), Number(values.rounds)) };
+  const options: Options = { ...roundOptions(values), timedRound: Math.min(Number(values['timed-round']), Number(values.rounds)) };
   const started = Date.now();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'coda-learning-curve-'));
   const base: Record<string, string> = { ...(await isolatedEnv(dataDir, 'coda-learning-curve')), CODA_DISPLAY_BASE: String(freeDisplay(Number(process.env.CODA_DISPLAY_BASE ?? 900))) };

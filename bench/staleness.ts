@@ -11,7 +11,7 @@ import { connectClient } from '../cli/client';
 import { freeDisplay, isolatedEnv } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
 import { specializationWorkflowId, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
-import { withScriptedModels } from './config-copy';
+import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
 
 /**
@@ -34,12 +34,7 @@ import { printTable } from './stats';
  */
 const EVALUATION_TASKS = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'];
 
-interface Options {
-  readonly rounds: number;
-  readonly k: number;
-  readonly attempts: number;
-  readonly tasks: number;
-}
+type Options = RoundOptions;
 
 /** One specialization's figures. */
 interface Measured {
@@ -56,17 +51,14 @@ interface Measured {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      rounds: { type: 'string', default: '3' },
-      k: { type: 'string', default: '2' },
-      attempts: { type: 'string', default: '2' },
-      tasks: { type: 'string', default: '6' },
+      ...ROUND_OPTIONS,
       'step-ms': { type: 'string', default: '6000' },
       'latency-ms': { type: 'string', default: '200' },
       'error-rate': { type: 'string', default: '0.5' },
       keep: { type: 'boolean', default: false },
     },
   });
-  const options: Options = { rounds: Number(values.rounds), k: Number(values.k), attempts: Number(values.attempts), tasks: Number(values.tasks) };
+  const options = roundOptions(values);
   const started = Date.now();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'coda-staleness-'));
   const base: Record<string, string> = {
@@ -99,8 +91,9 @@ async function main(): Promise<void> {
 /** The sum of a metric's samples in a Prometheus text answer (every label set). */
 function metricSum(text: string, name: string): number {
   let sum = 0;
+  const sample = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`);
   for (const line of text.split('\n')) {
-    const match = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`).exec(line);
+    const match = sample.exec(line);
     if (match) sum += Number(match[1]);
   }
   return sum;
