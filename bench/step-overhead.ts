@@ -10,6 +10,7 @@ import { connectTemporal } from '../config/temporal-connection';
 import type { LocalHostConfig } from '../config/schema';
 import { isTerminal } from '../core/episode';
 import type { Task } from '../core/task';
+import { samplingSeed } from '../core/sampling-seed';
 import type { Desktop } from '../activities/desktop/desktop';
 import { parseTrajectoryManifest } from '../core/trajectory';
 import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
@@ -126,7 +127,7 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
       for (let step = 1; step <= task.steps; step++) {
         const key = `mem/${step}`;
         images.set(key, shot);
-        const decided = await agentStep(gateway, { instruction: task.instruction, software: task.type, screenshotKey: key, screen: desktop.screen, history });
+        const decided = await agentStep(gateway, { instruction: task.instruction, software: task.type, screenshotKey: key, screen: desktop.screen, history, seed: samplingSeed({ software: task.type, task: task.id, attempt: i }, step) });
         if (decided.action === null || isTerminal(decided.action)) break;
         const acting = Date.now();
         await desktop.act(decided.action);

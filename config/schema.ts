@@ -507,7 +507,12 @@ export const configSchema = z
             malformedRate: z.number().min(0).max(1).default(0),
             /** Share of task-generator replies with no JSON at all (recorded and skipped by task generation). */
             brokenTaskReplyRate: z.number().min(0).max(1).default(0.1),
-            seed: z.number().int().default(1),
+            /**
+             * The run seed of every double's random draws (the planner's samples, the judges' and the
+             * executor's errors, the task generator, the trainer doubles): each draw is keyed by what it
+             * decides and this seed, so the same seed gives the same run whatever order things happen in.
+             */
+            seed: z.number().int().min(0).max(2 ** 31 - 1).default(1),
             /** Milliseconds every answered completion waits before its reply, as a model generating does (0: at once). */
             latencyMs: z.number().int().min(0).max(600_000).default(0),
             /** How often each judge double (by model name) errs per vote, by resolution, and how often its reply is unreadable. */

@@ -10,6 +10,7 @@ import type { TaskReader } from '../tasks/library';
 import type { DecisionRecord, DecisionStore } from './decision';
 import { agentStep } from './agent-step';
 import { ModelRequestError, type Completion, type ModelGateway } from './gateway';
+import { samplingSeed } from '../../core/sampling-seed';
 import { truncate } from '../../core/text';
 
 export interface DecideInput {
@@ -62,6 +63,7 @@ export function createModelActivities(deps: ModelDeps) {
       software: task.type,
       screenshotKey: input.screenshotKey,
       screen: input.screen,
+      seed: samplingSeed(input.ref, input.step),
       ...(input.plannerModel === undefined ? {} : { plannerModel: input.plannerModel }),
       history: previous.map((d, i) => ({
         thought: d.planner.thought,

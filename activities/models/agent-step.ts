@@ -23,6 +23,8 @@ export interface AgentStepInput {
   readonly history: readonly AgentTurn[];
   /** The planner model to ask for instead of the endpoint's. */
   readonly plannerModel?: string;
+  /** The sampling seed of both requests (core/sampling-seed.ts). */
+  readonly seed?: number;
 }
 
 export interface AgentStep {
@@ -48,7 +50,7 @@ export async function agentStep(gateway: ModelGateway, input: AgentStepInput): P
   const planner = await scoped.complete(
     'planner',
     buildPlannerMessages({ instruction: input.instruction, software: input.software, screenshotKey: input.screenshotKey, history: input.history }),
-    { sourceSize: input.screen, ...(input.plannerModel === undefined ? {} : { model: input.plannerModel }) },
+    { sourceSize: input.screen, seed: input.seed, ...(input.plannerModel === undefined ? {} : { model: input.plannerModel }) },
   );
   const planned = parsePlannerOutput(planner.texts[0] ?? '');
   if (!planned.ok) return { planner, thought: '', actionText: '', action: null, error: `planner output malformed: ${planned.reason}` };
@@ -63,7 +65,7 @@ export async function agentStep(gateway: ModelGateway, input: AgentStepInput): P
       screenshotKey: input.screenshotKey,
       history: input.history.flatMap((turn) => (turn.executorRaw === undefined ? [] : [turn.executorRaw])),
     }),
-    { sourceSize: input.screen },
+    { sourceSize: input.screen, seed: input.seed },
   );
   const sent = executor.imageSize ?? input.screen;
   const parsed = parseExecutorOutput(executor.texts[0] ?? '', { screen: input.screen, modelImage: smartResize(sent.width, sent.height) });

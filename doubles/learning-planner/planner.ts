@@ -28,11 +28,11 @@ export function readPrompt(messages: readonly string[], taskOf: TaskOf, screen: 
   return { situation };
 }
 
-/** `n` replies to a prompt drawn from `policy`. */
-export function sampleReplies(reading: Reading, policy: LearningPolicy, n: number, random: () => number): Array<{ reply: string; candidate?: number }> {
-  return Array.from({ length: n }, () => {
+/** `n` replies to a prompt drawn from `policy`, sample i with the generator `randomOf(i)` (keyed by what it decides). */
+export function sampleReplies(reading: Reading, policy: LearningPolicy, n: number, randomOf: (sample: number) => () => number): Array<{ reply: string; candidate?: number }> {
+  return Array.from({ length: n }, (_, sample) => {
     if ('reply' in reading) return { reply: reading.reply };
-    const candidate = policy.sample(reading.situation.key, random);
+    const candidate = policy.sample(reading.situation.key, randomOf(sample));
     return { reply: reading.situation.replies[candidate] as string, candidate };
   });
 }

@@ -5,7 +5,7 @@ import type { Task } from '../../core/task';
 import { readPrompt, sampleReplies, type TaskOf } from '../learning-planner/planner';
 import { LearningPolicy, POLICY_FILE } from '../learning-planner/policy';
 import type { ChatRequest, Policy, Reply } from '../openai-server';
-import { prng } from './seeded';
+import { keyedRandom, requestKey } from './seeded';
 
 /**
  * TEST DOUBLE. The scripted planner and executor, replying exactly as a CODA planner and
@@ -16,8 +16,11 @@ import { prng } from './seeded';
  * asked for — the base planner's (the perturbed step at `errorRate`) or those a trainer double
  * saved in a LoRA adapter loaded through vLLM's runtime route. Its thought ends with the intended
  * action as a tag, `[action: {...}]`, which the scripted executor grounds into a UI-TARS call in
- * the coordinates of the image it was sent. Like vLLM at temperature > 0, it samples (its own
- * seeded generator, whatever temperature is asked: it stands for a sampled planner).
+ * the coordinates of the image it was sent. Like vLLM at temperature > 0, it samples (whatever
+ * temperature is asked: it stands for a sampled planner), each sample's draw keyed by the request's
+ * seed (seeded.ts requestKey), the sample's index and the run seed, as vLLM's seeded sampling is:
+ * the same seed gives the same draw whichever model answers, so the base planner and a specialist
+ * asked at the same step of the same attempt meet the same draw.
  */
 
 export interface ScriptedPolicyOptions {
@@ -58,10 +61,11 @@ export function lastImageSize(request: ChatRequest): Size | undefined {
 }
 
 export function scriptedAgentPolicy(opts: ScriptedPolicyOptions): Policy {
-  const random = prng(opts.seed ?? 1);
+  const runSeed = opts.seed ?? 1;
   const taskOf: TaskOf = (instruction, software) =>
     opts.tasks.find((t) => t.instruction === instruction && (software === undefined || t.type === software)) ?? opts.resolve?.(instruction);
-  const malformed = (): boolean => random() < (opts.malformedRate ?? 0);
+  /** Whether a request's sample is not in the expected format: keyed by the role, the request and the sample. */
+  const malformed = (role: string, key: string, sample: number): boolean => keyedRandom(runSeed, 'malformed', role, key, sample)() < (opts.malformedRate ?? 0);
   const base = LearningPolicy.base(opts.errorRate ?? 0);
   const adapters = new Map<string, LearningPolicy>();
   /** The base planner's policy, or a loaded adapter's: its folder's policy file, read once per folder. */
@@ -79,15 +83,18 @@ export function scriptedAgentPolicy(opts: ScriptedPolicyOptions): Policy {
 
   const planner = (request: ChatRequest): Reply => {
     const messages = request.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.filter((p) => p.type === 'text').map((p) => String(p.text)).join('')));
+    const key = requestKey(request, messages);
     const reading = readPrompt(messages, taskOf, opts.screen);
-    const samples = sampleReplies(reading, policyOf(request), request.n, random).map(({ reply, candidate }) =>
-      candidate !== undefined && malformed() ? 'I think the next step is to look around the window.' : reply,
+    const samples = sampleReplies(reading, policyOf(request), request.n, (sample) => keyedRandom(runSeed, 'planner', key, sample)).map(({ reply, candidate }, sample) =>
+      candidate !== undefined && malformed('planner', key, sample) ? 'I think the next step is to look around the window.' : reply,
     );
     return { texts: samples };
   };
 
   const executor = (request: ChatRequest): Reply => {
-    const instruction = textParts(request)
+    const texts = textParts(request);
+    const key = requestKey(request, texts);
+    const instruction = texts
       .map((t) => /## User Instruction\n([\s\S]*)$/.exec(t)?.[1])
       .find((t) => t !== undefined);
     const tag = instruction === undefined ? null : ACTION_TAG.exec(instruction.trim());
@@ -95,8 +102,8 @@ export function scriptedAgentPolicy(opts: ScriptedPolicyOptions): Policy {
     const sent = lastImageSize(request) ?? opts.screen;
     const view = { screen: opts.screen, modelImage: smartResize(sent.width, sent.height) };
     return {
-      texts: Array.from({ length: request.n }, () => {
-        if (parsed === undefined || !parsed.success || malformed()) return 'Thought: I cannot tell what to do.\nAction: click(start_box=';
+      texts: Array.from({ length: request.n }, (_, sample) => {
+        if (parsed === undefined || !parsed.success || malformed('executor', key, sample)) return 'Thought: I cannot tell what to do.\nAction: click(start_box=';
         return formatExecutorOutput(`I will ${describeAction(parsed.data)}.`, parsed.data, view);
       }),
     };

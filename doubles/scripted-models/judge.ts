@@ -4,7 +4,7 @@ import type { Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 import type { ChatRequest, Reply } from '../openai-server';
 import { textParts } from './agent-policy';
-import { hashText, prng } from './seeded';
+import { hashText, keyedRandom } from './seeded';
 
 /**
  * TEST DOUBLE of the judge models (Qwen2.5-VL-72B, GLM-4.5V... in the paper). It reads the prompt
@@ -101,7 +101,7 @@ export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) =>
     const low = widths.length > 0 && Math.max(...widths) <= opts.lowResolutionWidth;
     const rates = low ? judge.low : judge.high;
     const sampled = request.temperature === 0 ? 'greedy' : `${request.temperature}/${request.seed ?? 'unseeded'}`;
-    const random = prng(hashText(`${request.model}\n${sampled}\n${texts.join('\n')}\n${opts.seed ?? 1}`));
+    const random = keyedRandom(opts.seed ?? 1, 'judge', request.model, sampled, hashText(texts.join('\n')));
     const [wrong, unreadable, where] = [random(), random(), random()];
     const texts_ = Array.from({ length: request.n }, () => {
       if (unreadable < judge.unreadable) return 'I cannot assess this trajectory from the screenshots provided.';

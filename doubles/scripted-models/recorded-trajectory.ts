@@ -9,6 +9,7 @@ import type { ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { isTerminal } from '../../core/episode';
 import { manifestKey, screenshotKey, type AttemptRef } from '../../core/keys';
+import { samplingSeed } from '../../core/sampling-seed';
 import { TRAJECTORY_SCHEMA, parseTrajectoryManifest, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 
 /**
@@ -59,6 +60,7 @@ export async function recordTrajectory(
       software: 'KAlgebra',
       screenshotKey: shot,
       screen: SCREEN,
+      seed: samplingSeed(ref, index),
       history: steps.map((s) => ({ thought: s.planner.thought, actionText: s.planner.actionText, screenshotKey: s.screenshotKey, executorRaw: s.executor?.raw })),
     });
     steps.push({

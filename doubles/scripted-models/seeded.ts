@@ -1,20 +1,21 @@
-import { mulberry32 } from '../../core/prng';
+import { hashText, keyedRandom } from '../../core/prng';
+import type { ChatRequest } from '../openai-server';
 
 /**
- * TEST DOUBLE support: deterministic randomness for the scripted models. A double answers the same
- * request the same way (as a model at temperature 0, or with a fixed seed, does), so tests and
- * benchmarks are reproducible.
+ * TEST DOUBLE support: the doubles' randomness. Every draw comes from a generator keyed by what it
+ * decides and the run seed (temporal.yaml's dev.scriptedModels.seed, CODA_SEED in the tests'
+ * environment), never from a stream shared across calls: the same seed and inputs give the same
+ * draws whatever order concurrent requests arrive in (core/prng.ts keyedRandom).
  */
 
-/** FNV-1a, 32 bits: a stable number from a text. */
-export function hashText(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
-}
+export { hashText, keyedRandom };
 
-/** Mulberry32 (core/prng.ts): small, seeded, good enough to decide which replies go wrong. */
-export const prng = (seed: number): (() => number) => mulberry32(seed);
+/**
+ * What a request's draws are keyed by, as vLLM's sampling is: its `seed` when it sends one (the
+ * rollout sends a seed per step, core/sampling-seed.ts) — the same seed draws the same numbers
+ * whatever the model, as a seeded generator does — else its whole text (a request without a seed
+ * gets the same reply to the same text).
+ */
+export function requestKey(request: ChatRequest, texts: readonly string[]): string {
+  return request.seed !== undefined ? `seed ${request.seed}` : `text ${hashText(texts.join('\n'))}`;
+}

@@ -1,7 +1,7 @@
 import { instructionSimilarity, normaliseInstruction } from '../../core/task-dedupe';
 import type { ChatRequest, Reply } from '../openai-server';
 import { everyTask, writesTasksFor, type TemplateContext, type TemplateTask } from './generated-tasks';
-import { hashText, prng } from './seeded';
+import { hashText, keyedRandom } from './seeded';
 
 /**
  * TEST DOUBLE of the task-generator model (a text LLM such as Qwen2.5-72B in the paper). It reads
@@ -115,7 +115,7 @@ export function taskGeneratorPolicy(opts: TaskGeneratorOptions): (request: ChatR
     const { software, count, seeds, earlier, written } = prompt;
     // Greedy decoding (temperature 0) gives the same reply to the same prompt; sampling gives one per request seed.
     const sampling = request.temperature > 0 && request.seed !== undefined ? `\nsampling seed ${request.seed}` : '';
-    const random = prng(hashText(`${textOf(request)}\n${opts.seed ?? 1}${sampling}`));
+    const random = keyedRandom(opts.seed ?? 1, 'task-generator', hashText(textOf(request)), sampling);
     if (random() < (opts.brokenRate ?? 0.1)) return { texts: [`Sure! Here are ${count} tasks for ${software}, one per line:\n1. Open the application.\n2. Close it again.`] };
 
     const kindOf = (instruction: string): string | undefined => opts.kindOf?.(instruction, software);

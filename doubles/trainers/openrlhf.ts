@@ -7,7 +7,7 @@ import type { Size } from '../../core/smart-resize';
 import { parseGrpoLabel } from '../../core/training';
 import { readPrompt, sampleReplies, type Reading } from '../learning-planner/planner';
 import { LearningPolicy, type Choice } from '../learning-planner/policy';
-import { prng } from '../scripted-models/seeded';
+import { hashText, keyedRandom } from '../scripted-models/seeded';
 import { screenOf, taskResolver } from '../scripted-models/task-resolver';
 import { parseArgs, type ArgSpec, type ArgValue } from './argparse';
 import { checkArrowTypes, imageSize, InputError, runTrainerDouble, sleep, stepDelayMs, writeModelFolder } from './checks';
@@ -183,6 +183,8 @@ function checkArgs(args: Args): void {
 }
 
 interface Prompt {
+  /** What its samples' draws are keyed by: its text and label, and which repeat of them it is in the file. */
+  readonly key: string;
   readonly templated: string;
   /** Each message's text, parts joined with nothing (what the planner double reads). */
   readonly texts: string[];
@@ -220,6 +222,7 @@ async function readPrompts(args: Args): Promise<Prompt[]> {
   const imageKey = get<string>(args, 'data.image_key') as string;
   const maxImages = num(args, 'data.max_images_per_prompt');
   const prompts: Prompt[] = [];
+  const repeats = new Map<string, number>();
   for (const [i, raw] of rows.entries()) {
     const where = `${file} row ${i}`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new InputError(`${where}: expected a JSON object`);
@@ -239,7 +242,10 @@ async function readPrompts(args: Args): Promise<Prompt[]> {
     const images: Prompt['images'][number][] = [];
     for (const p of paths as string[]) images.push({ path: path.resolve(p), size: await imageSize(p, where) });
     const texts = messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('')));
-    prompts.push({ templated: applyChatTemplate(messages), texts, images, label });
+    const templated = applyChatTemplate(messages);
+    const content = `${hashText(templated)} ${hashText(label)}`;
+    repeats.set(content, (repeats.get(content) ?? 0) + 1);
+    prompts.push({ key: `${content} ${repeats.get(content)}`, templated, texts, images, label });
   }
   return prompts;
 }
@@ -353,14 +359,18 @@ async function main(): Promise<void> {
   }
   const policy = resumed?.policy === undefined ? startingPolicy(args, initial.errorRate) : LearningPolicy.fromJSON(resumed.policy, `${actorDir} model states`);
   let state: ClientState = resumed?.client_state ?? { episode: 0, global_step: 0, total_consumed_prompts: 0 };
-  // The sampler's state follows the steps taken, so a resumed run samples as an uninterrupted one would.
-  const random = prng(num(args, 'train.seed') + state.global_step * 7919);
+  // Each sample's draw is keyed by the run seed, --train.seed, the job (its folder: the round), the
+  // episode, the prompt and the sample's index: a resumed run samples as an uninterrupted one would,
+  // whatever order the prompts' rewards come back in.
+  const job = path.basename(path.dirname(path.resolve(get<string>(args, 'ckpt.path') as string)));
+  const drawsOf = (episode: number, prompt: Prompt) => (sample: number) =>
+    keyedRandom(config.dev.scriptedModels?.seed ?? 1, 'grpo', num(args, 'train.seed'), job, episode, prompt.key, sample);
 
   for (let episode = state.episode; episode < episodes; episode++) {
     for (let start = state.total_consumed_prompts - episode * prompts.length; start < prompts.length; start += batchSize) {
       const began = Date.now();
       const batch = prompts.slice(start, start + batchSize);
-      const groups = await Promise.all(batch.map((prompt, i) => rollout(client, prompt, readings[start + i] as Reading, policy, n, random)));
+      const groups = await Promise.all(batch.map((prompt, i) => rollout(client, prompt, readings[start + i] as Reading, policy, n, drawsOf(episode, prompt))));
       await sleep(stepDelayMs());
       const samples = groups.flatMap((g) => g.samples);
       const microBatch = num(args, 'rollout.micro_batch_size');
@@ -411,8 +421,8 @@ interface Sample {
 }
 
 /** n samples of one prompt from the policy, each scored by the reward service as OpenRLHF 0.11.2 requests it. */
-async function rollout(client: RewardClient, prompt: Prompt, reading: Reading, policy: LearningPolicy, n: number, random: () => number): Promise<{ samples: Sample[]; length: number }> {
-  const drawn = sampleReplies(reading, policy, n, random);
+async function rollout(client: RewardClient, prompt: Prompt, reading: Reading, policy: LearningPolicy, n: number, randomOf: (sample: number) => () => number): Promise<{ samples: Sample[]; length: number }> {
+  const drawn = sampleReplies(reading, policy, n, randomOf);
   const prefix = expandImagePads(prompt.templated, prompt.images.map((i) => i.size));
   const samples = await Promise.all(
     drawn.map(async ({ reply, candidate }): Promise<Sample> => {

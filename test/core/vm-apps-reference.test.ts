@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { perturbedPlanFor, referencePlanFor } from '../../core/policies';
 import { readTask, writesTasksFor, writeTask } from '../../doubles/scripted-models/generated-tasks';
-import { prng } from '../../doubles/scripted-models/seeded';
+import { mulberry32 } from '../../core/prng';
 import { loadTasks } from '../desktop/helpers';
 
 /** The stop-only reference policy of the VM apps (apps/stop-reference.ts) on their real task files, and the generator double's templates for them. */
@@ -50,7 +50,7 @@ describe('task-generator double templates of the VM apps', () => {
   it('writes tasks for each app that it reads back with the same plan, some with an answer and some unplanned', () => {
     for (const software of VM_APPS) {
       assert.ok(writesTasksFor(software), software);
-      const random = prng(7);
+      const random = mulberry32(7);
       const written = Array.from({ length: 60 }, () => writeTask(software, random));
       for (const task of written) assert.deepEqual(readTask(software, task.instruction), task, `${software}: ${task.instruction}`);
       assert.ok(written.some((t) => t.ans?.startsWith('ANS ')), `${software} asks a question`);

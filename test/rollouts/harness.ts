@@ -67,6 +67,18 @@ export interface HarnessOptions {
   readonly ownConnections?: boolean;
 }
 
+/**
+ * The run seed of the doubles' draws in this test run: CODA_SEED from the environment, else 1 (as
+ * temporal.yaml's dev.scriptedModels.seed). `CODA_SEED=3 npm test` runs the suite with other draws.
+ */
+export function runSeed(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CODA_SEED?.trim() ?? '';
+  if (raw === '') return 1;
+  const seed = Number(raw);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 31 - 1) throw new Error(`CODA_SEED: expected an integer from 0 to 2147483647, got "${raw}"`);
+  return seed;
+}
+
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const stack = await testStack();
   const dir = mkdtempSync(path.join(tmpdir(), `coda-${opts.name}-`));
@@ -76,7 +88,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   doc.hosts = [{ id: hostId, kind: 'local', taskQueue: `${opts.name}-vm`, desktops: opts.desktops, displayBase: freeDisplay(opts.displayFrom) }];
   doc.rollouts = { ...doc.rollouts, heartbeatTimeoutSeconds: 5, hostScheduleToStartSeconds: 10, settleMs: 200 };
   doc.schedules = [];
-  doc.dev = { ...doc.dev, dataDir: dir, scriptedModels: { port: 1, errorRate: opts.errorRate ?? 0, malformedRate: opts.malformedRate ?? 0 } };
+  doc.dev = { ...doc.dev, dataDir: dir, scriptedModels: { port: 1, errorRate: opts.errorRate ?? 0, malformedRate: opts.malformedRate ?? 0, seed: runSeed() } };
   opts.models?.(doc);
   const file = path.join(dir, 'temporal.yaml');
   // The double is set up from the file before the test's edits, so it keeps serving the usual

@@ -7,7 +7,7 @@ import { sftTurnBreak } from '../../core/training';
 import { candidateOf, readPrompt, sampleReplies } from '../../doubles/learning-planner/planner';
 import { LearningPolicy, POLICY_FILE } from '../../doubles/learning-planner/policy';
 import { readPlannerView } from '../../doubles/learning-planner/situation';
-import { prng } from '../../doubles/scripted-models/seeded';
+import { keyedRandom } from '../../doubles/scripted-models/seeded';
 import { taskResolver } from '../../doubles/scripted-models/task-resolver';
 
 /**
@@ -49,8 +49,7 @@ describe('learning planner double', () => {
 
   it('the base planner writes the perturbed step at its error rate', () => {
     const reading = readPrompt(texts([turn('Step 1 of the solution: click. [action: {"type":"click"}]')]), taskOf, screen);
-    const random = prng(7);
-    const drawn = sampleReplies(reading, LearningPolicy.base(0.25), 4000, random);
+    const drawn = sampleReplies(reading, LearningPolicy.base(0.25), 4000, (sample) => keyedRandom(7, sample));
     const wrong = drawn.filter((d) => d.candidate === 1).length / drawn.length;
     assert.ok(Math.abs(wrong - 0.25) < 0.03, `share of perturbed steps ${wrong}`);
   });

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { prng } from '../../doubles/scripted-models/seeded';
+import { loadConfig } from '../../config/load';
+import { keyedRandom } from '../../doubles/scripted-models/seeded';
 
 /**
  * A FAULT for the learning-loop test: the GRPO trainer's command with the labels of its prompt
@@ -16,7 +17,8 @@ function main(): number {
   if (at === -1 || file === undefined) throw new Error('no --data.prompt_dataset on the command line');
   const rows = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { label: string });
   const labels = rows.map((r) => r.label);
-  const random = prng(11);
+  // Keyed by the run seed and the job (the prompt file's folder: the round), like the doubles' draws.
+  const random = keyedRandom(loadConfig().dev.scriptedModels?.seed ?? 1, 'shuffled-labels', path.basename(path.dirname(path.dirname(path.resolve(file)))));
   // Sattolo's algorithm: a random cyclic permutation, so every row gets another row's label.
   for (let i = labels.length - 1; i > 0; i--) {
     const j = Math.floor(random() * i);
