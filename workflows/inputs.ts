@@ -3,10 +3,21 @@ import { FAILURES } from '../core/failures';
 import type { RunActivities } from '../activities/runs/activities';
 
 /**
+ * Every local activity retries through a workflow timer, never a backoff inside the worker: the
+ * SDK's core (1.24) keeps a failed attempt's start-to-close timer running across an in-worker
+ * retry, and when that timer fires after the worker has shut down it panics ("receive half not
+ * dropped", local_activities.rs:997) — a test's worker stopped after a model call was retried
+ * printed it minutes later, in whatever test ran then. A retry through a timer also shows in the
+ * workflow's history and survives a worker crash.
+ */
+export const RETRY_THROUGH_TIMERS = { localRetryThreshold: 0 } as const;
+
+/**
  * Every workflow's first step: a local activity checks the raw input and completes it from the
  * worker's temporal.yaml (config/workflow-inputs.ts). Local, so it costs no server round trip.
  */
 export const inputs = proxyLocalActivities<RunActivities>({
+  ...RETRY_THROUGH_TIMERS,
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: [FAILURES.validation] },
 });

@@ -19,7 +19,7 @@ import type { Lease } from '../activities/desktop/pool';
 import type { ModelActivities } from '../activities/models/activities';
 import type { TrajectoryActivities } from '../activities/storage/trajectory';
 import { describeError } from './failures';
-import { failOnBadInput, inputs } from './inputs';
+import { failOnBadInput, inputs, RETRY_THROUGH_TIMERS } from './inputs';
 import { tagWorkflow } from './search-attributes';
 import type { Decision, RolloutProgress, RolloutResult, StepSummary, StopSummary } from '../core/rollout-types';
 import { truncate } from '../core/text';
@@ -99,6 +99,7 @@ export async function rollout(raw: unknown): Promise<RolloutResult> {
   // needs no other machine, and skipping a server round trip per step keeps the step overhead low.
   // A crash of that worker times out the workflow task, and the decision is made again elsewhere.
   const models = proxyLocalActivities<ModelActivities>({
+    ...RETRY_THROUGH_TIMERS,
     startToCloseTimeout: '10 minutes',
     retry: {
       initialInterval: '2 seconds',

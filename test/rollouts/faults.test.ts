@@ -60,6 +60,13 @@ describe('rollout faults: bad model output, unreachable and refusing endpoints, 
       assert.match(result.stop.detail ?? '', new RegExp(`planner \\(coda-planner at http://127\\.0\\.0\\.1:${port}/v1\\) is unreachable`));
       assert.equal(result.steps, 0);
       assert.equal(connections, 4, '2 decision attempts, each a request and one client retry');
+      // The second attempt waited on a workflow timer of the retry's backoff (2 s), not inside the
+      // worker's core, whose leftover timer panics once the worker has shut down (workflows/inputs.ts).
+      const events = (await handle.fetchHistory()).events ?? [];
+      const backoffs = events.filter((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0) === 2);
+      const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+      assert.equal(backoffs.length, 1, 'one retry, through a 2 s workflow timer');
+      assert.equal(markers.length, 3, "the input check's marker and one per decision attempt");
     } finally {
       broken.close();
     }
