@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Env, LoadedConfig } from '../config/load';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
+import { ownValue } from '../core/records';
 import { authorized, CHALLENGE, viewerLogin, type ViewerLogin } from './auth';
 import { notFound, ViewerError } from './errors';
 import type { Html } from './html';
@@ -73,7 +74,7 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
   app.get(HEALTH, (_req, reply) => reply.type('text/plain').send('ok\n'));
   app.get('/favicon.ico', (_req, reply) => reply.code(204).send());
   app.get('/static/:file', (req, reply) => {
-    const entry = STATIC_FILES[(req.params as Params).file ?? ''];
+    const entry = ownValue(STATIC_FILES, (req.params as Params).file ?? '');
     if (entry === undefined) throw notFound(`static file ${(req.params as Params).file}`, `the viewer serves ${Object.keys(STATIC_FILES).join(', ')}`);
     return reply.type(entry.type).header('cache-control', 'no-cache').send(createReadStream(entry.file));
   });

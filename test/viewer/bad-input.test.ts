@@ -104,6 +104,20 @@ describe('viewer: bad input, damaged data, and S3 or Temporal going down', funct
     assert.equal((await get('/runs?status=exploded')).status, 400);
   });
 
+  it('answers 404 or 400, never 500, for names of Object.prototype as a static file or a status filter', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const got = await get(`/static/${name}`);
+      assert.equal(got.status, 404, `/static/${name}: ${got.title} ${got.message}`);
+      assert.match(got.title, new RegExp(`Not found: static file ${name}`));
+      assert.match(got.message, /the viewer serves viewer\.js, viewer\.css, chart\.umd\.js/);
+      const filtered = await get(`/runs?status=${name}`);
+      assert.equal(filtered.status, 400, `/runs?status=${name}: ${filtered.title} ${filtered.message}`);
+      assert.match(filtered.title, new RegExp(`Bad request: status "${name}"`));
+    }
+    assert.equal((await get('/static/viewer.js')).status, 200);
+    assert.equal((await get('/runs?status=running')).status, 200);
+  });
+
   it('names the report of a series that does not exist, and what the series has', async () => {
     const series = `s${stamp}`;
     const base = reportSeriesPrefix(prefix, series);
