@@ -10,7 +10,8 @@ import { ValidationError } from '../core/validation';
  * probes) or as HTTP Basic with any user name and the token as password (a browser asks for it
  * after the 401's challenge and sends it with every later request of the page, its fetches too).
  * Without a token the viewer runs open on a loopback address only: anywhere else it would serve
- * every trajectory and checkpoint to whoever reaches it.
+ * every trajectory and checkpoint to whoever reaches it; and it answers only requests that name a
+ * loopback address as their Host.
  */
 
 /** Shorter tokens are refused: a guessable token is no login. */
@@ -28,6 +29,16 @@ export function isLoopback(host: string): boolean {
   if (isIP(bare) === 4) return bare.startsWith('127.');
   if (isIP(bare) === 6) return bare === '::1' || /^::ffff:127\./i.test(bare);
   return false;
+}
+
+/**
+ * Whether an open viewer answers a request carrying this Host header: only one naming a loopback
+ * address. A page of another site can point its own name at 127.0.0.1 (DNS rebinding) and read an
+ * open viewer from the browser of someone on this machine; the browser then sends that name.
+ */
+export function loopbackHostHeader(header: string | undefined): boolean {
+  const name = /^(\[[^\]]*\]|[^:]*)(:\d{1,5})?$/.exec(header ?? '')?.[1];
+  return name !== undefined && name !== '' && isLoopback(name.toLowerCase());
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Env, LoadedConfig } from '../config/load';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
 import { ownValue } from '../core/records';
-import { authorized, CHALLENGE, viewerLogin, type ViewerLogin } from './auth';
+import { authorized, CHALLENGE, loopbackHostHeader, viewerLogin, type ViewerLogin } from './auth';
 import { notFound, ViewerError } from './errors';
 import type { Html } from './html';
 import { seriesListPage, seriesPage } from './pages/evaluation';
@@ -24,7 +24,8 @@ import { viewerUrl } from './urls';
  * keep nothing (no database, no cache of objects). Screenshots are streamed from S3 to the
  * browser. A page that fails shows why (viewer/errors.ts); the server itself keeps running.
  * Behind its login (viewer/auth.ts) every route answers 401 without the token but /healthz, which
- * says only that the process is up (the dev stack and Kubernetes probes ask it).
+ * says only that the process is up (the dev stack and Kubernetes probes ask it). Without its login
+ * it answers only requests whose Host is a loopback address (403 otherwise).
  */
 
 /** The one route open without the login. */
@@ -60,6 +61,14 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
       const refusal = new ViewerError(401, 'Login needed', `This viewer needs its token: HTTP Basic with any user name and the token as password (a browser asks for it), or Authorization: Bearer <token>. Its operator has it in ${login.tokenEnv}.`);
       reply.header('www-authenticate', CHALLENGE).header('cache-control', 'no-store');
       return html(reply, loginNeededPage(refusal), 401);
+    });
+  } else {
+    // Open: only requests naming a loopback Host, every route alike (viewer/auth.ts loopbackHostHeader).
+    app.addHook('onRequest', async (req, reply) => {
+      if (loopbackHostHeader(req.headers.host)) return;
+      const refusal = new ViewerError(403, 'Not a loopback address', 'This viewer runs without a login, so it answers only at a loopback address (127.0.0.1, ::1, localhost), never at a name another site could point here. Its operator sets a token to serve it at other names.');
+      reply.header('cache-control', 'no-store');
+      return html(reply, loginNeededPage(refusal), 403);
     });
   }
   const show = (section: Section, title: string, body: Html, charts = false) => page({ title, section, body, charts, webUi });
