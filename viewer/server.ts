@@ -25,7 +25,8 @@ import { viewerUrl } from './urls';
  * browser. A page that fails shows why (viewer/errors.ts); the server itself keeps running.
  * Behind its login (viewer/auth.ts) every route answers 401 without the token but /healthz, which
  * says only that the process is up (the dev stack and Kubernetes probes ask it). Without its login
- * it answers only requests whose Host is a loopback address (403 otherwise).
+ * it answers only requests whose Host is a loopback address (403 otherwise), and it serves S3's
+ * objects by their extension, never by the type they were stored with.
  */
 
 /** The one route open without the login. */
@@ -39,12 +40,20 @@ const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
   'chart.umd.js': { file: path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js'), type: 'text/javascript; charset=utf-8' },
 };
 
+/**
+ * How objects are served, by extension; anything else as bytes to save, whatever type it was stored
+ * with (a stored `text/html` or `image/svg+xml` would run its script on the viewer's origin).
+ */
 const OBJECT_TYPES: Readonly<Record<string, string>> = {
   '.png': 'image/png',
   '.json': 'application/json; charset=utf-8',
   '.jsonl': 'text/plain; charset=utf-8',
   '.md': 'text/plain; charset=utf-8',
+  '.log': 'text/plain; charset=utf-8',
 };
+const BYTES = 'application/octet-stream';
+/** On every object: the browser keeps the type given, and a document opened from it runs nothing and loads nothing. */
+const OBJECT_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" } as const;
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
@@ -149,8 +158,9 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
     }
     const object = await src.stream(key);
     if (object === undefined) throw notFound(`object ${key}`, `there is no ${src.uri(key)}`);
-    const type = OBJECT_TYPES[path.extname(key)] ?? object.contentType ?? 'application/octet-stream';
+    const type = ownValue(OBJECT_TYPES, path.extname(key)) ?? BYTES;
     if (object.length !== undefined) reply.header('content-length', object.length);
+    reply.headers(OBJECT_HEADERS);
     // Screenshots never change once written; manifests and reports may be rewritten.
     reply.header('cache-control', type === 'image/png' ? 'private, max-age=86400, immutable' : 'no-cache');
     return reply.type(type).send(object.body);

@@ -150,6 +150,28 @@ describe('viewer: bad input, damaged data, and S3 or Temporal going down', funct
     }
   });
 
+  it('serves an object by its extension, never by the type it was stored with: anything but an image, JSON or text as bytes, with nosniff and a CSP that runs nothing', async () => {
+    const base = `${prefix}/runs/planted${stamp}/KAlgebra/A-01/0`;
+    const script = '<script>document.title = "ran"</script>';
+    const planted: Array<[string, string, string]> = [
+      [`${base}/page.html`, 'text/html', 'application/octet-stream'],
+      [`${base}/figure.svg`, 'image/svg+xml', 'application/octet-stream'],
+      [`${base}/notes`, 'text/html; charset=utf-8', 'application/octet-stream'],
+      [`${base}/step-0.png`, 'text/html', 'image/png'],
+      [`${base}/manifest.json`, 'text/html', 'application/json; charset=utf-8'],
+      [`${base}/judge.md`, 'text/html', 'text/plain; charset=utf-8'],
+    ];
+    for (const [key, stored, served] of planted) {
+      await stack.store.put(key, script, stored);
+      const response = await fetch(`${viewer.url}/objects/${key}`);
+      assert.equal(response.status, 200, key);
+      assert.equal(response.headers.get('content-type'), served, key);
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff', key);
+      assert.equal(response.headers.get('content-security-policy'), "default-src 'none'; sandbox", key);
+      assert.equal(await response.text(), script, `${key}: the bytes as stored`);
+    }
+  });
+
   it('names the report of a series that does not exist, and what the series has', async () => {
     const series = `s${stamp}`;
     const base = reportSeriesPrefix(prefix, series);
