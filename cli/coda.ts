@@ -280,7 +280,10 @@ async function main(argv: string[]): Promise<void> {
     .option('--host <address>', 'where to listen (default: viewer.host, loopback)')
     .option('--port <port>', 'default: viewer.port')
     .action(async (options: { host?: string; port?: string }) => {
-      if (options.port !== undefined && !/^\d{1,5}$/.test(options.port)) throw new UsageError(`--port: expected a port number, got "${options.port}"`);
+      // The same range as viewer.port: a 5-digit number above 65535 would reach listen() and end in its RangeError.
+      if (options.port !== undefined && !(/^\d{1,5}$/.test(options.port) && Number(options.port) >= 1 && Number(options.port) <= 65535)) {
+        throw new UsageError(`--port: expected a port number from 1 to 65535, got "${options.port}"`);
+      }
       const viewer = await startViewer(ctx().config, process.env, { host: options.host, port: options.port === undefined ? undefined : Number(options.port) });
       print(`viewer at ${viewer.url}`);
       print(viewer.login.kind === 'token' ? `login: the token in ${viewer.login.tokenEnv} (HTTP Basic, any user; or Bearer)` : `warning: ${viewer.login.warning}`);

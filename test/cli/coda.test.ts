@@ -274,3 +274,17 @@ describe('coda tasks: a folder of task files, what parses and which hosts run it
     }
   });
 });
+
+describe('coda view: --port checked before anything starts (no stack needed)', function () {
+  this.timeout(120_000);
+
+  it('refuses a port outside 1 to 65535 with the usage error, exit code 2, and starts nothing', async () => {
+    for (const port of ['70000', '65536', '99999', '123456', '8o80']) {
+      await assert.rejects(run(process.execPath, [CODA, 'view', '--port', port], { timeout: 60_000 }), (err: { code?: number; stderr?: string }) => {
+        assert.equal(err.code, 2, `--port ${port}: ${err.stderr}`);
+        assert.equal(err.stderr, `--port: expected a port number from 1 to 65535, got "${port}"\n`);
+        return true;
+      });
+    }
+  });
+});
