@@ -19,6 +19,7 @@ import { syncSchedules } from './schedules';
 import { taskCensus } from '../activities/tasks/census';
 import { DEFAULT_TASK_ROOT } from '../activities/tasks/library';
 import { formatCensus } from './tasks';
+import { forTerminal } from './terminal';
 import { manifestKeyOf, startRequest, type StartOptions } from './start';
 
 /**
@@ -47,7 +48,8 @@ function context(): Context {
   };
 }
 
-const print = (text: string): void => void process.stdout.write(`${text}\n`);
+/** Everything the CLI prints goes through forTerminal: task text, replies and stored objects reach the terminal in it. */
+const print = (text: string): void => void process.stdout.write(`${forTerminal(text)}\n`);
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
 
 /** Polls the workflow's `progress` query into a progress bar until it closes; returns its result. */
@@ -60,7 +62,7 @@ async function watch(client: Client, workflowId: string): Promise<unknown> {
     if (progress === undefined) return;
     const total = Number(progress.total ?? 0);
     const value = Number(progress.completed ?? 0);
-    const status = [progress.status, progress.current, progress.stage].filter((v) => typeof v === 'string').join(' ');
+    const status = forTerminal([progress.status, progress.current, progress.stage].filter((v) => typeof v === 'string').join(' '));
     if (!started) {
       bar.start(Math.max(total, 1), value, { status });
       started = true;
@@ -129,6 +131,7 @@ async function main(argv: string[]): Promise<void> {
   const program = new Command('coda')
     .description('Operate a CODA deployment on Temporal (temporal.yaml, or $CODA_CONFIG)')
     .showHelpAfterError()
+    .configureOutput({ writeOut: (text) => process.stdout.write(forTerminal(text)), writeErr: (text) => process.stderr.write(forTerminal(text)) })
     .exitOverride();
   const ctx = (() => {
     let made: Context | undefined;
@@ -277,7 +280,10 @@ async function main(argv: string[]): Promise<void> {
     .option('--host <address>', 'where to listen (default: viewer.host, loopback)')
     .option('--port <port>', 'default: viewer.port')
     .action(async (options: { host?: string; port?: string }) => {
-      if (options.port !== undefined && !/^\d{1,5}$/.test(options.port)) throw new UsageError(`--port: expected a port number, got "${options.port}"`);
+      // The same range as viewer.port: a 5-digit number above 65535 would reach listen() and end in its RangeError.
+      if (options.port !== undefined && !(/^\d{1,5}$/.test(options.port) && Number(options.port) >= 1 && Number(options.port) <= 65535)) {
+        throw new UsageError(`--port: expected a port number from 1 to 65535, got "${options.port}"`);
+      }
       const viewer = await startViewer(ctx().config, process.env, { host: options.host, port: options.port === undefined ? undefined : Number(options.port) });
       print(`viewer at ${viewer.url}`);
       print(viewer.login.kind === 'token' ? `login: the token in ${viewer.login.tokenEnv} (HTTP Basic, any user; or Bearer)` : `warning: ${viewer.login.warning}`);
@@ -420,7 +426,7 @@ async function main(argv: string[]): Promise<void> {
       if (!existsSync(options.folder)) throw new UsageError(`no folder ${options.folder}`);
       const census = await taskCensus({ folder: options.folder, config: loadConfig(options.config) });
       // Waits until the text is written: the process exits right after, and a pipe takes large output in several writes.
-      const text = `${options.json ? json(census) : formatCensus(census, options.markdown)}\n`;
+      const text = forTerminal(`${options.json ? json(census) : formatCensus(census, options.markdown)}\n`);
       await new Promise<void>((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
     });
 
@@ -440,16 +446,13 @@ async function main(argv: string[]): Promise<void> {
 if (require.main === module) {
   main(process.argv)
     .catch((err: unknown) => {
-      if (err instanceof ValidationError || err instanceof UsageError) {
-        console.error(err.message);
-        process.exitCode = 2;
-      } else if (err instanceof WorkflowFailedError) {
-        console.error(`the workflow failed: ${err.cause?.message ?? err.message}`);
-        process.exitCode = 1;
-      } else {
-        console.error(err instanceof Error ? err.message : err);
-        process.exitCode = 1;
-      }
+      const fail = (text: string, code: number): void => {
+        console.error(forTerminal(text));
+        process.exitCode = code;
+      };
+      if (err instanceof ValidationError || err instanceof UsageError) fail(err.message, 2);
+      else if (err instanceof WorkflowFailedError) fail(`the workflow failed: ${err.cause?.message ?? err.message}`, 1);
+      else fail(err instanceof Error ? err.message : String(err), 1);
     })
     .finally(() => setTimeout(() => process.exit(), 50).unref());
 }

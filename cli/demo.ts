@@ -10,6 +10,7 @@ import { devEnv, formatStack, stackUp } from '../infra/stack';
 import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationResult } from '../workflows/training';
 import { runPageUrl } from '../viewer/urls';
 import { connectClient, workflowUrl } from './client';
+import { forTerminal } from './terminal';
 
 /**
  * The main command (`npm run demo`): CODA end to end at small scale, on embedded defaults. It
@@ -109,8 +110,9 @@ async function main(): Promise<void> {
   console.log(`\ngeneralization: ${generalizationId}\n  ${workflowUrl(config, generalizationId)}`);
   const general = await follow<GeneralizationResult>(handle, (p) => `${p.stage}${p.software ? ` ${p.software}` : ''}: ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.trajectories} trajectories, ${p.counts.samples} SFT samples`);
 
-  console.log(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`);
-  console.log(noiseSummary(await store.getJson<EvaluationReport>(general.report.key)) ?? 'The report has no base row: nothing is compared.');
+  // The report holds task ids and planner names: text others wrote (cli/terminal.ts).
+  console.log(forTerminal(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`));
+  console.log(forTerminal(noiseSummary(await store.getJson<EvaluationReport>(general.report.key)) ?? 'The report has no base row: nothing is compared.'));
   console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
   console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');
   console.log('a preference between the right and the wrong step per situation, not a real planner.');

@@ -1,3 +1,5 @@
+import { ownValue } from '../core/records';
+
 /** Workflow statuses as `coda runs --status` and the viewer's filter take them, and as visibility names them. */
 export const STATUS_NAMES: Record<string, string> = {
   running: 'Running',
@@ -29,7 +31,7 @@ export function runsQuery(options: RunsFilter): string {
     options.stage && `CodaStage = ${quote(options.stage)}`,
     options.run && `CodaRun = ${quote(options.run)}`,
     options.round && `CodaRound = ${Number(options.round)}`,
-    options.status && `ExecutionStatus = ${quote(STATUS_NAMES[options.status] ?? options.status)}`,
+    options.status && `ExecutionStatus = ${quote(ownValue(STATUS_NAMES, options.status) ?? options.status)}`,
   ].filter((p): p is string => typeof p === 'string' && p !== '');
   return parts.join(' AND ');
 }

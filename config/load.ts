@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { parse as parseYaml, parseDocument } from 'yaml';
-import { formatPath, parseOrThrow, ValidationError } from '../core/validation';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { truncate } from '../core/text';
+import { formatPath, ValidationError } from '../core/validation';
 import { configSchema, type Config } from './schema';
 
 /** A loaded temporal.yaml, with where it came from so relative paths resolve against it. */
@@ -43,10 +45,22 @@ export function parseConfig(text: string, file: string, env: Env = process.env):
   if (doc.errors.length > 0) {
     throw new ValidationError(file, doc.errors.map((e) => `YAML syntax: ${e.message.split('\n')[0]}`));
   }
+  let written: unknown;
+  try {
+    written = doc.toJS();
+  } catch (err) {
+    // The yaml library's guard against alias bombs (a few lines expanding to gigabytes) throws a bare ReferenceError.
+    throw new ValidationError(file, [`YAML aliases: ${(err as Error).message} (write the values out instead of nesting aliases)`]);
+  }
   const problems: string[] = [];
-  const substituted = substituteEnv(doc.toJS(), [], env, problems);
+  const substitutions = new Map<string, string>();
+  const substituted = substituteEnv(written, [], env, problems, substitutions);
   if (problems.length > 0) throw new ValidationError(file, problems);
-  const config = parseOrThrow(configSchema, substituted, file);
+  const parsed = configSchema.safeParse(substituted);
+  if (!parsed.success) {
+    throw new ValidationError(file, parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}${substitutions.get(formatPath(issue.path)) ?? ''}`));
+  }
+  const config = parsed.data;
   return { ...config, file, dataDir: path.resolve(path.dirname(file), config.dev.dataDir) };
 }
 
@@ -57,20 +71,23 @@ const REFERENCE = /\$\{([^}]*)\}/g;
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * Replaces `${NAME}` and `${NAME:-default}` in every string value. A value that is exactly one
- * reference keeps a number or boolean type, so `${DESKTOPS:-2}` can fill a number field.
+ * Replaces `${NAME}` and `${NAME:-default}` in every string value. The result is text, never read
+ * again as YAML (a model id such as `@cf/meta/llama-3.1-8b-instruct` or a quoted command is a
+ * value, not a document); a value that is exactly one reference becomes a number or a boolean only
+ * where its field takes one and never text (fieldTypes), so `${DESKTOPS:-2}` fills a number field
+ * and `CODA_S3_PREFIX=2024` stays a prefix. `substitutions` gets, per field, what its errors add:
+ * the reference and what it gave.
  */
-function substituteEnv(value: unknown, at: PropertyKey[], env: Env, problems: string[]): unknown {
-  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, [...at, i], env, problems));
+function substituteEnv(value: unknown, at: PropertyKey[], env: Env, problems: string[], substitutions: Map<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, [...at, i], env, problems, substitutions));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, [...at, k], env, problems)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, [...at, k], env, problems, substitutions)]));
   }
   if (typeof value !== 'string' || !value.includes('$')) return value;
   if (/\$\{[^}]*$/.test(value)) {
     problems.push(`${formatPath(at)}: unterminated environment reference in "${value}" (expected \${NAME} or \${NAME:-default})`);
     return value;
   }
-  const whole = /^\$\{[^}]*\}$/.test(value);
   const replaced = value.replace(REFERENCE, (_match, inner: string) => {
     const sep = inner.indexOf(':-');
     const name = sep === -1 ? inner : inner.slice(0, sep);
@@ -84,15 +101,67 @@ function substituteEnv(value: unknown, at: PropertyKey[], env: Env, problems: st
     problems.push(`${formatPath(at)}: environment variable ${name} is not set and has no default (write \${${name}:-value} to give one)`);
     return '';
   });
-  return whole ? asScalar(replaced) : replaced;
+  if (replaced === value) return value;
+  substitutions.set(formatPath(at), ` (${value} gave ${JSON.stringify(truncate(replaced, 120))})`);
+  return /^\$\{[^}]*\}$/.test(value) ? asFieldType(replaced, fieldTypes(at)) : replaced;
 }
 
-/** Numbers and booleans keep their type after substitution; everything else stays text. */
-function asScalar(text: string): unknown {
-  if (text === '') return text;
-  const parsed: unknown = parseYaml(text);
-  return typeof parsed === 'number' || typeof parsed === 'boolean' ? parsed : text;
+const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+const BOOLEAN = /^(true|True|TRUE|false|False|FALSE)$/;
+
+/** A substituted text as its field takes it: a number or a boolean where the field takes that and no text. */
+function asFieldType(text: string, types: ReadonlySet<string>): unknown {
+  if (types.has('string')) return text;
+  const bare = text.trim();
+  if ((types.has('number') || types.has('integer')) && NUMBER.test(bare)) return Number(bare);
+  if (types.has('boolean') && BOOLEAN.test(bare)) return bare.toLowerCase() === 'true';
+  return text;
 }
+
+/** The part of a JSON Schema fieldTypes reads. */
+interface JsonNode {
+  readonly type?: string | readonly string[];
+  readonly const?: unknown;
+  readonly enum?: readonly unknown[];
+  readonly properties?: Readonly<Record<string, JsonNode>>;
+  readonly additionalProperties?: JsonNode | boolean;
+  readonly items?: JsonNode;
+  readonly prefixItems?: readonly JsonNode[];
+  readonly anyOf?: readonly JsonNode[];
+  readonly oneOf?: readonly JsonNode[];
+  readonly allOf?: readonly JsonNode[];
+}
+
+/** temporal.yaml's schema as written (before defaults and transforms), to tell what type a field takes. */
+const WRITTEN_SCHEMA = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as JsonNode;
+
+/**
+ * The JSON types the field at `at` takes (any branch of a union); `string` too where the schema
+ * says nothing (a free-form value), so such a value stays text.
+ */
+function fieldTypes(at: readonly PropertyKey[]): Set<string> {
+  let nodes: JsonNode[] = [WRITTEN_SCHEMA];
+  for (const step of at) {
+    nodes = nodes.flatMap(branches).flatMap((node) => {
+      if (typeof step === 'number') return [node.prefixItems?.[step] ?? node.items].filter((n): n is JsonNode => n !== undefined);
+      const named = node.properties !== undefined && Object.hasOwn(node.properties, step) ? node.properties[String(step)] : undefined;
+      const other = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+      return [named ?? other].filter((n): n is JsonNode => n !== undefined);
+    });
+  }
+  const types = new Set<string>();
+  for (const node of nodes.flatMap(branches)) {
+    const declared = node.type === undefined ? [] : typeof node.type === 'string' ? [node.type] : node.type;
+    const literals = [...(node.const === undefined ? [] : [node.const]), ...(node.enum ?? [])].map((v) => typeof v);
+    const composed = node.anyOf !== undefined || node.oneOf !== undefined || node.allOf !== undefined;
+    if (declared.length === 0 && literals.length === 0 && !composed) types.add('string');
+    for (const t of [...declared, ...literals]) types.add(t);
+  }
+  return types;
+}
+
+/** A node and, recursively, the alternatives and parts it is made of. */
+const branches = (node: JsonNode): JsonNode[] => [node, ...[...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])].flatMap(branches)];
 
 /** Reads the secret an `...Env` field names; throws naming the field when the variable is unset. */
 export function secretFromEnv(varName: string, field: string, env: Env = process.env): string {

@@ -5,7 +5,8 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Env, LoadedConfig } from '../config/load';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
-import { authorized, CHALLENGE, viewerLogin, type ViewerLogin } from './auth';
+import { ownValue } from '../core/records';
+import { authorized, CHALLENGE, loopbackHostHeader, viewerLogin, type ViewerLogin } from './auth';
 import { notFound, ViewerError } from './errors';
 import type { Html } from './html';
 import { seriesListPage, seriesPage } from './pages/evaluation';
@@ -23,7 +24,9 @@ import { viewerUrl } from './urls';
  * keep nothing (no database, no cache of objects). Screenshots are streamed from S3 to the
  * browser. A page that fails shows why (viewer/errors.ts); the server itself keeps running.
  * Behind its login (viewer/auth.ts) every route answers 401 without the token but /healthz, which
- * says only that the process is up (the dev stack and Kubernetes probes ask it).
+ * says only that the process is up (the dev stack and Kubernetes probes ask it). Without its login
+ * it answers only requests whose Host is a loopback address (403 otherwise), and it serves S3's
+ * objects by their extension, never by the type they were stored with.
  */
 
 /** The one route open without the login. */
@@ -37,12 +40,20 @@ const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
   'chart.umd.js': { file: path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js'), type: 'text/javascript; charset=utf-8' },
 };
 
+/**
+ * How objects are served, by extension; anything else as bytes to save, whatever type it was stored
+ * with (a stored `text/html` or `image/svg+xml` would run its script on the viewer's origin).
+ */
 const OBJECT_TYPES: Readonly<Record<string, string>> = {
   '.png': 'image/png',
   '.json': 'application/json; charset=utf-8',
   '.jsonl': 'text/plain; charset=utf-8',
   '.md': 'text/plain; charset=utf-8',
+  '.log': 'text/plain; charset=utf-8',
 };
+const BYTES = 'application/octet-stream';
+/** On every object: the browser keeps the type given, and a document opened from it runs nothing and loads nothing. */
+const OBJECT_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" } as const;
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
@@ -60,6 +71,14 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
       reply.header('www-authenticate', CHALLENGE).header('cache-control', 'no-store');
       return html(reply, loginNeededPage(refusal), 401);
     });
+  } else {
+    // Open: only requests naming a loopback Host, every route alike (viewer/auth.ts loopbackHostHeader).
+    app.addHook('onRequest', async (req, reply) => {
+      if (loopbackHostHeader(req.headers.host)) return;
+      const refusal = new ViewerError(403, 'Not a loopback address', 'This viewer runs without a login, so it answers only at a loopback address (127.0.0.1, ::1, localhost), never at a name another site could point here. Its operator sets a token to serve it at other names.');
+      reply.header('cache-control', 'no-store');
+      return html(reply, loginNeededPage(refusal), 403);
+    });
   }
   const show = (section: Section, title: string, body: Html, charts = false) => page({ title, section, body, charts, webUi });
 
@@ -73,7 +92,7 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
   app.get(HEALTH, (_req, reply) => reply.type('text/plain').send('ok\n'));
   app.get('/favicon.ico', (_req, reply) => reply.code(204).send());
   app.get('/static/:file', (req, reply) => {
-    const entry = STATIC_FILES[(req.params as Params).file ?? ''];
+    const entry = ownValue(STATIC_FILES, (req.params as Params).file ?? '');
     if (entry === undefined) throw notFound(`static file ${(req.params as Params).file}`, `the viewer serves ${Object.keys(STATIC_FILES).join(', ')}`);
     return reply.type(entry.type).header('cache-control', 'no-cache').send(createReadStream(entry.file));
   });
@@ -139,8 +158,9 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
     }
     const object = await src.stream(key);
     if (object === undefined) throw notFound(`object ${key}`, `there is no ${src.uri(key)}`);
-    const type = OBJECT_TYPES[path.extname(key)] ?? object.contentType ?? 'application/octet-stream';
+    const type = ownValue(OBJECT_TYPES, path.extname(key)) ?? BYTES;
     if (object.length !== undefined) reply.header('content-length', object.length);
+    reply.headers(OBJECT_HEADERS);
     // Screenshots never change once written; manifests and reports may be rewritten.
     reply.header('cache-control', type === 'image/png' ? 'private, max-age=86400, immutable' : 'no-cache');
     return reply.type(type).send(object.body);

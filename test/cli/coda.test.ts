@@ -237,4 +237,54 @@ describe('coda tasks: a folder of task files, what parses and which hosts run it
   it('refuses a folder that does not exist with exit code 2', async () => {
     await assert.rejects(tasks('--folder', path.join(folder, 'nope')), (err: { code?: number; stderr?: string }) => err.code === 2 && /no folder .*nope/.test(err.stderr ?? ''));
   });
+
+  it("prints a task file's control characters as \\u escapes, in the table, the Markdown, the JSON and the errors: none reaches the terminal", async () => {
+    const hostile = mkdtempSync(path.join(tmpdir(), 'coda-tasks-hostile-'));
+    try {
+      // OSC (window title, then BEL), ESC [2J (clear the screen), C1 CSI, a carriage return.
+      const func = '\u001b]0;owned\u0007\u001b[2J\u009b31m\r';
+      const task = JSON.parse(readFileSync(path.join(DATA, 'KAlgebra', 'A-01.json'), 'utf8')) as { initialize: Array<{ func: string }> };
+      task.initialize = [{ func }];
+      mkdirSync(path.join(hostile, 'KAlgebra'));
+      writeFileSync(path.join(hostile, 'KAlgebra', 'Z-03.json'), JSON.stringify(task));
+      // A file name the loader refuses as a task id: its error line carries it.
+      writeFileSync(path.join(hostile, 'KAlgebra', 'Z-\u001b[8m.json'), JSON.stringify(task));
+      const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+      const written = '\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u000d';
+      for (const format of [[], ['--markdown']]) {
+        const stdout = await tasks('--folder', hostile, ...format);
+        assert.doesNotMatch(stdout.replace(/\n/g, ''), control, format.join(' '));
+        assert.ok(stdout.includes(written), `${format.join(' ')}: ${stdout}`);
+        assert.ok(stdout.includes('KAlgebra/Z-\\u001b[8m.json: task id "Z-\\u001b[8m" is not a valid id'), `${format.join(' ')}: the file name`);
+      }
+      const json = await tasks('--folder', hostile, '--json');
+      assert.doesNotMatch(json.replace(/\n/g, ''), control);
+      const census = JSON.parse(json) as TaskCensus;
+      const reasons = census.applications.flatMap((a) => a.support.flatMap((s) => s.reasons));
+      assert.ok(reasons.some((r) => r.reason.includes(func) && r.tasks.includes('Z-03')), 'the JSON still says exactly what the file holds');
+      assert.deepEqual(census.applications[0]?.errors.map((e) => e.file), ['Z-\u001b[8m.json']);
+      await assert.rejects(tasks('--folder', path.join(hostile, '\u001b[2Jnope')), (err: { code?: number; stderr?: string }) => {
+        assert.equal(err.code, 2);
+        assert.doesNotMatch((err.stderr ?? '').replace(/\n/g, ''), control);
+        assert.match(err.stderr ?? '', /no folder .*\\u001b\[2Jnope/);
+        return true;
+      });
+    } finally {
+      rmSync(hostile, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('coda view: --port checked before anything starts (no stack needed)', function () {
+  this.timeout(120_000);
+
+  it('refuses a port outside 1 to 65535 with the usage error, exit code 2, and starts nothing', async () => {
+    for (const port of ['70000', '65536', '99999', '123456', '8o80']) {
+      await assert.rejects(run(process.execPath, [CODA, 'view', '--port', port], { timeout: 60_000 }), (err: { code?: number; stderr?: string }) => {
+        assert.equal(err.code, 2, `--port ${port}: ${err.stderr}`);
+        assert.equal(err.stderr, `--port: expected a port number from 1 to 65535, got "${port}"\n`);
+        return true;
+      });
+    }
+  });
 });

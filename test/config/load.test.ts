@@ -123,10 +123,56 @@ describe('temporal.yaml loading', () => {
     ]);
   });
 
-  it('validates substituted values like written ones', () => {
+  it('validates substituted values like written ones, naming the variable and what it gave', () => {
     assert.deepEqual(problemsOf(repoText, { CODA_LOCAL_DESKTOPS: 'many' }), [
-      'hosts[0].desktops: Invalid input: expected number, received string',
+      'hosts[0].desktops: Invalid input: expected number, received string (${CODA_LOCAL_DESKTOPS:-2} gave "many")',
     ]);
+    assert.deepEqual(problemsOf(repoText, { CODA_S3_PREFIX: 'team prefix', CODA_VIEWER_PORT: '70000' }), [
+      'storage.prefix: expected a key prefix like `coda` or `team/coda` (${CODA_S3_PREFIX:-coda} gave "team prefix")',
+      'viewer.port: Too big: expected number to be <=65535 (${CODA_VIEWER_PORT:-8300} gave "70000")',
+    ]);
+  });
+
+  it('keeps a substituted value text, never read again as YAML, unless its field takes a number or a boolean', () => {
+    const env = {
+      CODA_PLANNER_MODEL: '@cf/meta/llama-3.1-8b-instruct',
+      CODA_GRPO_TRAINER: '"/opt/open rlhf/bin/python3" -m openrlhf.cli.train_ppo_ray',
+      CODA_S3_PREFIX: '2024',
+      CODA_S3_BUCKET: 'true',
+      CODA_EXECUTOR_MODEL: '[a, b]',
+      CODA_TASKGEN_MODEL: '{x: 1} # not a comment',
+      CODA_LOCAL_DESKTOPS: '6\n',
+      CODA_REWARD_PORT: '8901',
+    };
+    const config = parseConfig(repoText, '/deploy/temporal.yaml', env);
+    assert.equal(config.models.planner.model, '@cf/meta/llama-3.1-8b-instruct');
+    assert.equal(config.training.basePlanner.model, '@cf/meta/llama-3.1-8b-instruct');
+    assert.equal(config.training.grpo.program, '"/opt/open rlhf/bin/python3" -m openrlhf.cli.train_ppo_ray');
+    assert.equal(config.storage.prefix, '2024');
+    assert.equal(config.storage.bucket, 'true');
+    assert.equal(config.models.executor.model, '[a, b]');
+    assert.equal(config.models.taskGenerator.model, '{x: 1} # not a comment');
+    assert.equal(config.hosts[0]?.kind === 'local' && config.hosts[0].desktops, 6);
+    assert.equal(config.training.rewardService.port, 8901);
+    const scheduled = edited((d) => {
+      d.schedules[0].paused = '${CODA_NIGHTLY_PAUSED:-false}';
+      d.schedules[0].input.attempts = '${CODA_NIGHTLY_ATTEMPTS:-2}';
+    });
+    const schedule = parseConfig(scheduled, '/deploy/temporal.yaml', { CODA_NIGHTLY_PAUSED: 'true' }).schedules[0];
+    assert.equal(schedule?.paused, true, 'a boolean field takes true');
+    assert.equal(schedule?.input.attempts, '2', 'a free-form value stays text');
+    assert.deepEqual(problemsOf(scheduled, { CODA_NIGHTLY_PAUSED: 'yes' }), [
+      'schedules[0].paused: Invalid input: expected boolean, received string (${CODA_NIGHTLY_PAUSED:-false} gave "yes")',
+    ]);
+  });
+
+  it('refuses an alias bomb in the file, naming the file; a variable holding one is only text', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'];
+    const problems = problemsOf(`${repoText}\nbombs:\n${bomb.map((line) => `  ${line}`).join('\n')}\n`);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0] ?? '', /^YAML aliases: Excessive alias count/);
+    const config = parseConfig(repoText, '/deploy/temporal.yaml', { CODA_PLANNER_MODEL: bomb.join('\n') });
+    assert.equal(config.models.planner.model, bomb.join('\n'));
   });
 
   it('loads the training section: trainer command templates, the reward service, serving', () => {

@@ -38,6 +38,22 @@ describe('viewer login: the token, its variable and where the viewer may run wit
     assert.throws(() => viewerLogin(config, '127.0.0.1', { CODA_VIEWER_TOKEN: 'short' }), /the token in CODA_VIEWER_TOKEN has 5 characters; expected at least 16/);
   });
 
+  it('trims the token its variable holds (a secret file ends in a newline), so Bearer and Basic match it; refuses whitespace inside it', () => {
+    for (const padded of [`${TOKEN}\n`, `${TOKEN} `, `\t${TOKEN}\r\n`]) {
+      const login = viewerLogin(config, '0.0.0.0', { CODA_VIEWER_TOKEN: padded });
+      assert.deepEqual(login, { kind: 'token', token: TOKEN, tokenEnv: 'CODA_VIEWER_TOKEN' }, JSON.stringify(padded));
+      assert.ok(authorized(`Bearer ${TOKEN}`, login.token) && authorized(basic('me', TOKEN), login.token), JSON.stringify(padded));
+    }
+    for (const inner of ['viewer-test token-3f9a1c7e5b', 'viewer-test\ttoken-3f9a1c7e5b']) {
+      assert.throws(
+        () => viewerLogin(config, '0.0.0.0', { CODA_VIEWER_TOKEN: `${inner}\n` }),
+        (err: ValidationError) => err instanceof ValidationError && /viewer\.auth\.tokenEnv: the token in CODA_VIEWER_TOKEN has whitespace inside it \(character 12\)/.test(err.message),
+        JSON.stringify(inner),
+      );
+    }
+    assert.throws(() => viewerLogin(config, '127.0.0.1', { CODA_VIEWER_TOKEN: ' \n' }), /the token in CODA_VIEWER_TOKEN has 0 characters; expected at least 16/);
+  });
+
   it('takes the token as Bearer or as Basic\u2019s password with any user name, and nothing else', () => {
     assert.ok(authorized(`Bearer ${TOKEN}`, TOKEN));
     assert.ok(authorized(`bearer   ${TOKEN}`, TOKEN));

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { loadConfig } from '../../config/load';
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix } from '../../core/keys';
@@ -102,6 +103,73 @@ describe('viewer: bad input, damaged data, and S3 or Temporal going down', funct
       assert.match(got.message, message, path);
     }
     assert.equal((await get('/runs?status=exploded')).status, 400);
+  });
+
+  it('answers 404 or 400, never 500, for names of Object.prototype as a static file or a status filter', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const got = await get(`/static/${name}`);
+      assert.equal(got.status, 404, `/static/${name}: ${got.title} ${got.message}`);
+      assert.match(got.title, new RegExp(`Not found: static file ${name}`));
+      assert.match(got.message, /the viewer serves viewer\.js, viewer\.css, chart\.umd\.js/);
+      const filtered = await get(`/runs?status=${name}`);
+      assert.equal(filtered.status, 400, `/runs?status=${name}: ${filtered.title} ${filtered.message}`);
+      assert.match(filtered.title, new RegExp(`Bad request: status "${name}"`));
+    }
+    assert.equal((await get('/static/viewer.js')).status, 200);
+    assert.equal((await get('/runs?status=running')).status, 200);
+  });
+
+  /** A GET carrying the Host header given, as a browser sends the name in its address bar (fetch sends the URL's own). */
+  const getAs = (host: string, path: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(viewer.url);
+      const req = request({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject).end();
+    });
+
+  it('runs open on loopback and answers only a loopback Host: a name another site points at 127.0.0.1 gets a 403 and nothing of the page', async () => {
+    const port = new URL(viewer.url).port;
+    assert.equal(viewer.login.kind, 'open');
+    const screenshot = `${prefix}/runs/host${stamp}/KAlgebra/A-01/0/step-0.png`;
+    await stack.store.put(screenshot, Buffer.from('89504e470d0a1a0a', 'hex'), 'image/png');
+    const paths = ['/runs', '/evaluation', '/healthz', '/static/viewer.js', `/objects/${screenshot}`, '/no/such/page'];
+    for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.evil.example:${port}`, `localhost.evil.example:${port}`, `10.0.0.1:${port}`, `[::2]:${port}`, `127.0.0.1:${port}@evil.example`]) {
+      for (const path of paths) {
+        const got = await getAs(host, path);
+        assert.equal(got.status, 403, `${host} ${path}`);
+        assert.match(got.body, /Not a loopback address/, `${host} ${path}`);
+        assert.doesNotMatch(got.body, new RegExp(`host${stamp}|<nav|Runs</h1>|^ok`), `${host} ${path}`);
+      }
+    }
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LocalHost:${port}`, `[::1]:${port}`, '127.0.0.2', 'localhost']) {
+      for (const path of paths.slice(0, -1)) assert.equal((await getAs(host, path)).status, 200, `${host} ${path}`);
+    }
+  });
+
+  it('serves an object by its extension, never by the type it was stored with: anything but an image, JSON or text as bytes, with nosniff and a CSP that runs nothing', async () => {
+    const base = `${prefix}/runs/planted${stamp}/KAlgebra/A-01/0`;
+    const script = '<script>document.title = "ran"</script>';
+    const planted: Array<[string, string, string]> = [
+      [`${base}/page.html`, 'text/html', 'application/octet-stream'],
+      [`${base}/figure.svg`, 'image/svg+xml', 'application/octet-stream'],
+      [`${base}/notes`, 'text/html; charset=utf-8', 'application/octet-stream'],
+      [`${base}/step-0.png`, 'text/html', 'image/png'],
+      [`${base}/manifest.json`, 'text/html', 'application/json; charset=utf-8'],
+      [`${base}/judge.md`, 'text/html', 'text/plain; charset=utf-8'],
+    ];
+    for (const [key, stored, served] of planted) {
+      await stack.store.put(key, script, stored);
+      const response = await fetch(`${viewer.url}/objects/${key}`);
+      assert.equal(response.status, 200, key);
+      assert.equal(response.headers.get('content-type'), served, key);
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff', key);
+      assert.equal(response.headers.get('content-security-policy'), "default-src 'none'; sandbox", key);
+      assert.equal(await response.text(), script, `${key}: the bytes as stored`);
+    }
   });
 
   it('names the report of a series that does not exist, and what the series has', async () => {

@@ -1,6 +1,7 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { runsQuery, STATUS_NAMES, type RunsFilter } from '../../cli/runs-query';
 import { workflowUrl } from '../../cli/client';
+import { ownValue } from '../../core/records';
 import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attributes';
 import { badRequest } from '../errors';
 import { html, type Html } from '../html';
@@ -23,7 +24,7 @@ export function filtersOf(query: Readonly<Record<string, unknown>>): Filters {
     const value = query[field];
     if (typeof value === 'string' && value.trim() !== '') filters[field] = value.trim();
   }
-  if (filters.status !== undefined && !(filters.status in STATUS_NAMES)) throw badRequest(`status "${filters.status}"`, `expected one of ${Object.keys(STATUS_NAMES).join(', ')}`);
+  if (filters.status !== undefined && ownValue(STATUS_NAMES, filters.status) === undefined) throw badRequest(`status "${filters.status}"`, `expected one of ${Object.keys(STATUS_NAMES).join(', ')}`);
   if (filters.round !== undefined && !/^\d{1,6}$/.test(filters.round)) throw badRequest(`round "${filters.round}"`, 'expected a round number');
   return filters;
 }
