@@ -180,23 +180,24 @@ function readPoint(value: string): { ok: true; x: number; y: number } | Failure 
 const START = ['start_box', 'point', 'start_point'] as const;
 const END = ['end_box', 'end_point'] as const;
 
-const CALL_ARGS: Record<string, readonly string[]> = {
-  click: START,
-  left_single: START,
-  left_double: START,
-  right_single: START,
-  hover: START,
-  drag: [...START, ...END],
-  select: [...START, ...END],
-  scroll: [...START, 'direction'],
-  hotkey: ['key'],
-  press: ['key'],
-  keydown: ['key'],
-  type: ['content'],
-  wait: [],
-  finished: ['content'],
-  call_user: [],
-};
+/** The calls and their arguments; a Map, so a name such as `constructor` is no call. */
+const CALL_ARGS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
+  ['click', START],
+  ['left_single', START],
+  ['left_double', START],
+  ['right_single', START],
+  ['hover', START],
+  ['drag', [...START, ...END]],
+  ['select', [...START, ...END]],
+  ['scroll', [...START, 'direction']],
+  ['hotkey', ['key']],
+  ['press', ['key']],
+  ['keydown', ['key']],
+  ['type', ['content']],
+  ['wait', []],
+  ['finished', ['content']],
+  ['call_user', []],
+]);
 
 /**
  * Typed text that ends in a newline submits (presses Enter). So does a literal backslash-n, which
@@ -211,7 +212,7 @@ const POINT_ACTIONS: Record<string, PointActionType> = { click: 'click', left_si
 type Built = { ok: true; action: GuiAction } | Failure;
 
 function toAction(call: Call, screen: Size, modelImage: Size): Built {
-  const allowed = CALL_ARGS[call.name];
+  const allowed = CALL_ARGS.get(call.name);
   if (allowed === undefined) return fail(`unknown action ${call.name}(...)`);
   for (const key of call.args.keys()) {
     if (!allowed.includes(key)) return fail(`unknown argument ${key} in ${call.name}(...)`);

@@ -201,6 +201,13 @@ describe('executor output (UI-TARS-1.5)', () => {
     });
   });
 
+  it("refuses Object.prototype's names as unknown actions, with or without arguments (a malformed reply, never call_user or a TypeError)", () => {
+    for (const call of ['constructor()', 'toString()', 'valueOf()', 'hasOwnProperty()', "constructor(start_box='(1,1)')", '__proto__(x=1)', "__defineGetter__(key='a')"]) {
+      const name = call.slice(0, call.indexOf('('));
+      assert.deepEqual(parse(call), { ok: false, reason: `unknown action ${name}(...)`, thought: 'Do it.' }, call);
+    }
+  });
+
   it('writes actions back in exact UI-TARS-1.5 syntax', () => {
     assert.equal(formatExecutorAction({ type: 'click', x: 640, y: 400 }, view), "click(start_box='(644,406)')");
     assert.equal(formatExecutorAction({ type: 'double_click', x: 640, y: 400 }, view), "left_double(start_box='(644,406)')");
