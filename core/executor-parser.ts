@@ -42,7 +42,16 @@ export const SCROLL_AMOUNT = 5;
 
 const modelImageOf = (view: ExecutorView): Size => view.modelImage ?? smartResize(view.screen.width, view.screen.height);
 
+/**
+ * Longest reply read: a thought and the longest typed text (MAX_TEXT_LENGTH), every character
+ * escaped, fit with room to spare. A longer one is degenerate output and never reaches a pattern.
+ */
+export const MAX_EXECUTOR_REPLY_CHARS = 32_768;
+
 export function parseExecutorOutput(text: string, view: ExecutorView): ExecutorParse {
+  if (text.length > MAX_EXECUTOR_REPLY_CHARS) {
+    return { ok: false, reason: `the executor reply is ${text.length} characters long; at most ${MAX_EXECUTOR_REPLY_CHARS} are read` };
+  }
   const { thought, action: actionText } = splitThoughtAction(text);
   const withThought = (reason: string): ExecutorParse => (thought === '' ? { ok: false, reason } : { ok: false, reason, thought });
   if (actionText === undefined) return withThought('no "Action:" in the executor output');
@@ -118,9 +127,10 @@ const CALL_START = /^[A-Za-z_]\w*\s*\(/;
  * UI-TARS often leaves quotes unescaped inside typed text (`type(content='it's')`). When the strict
  * reading fails, a type/finished call whose content runs to a quote and `)` that end the text, or
  * that a line break and another call follow, is read that way, as UI-TARS's own parser does (it
- * splits actions at `)` and a blank line). The `)` may be missing at the end of the text.
+ * splits actions at `)` and a blank line). The `)` may be missing at the end of the text. The blanks
+ * before that line break exclude it, so no run of line breaks is read twice.
  */
-const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*?)\2\s*(?:\)|$)(?=\s*$|\s*\n\s*[A-Za-z_]\w*\s*\()/;
+const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*?)\2\s*(?:\)|$)(?=\s*$|[^\S\n]*\n\s*[A-Za-z_]\w*\s*\()/;
 
 /**
  * The first call of an action text and the raw texts of any calls after it (UI-TARS sometimes
@@ -161,11 +171,7 @@ const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)$/;
  * `<|box_start|>(x,y)<|box_end|>`, `<point>x y</point>`, or a box `(x1,y1,x2,y2)` (its centre).
  */
 function readPoint(value: string): { ok: true; x: number; y: number } | Failure {
-  const inner = value
-    .replace(POINT_TAGS, '')
-    .trim()
-    .replace(/^[([]\s*/, '')
-    .replace(/\s*[)\]]$/, '');
+  const inner = unbracketed(value.replace(POINT_TAGS, ''));
   const parts = inner.split(/[\s,]+/).filter((part) => part !== '');
   if ((parts.length !== 2 && parts.length !== 4) || !parts.every((part) => NUMBER.test(part))) {
     return fail(`expected a point (x,y) or a box (x1,y1,x2,y2), found ${preview(value)}`);
@@ -174,6 +180,14 @@ function readPoint(value: string): { ok: true; x: number; y: number } | Failure 
   if (!n.every(Number.isFinite)) return fail(`coordinates are not finite numbers: ${preview(value)}`);
   const [x1, y1, x2 = x1, y2 = y1] = n as [number, number, number?, number?];
   return { ok: true, x: (x1 + x2) / 2, y: (y1 + y2) / 2 };
+}
+
+/** The text inside one pair of ( ) or [ ], blanks trimmed (by trim: a pattern ending in \s*$ would go quadratic on a long run of them). */
+function unbracketed(text: string): string {
+  let inner = text.trim();
+  if (inner.startsWith('(') || inner.startsWith('[')) inner = inner.slice(1).trimStart();
+  if (inner.endsWith(')') || inner.endsWith(']')) inner = inner.slice(0, -1).trimEnd();
+  return inner;
 }
 
 /** The names UI-TARS uses for an action's (first) point. */

@@ -3,6 +3,7 @@ import type { GuiAction, Point } from '../../core/actions';
 import {
   formatExecutorAction,
   formatExecutorOutput,
+  MAX_EXECUTOR_REPLY_CHARS,
   parseExecutorOutput,
   SCROLL_AMOUNT,
   WAIT_SECONDS,
@@ -206,6 +207,18 @@ describe('executor output (UI-TARS-1.5)', () => {
       const name = call.slice(0, call.indexOf('('));
       assert.deepEqual(parse(call), { ok: false, reason: `unknown action ${name}(...)`, thought: 'Do it.' }, call);
     }
+  });
+
+  it('reads points and calls padded with long runs of blanks (trimmed, not matched by a pattern), and refuses a reply longer than its cap unread', () => {
+    const blanks = ' '.repeat(15_000);
+    assert.deepEqual(actionOf(`click(start_box='(644,${blanks}406${blanks})')`), { type: 'click', x: 640, y: 400 });
+    assert.deepEqual(actionOf(`type(content='it's')${'\n'.repeat(30_000)}`), { type: 'type', text: "it's", submit: false });
+    const reply = "Thought: Wait.\nAction: wait()";
+    assert.equal(parseExecutorOutput(reply.padEnd(MAX_EXECUTOR_REPLY_CHARS, ' '), view).ok, true);
+    assert.deepEqual(parseExecutorOutput(reply.padEnd(MAX_EXECUTOR_REPLY_CHARS + 1, ' '), view), {
+      ok: false,
+      reason: `the executor reply is ${MAX_EXECUTOR_REPLY_CHARS + 1} characters long; at most ${MAX_EXECUTOR_REPLY_CHARS} are read`,
+    });
   });
 
   it('writes actions back in exact UI-TARS-1.5 syntax', () => {
