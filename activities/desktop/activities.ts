@@ -37,7 +37,7 @@ export interface StepInput {
 
 export type StepOutcome =
   | { readonly performed: true; readonly screenshotKey: string; readonly actMs: number; readonly screenshotMs: number }
-  /** The action cannot be performed at all (e.g. a key with no keysym): the step fails, the rollout goes on. */
+  /** The action cannot be performed at all (e.g. a key the key table does not know): the step fails, the rollout goes on. */
   | { readonly performed: false; readonly error: string };
 
 export interface DesktopDeps {

@@ -93,7 +93,9 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.match(reasonOf('hotkey()'), /hotkey\(\.\.\.\) needs key/);
   });
 
-  it('reads every key name pyautogui knows, the ones X has no keysym for too', () => {
+  it('reads every key name pyautogui knows (those it presses nothing for on X too) and the X names of the left and right modifiers', () => {
+    assert.deepEqual(actionOf("hotkey(key='ctrl_l c')"), { type: 'hotkey', keys: ['ctrl_l', 'c'] });
+    assert.deepEqual(actionOf("hotkey(key='Shift_R Tab')"), { type: 'hotkey', keys: ['shift_r', 'tab'] });
     assert.deepEqual(actionOf("hotkey(key='ctrl pgdn')"), { type: 'hotkey', keys: ['ctrl', 'pgdn'] });
     assert.deepEqual(actionOf("press(key='F13')"), { type: 'hotkey', keys: ['f13'] });
     assert.deepEqual(actionOf("hotkey(key='alt prtsc')"), { type: 'hotkey', keys: ['alt', 'prtsc'] });
