@@ -19,8 +19,12 @@ import { formatIssues } from './validation';
  * - `press(key=...)` and `keydown(key=...)` are hotkeys of one chord; keys are lower-cased, split on
  *   spaces (and on `+`, which models sometimes write), and must be names pyautogui knows (or an
  *   alias of one, core/render/keys.ts).
- * - One output is one action: calls after the first are returned as `dropped` (raw texts) for the
- *   step's record, never performed.
+ * - One output is one action. UI-TARS sometimes writes several (`click(...)\n\ntype(...)`), which
+ *   its own pyautogui conversion runs one after another in one script; a step here performs one
+ *   action (its record, replay, judge and GRPO reward hold one), so such a reply is malformed,
+ *   its reason naming the calls, rather than any of them dropped unperformed.
+ * - UI-TARS's mobile actions (`long_press`, `open_app`, `press_home`, `press_back`) are refused as
+ *   such: its desktop prompt never offers them.
  * - A call the output ends in before its final `)` is read as closed.
  * - An unknown call or argument is a failure naming it.
  */
@@ -33,8 +37,7 @@ export interface ExecutorView {
 }
 
 export type ExecutorParse =
-  /** `dropped`: the raw texts of the calls after the first, when the reply had several. */
-  | { readonly ok: true; readonly thought: string; readonly action: GuiAction; readonly dropped?: readonly string[] }
+  | { readonly ok: true; readonly thought: string; readonly action: GuiAction }
   | { readonly ok: false; readonly reason: string; readonly thought?: string };
 
 export const WAIT_SECONDS = 5;
@@ -61,7 +64,7 @@ export function parseExecutorOutput(text: string, view: ExecutorView): ExecutorP
   if (!action.ok) return withThought(action.reason);
   const checked = guiActionSchema.safeParse(action.action);
   if (!checked.success) return withThought(`${call.call.name}(...) is out of range: ${formatIssues(checked.error.issues).join('; ')}`);
-  return call.dropped.length === 0 ? { ok: true, thought, action: checked.data } : { ok: true, thought, action: checked.data, dropped: call.dropped };
+  return { ok: true, thought, action: checked.data };
 }
 
 type Failure = { readonly ok: false; readonly reason: string };
@@ -132,35 +135,42 @@ const CALL_START = /^[A-Za-z_]\w*\s*\(/;
  */
 const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*?)\2\s*(?:\)|$)(?=\s*$|[^\S\n]*\n\s*[A-Za-z_]\w*\s*\()/;
 
-/**
- * The first call of an action text and the raw texts of any calls after it (UI-TARS sometimes
- * writes several; the first is what it meant for this step). Text after the first call that is
- * not a call makes the output malformed.
- */
-function readAction(src: string): { ok: true; call: Call; dropped: string[] } | Failure {
+/** The one call of an action text; text after it that is not a call makes the output malformed, and another call too. */
+function readAction(src: string): { ok: true; call: Call } | Failure {
+  const first = firstCall(src);
+  if (!first.ok) return first;
+  const names = [first.call.name, ...callNames(first.rest)];
+  if (names.length === 1) return { ok: true, call: first.call };
+  return fail(`several actions in one reply (${names.join(', ')}): a step performs one action, so none is taken`);
+}
+
+function firstCall(src: string): { ok: true; call: Call; rest: string } | Failure {
   const strict = readCall(src);
-  if (strict.ok && (strict.rest.trim() === '' || CALL_START.test(strict.rest.trim()))) {
-    return { ok: true, call: strict.call, dropped: laterCalls(strict.rest) };
-  }
+  if (strict.ok && (strict.rest.trim() === '' || CALL_START.test(strict.rest.trim()))) return strict;
   const content = CONTENT_CALL.exec(src);
   if (content !== null) {
     const call = { name: content[1] as string, args: new Map([['content', decodeEscapes(content[3] as string)]]) };
-    return { ok: true, call, dropped: laterCalls(src.slice(content[0].length)) };
+    return { ok: true, call, rest: src.slice(content[0].length) };
   }
   return strict.ok ? fail(`unexpected text after ${strict.call.name}(...): ${preview(strict.rest.trim())}`) : strict;
 }
 
-/** Raw call texts, one per call read; what cannot be read is kept whole as the last one. */
-function laterCalls(text: string): string[] {
-  const calls: string[] = [];
-  let rest = text.trim();
-  while (rest !== '') {
+/** A reason names this many of the calls after the first, then `...`. */
+const NAMED_CALLS = 5;
+
+/** The names of the calls `text` holds, in order, up to the first that cannot be read. */
+function callNames(text: string): string[] {
+  const names: string[] = [];
+  let rest = text.trimStart();
+  while (rest !== '' && names.length < NAMED_CALLS) {
+    const name = identAt(rest, 0);
+    if (name === undefined) break;
+    names.push(name);
     const next = readCall(rest);
-    const end = next.ok ? rest.length - next.rest.length : rest.length;
-    calls.push(rest.slice(0, end).trim());
-    rest = rest.slice(end).trim();
+    if (!next.ok) break;
+    rest = next.rest.trimStart();
   }
-  return calls;
+  return rest === '' || names.length < NAMED_CALLS ? names : [...names, '...'];
 }
 
 const POINT_TAGS = /<\|box_start\|>|<\|box_end\|>|<\/?point>|<\/?bbox>/g;
@@ -225,8 +235,12 @@ const POINT_ACTIONS: Record<string, PointActionType> = { click: 'click', left_si
 
 type Built = { ok: true; action: GuiAction } | Failure;
 
+/** UI-TARS's phone actions (its MOBILE_USE prompt). */
+const MOBILE_ACTIONS = new Set(['long_press', 'open_app', 'press_home', 'press_back']);
+
 function toAction(call: Call, screen: Size, modelImage: Size): Built {
   const allowed = CALL_ARGS.get(call.name);
+  if (MOBILE_ACTIONS.has(call.name)) return fail(`${call.name}(...) is a mobile action of UI-TARS: a desktop has no such action, and its prompt offers none`);
   if (allowed === undefined) return fail(`unknown action ${call.name}(...)`);
   for (const key of call.args.keys()) {
     if (!allowed.includes(key)) return fail(`unknown argument ${key} in ${call.name}(...)`);

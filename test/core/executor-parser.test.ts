@@ -139,18 +139,20 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.match(reasonOf("click(start_box='(1,1)"), /the string for start_box in click\(\.\.\.\) is not closed/);
   });
 
-  it('keeps the first of several actions and returns the others as dropped', () => {
-    assert.deepEqual(parse("click(start_box='(644,406)')\n\ntype(content='p := 2\\n')"), {
-      ok: true,
-      thought: 'Do it.',
-      action: { type: 'click', x: 640, y: 400 },
-      dropped: ["type(content='p := 2\\n')"],
-    });
-    const three = parse("type(content='it's')\n\nhotkey(key='enter')\nclick(start_box='(1,1)'");
-    assert.deepEqual(three, { ok: true, thought: 'Do it.', action: { type: 'type', text: "it's", submit: false }, dropped: ["hotkey(key='enter')", "click(start_box='(1,1)'"] });
-    const unreadable = parse("wait()\n\nclick(start_box='(1,1)' oops) trailing\n\nfinished()");
-    assert.deepEqual(unreadable, { ok: true, thought: 'Do it.', action: { type: 'wait', seconds: WAIT_SECONDS }, dropped: ["click(start_box='(1,1)' oops) trailing\n\nfinished()"] });
-    assert.deepEqual(parse("finished()\n\nhover(start_box='(1,1)')"), { ok: true, thought: 'Do it.', action: { type: 'done' }, dropped: ["hover(start_box='(1,1)')"] });
+  it('refuses a reply of several actions as malformed, naming its calls, rather than performing one and dropping the others', () => {
+    const several = (names: string) => ({ ok: false, reason: `several actions in one reply (${names}): a step performs one action, so none is taken`, thought: 'Do it.' });
+    assert.deepEqual(parse("click(start_box='(644,406)')\n\ntype(content='p := 2\\n')"), several('click, type'));
+    assert.deepEqual(parse("type(content='it's')\n\nhotkey(key='enter')\nclick(start_box='(1,1)'"), several('type, hotkey, click'));
+    assert.deepEqual(parse("wait()\n\nclick(start_box='(1,1)' oops) trailing\n\nfinished()"), several('wait, click'));
+    assert.deepEqual(parse("finished()\n\nhover(start_box='(1,1)')"), several('finished, hover'));
+    assert.deepEqual(parse(`wait()\n${'wait()\n'.repeat(9)}`), several('wait, wait, wait, wait, wait, wait, ...'));
+  });
+
+  it("refuses UI-TARS's mobile actions, saying they are mobile actions", () => {
+    for (const call of ["open_app(app_name='KAlgebra')", "long_press(start_box='(644,406)')", 'press_home()', 'press_back()']) {
+      const name = call.slice(0, call.indexOf('('));
+      assert.deepEqual(parse(call), { ok: false, reason: `${name}(...) is a mobile action of UI-TARS: a desktop has no such action, and its prompt offers none`, thought: 'Do it.' }, call);
+    }
   });
 
   it('honours a model image of another size', () => {
