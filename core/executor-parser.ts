@@ -15,7 +15,8 @@ import { formatIssues } from './validation';
  * - Typed text ending in a newline, or in a literal backslash-n, is typed without it, then Enter.
  * - `wait()` waits WAIT_SECONDS (UI-TARS sleeps 5 s); `scroll` has no amount in UI-TARS, so it
  *   scrolls SCROLL_AMOUNT wheel clicks (what UI-TARS's own pyautogui conversion does); a scroll
- *   without a point scrolls at the centre of the screen.
+ *   without a point has none: it scrolls where the pointer is, as that conversion's
+ *   `pyautogui.scroll(-5)` does.
  * - `press(key=...)` and `keydown(key=...)` are hotkeys of one chord; keys are lower-cased, split on
  *   spaces (and on `+`, which models sometimes write), and must be names pyautogui knows (or an
  *   alias of one, core/render/keys.ts).
@@ -163,10 +164,8 @@ function callNames(text: string): string[] {
   const names: string[] = [];
   let rest = text.trimStart();
   while (rest !== '' && names.length < NAMED_CALLS) {
-    const name = identAt(rest, 0);
-    if (name === undefined) break;
-    names.push(name);
     const next = readCall(rest);
+    names.push(next.ok ? next.call.name : (identAt(rest, 0) ?? preview(rest)));
     if (!next.ok) break;
     rest = next.rest.trimStart();
   }
@@ -279,8 +278,7 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
       if (!(SCROLL_DIRECTIONS as readonly string[]).includes(direction)) {
         return fail(`scroll direction must be one of ${SCROLL_DIRECTIONS.join(', ')}, found ${preview(direction)}`);
       }
-      const { x, y } = at.point ?? { x: Math.floor(screen.width / 2), y: Math.floor(screen.height / 2) };
-      return { ok: true, action: { type: 'scroll', x, y, direction: direction as ScrollDirection, amount: SCROLL_AMOUNT } };
+      return { ok: true, action: { type: 'scroll', ...at.point, direction: direction as ScrollDirection, amount: SCROLL_AMOUNT } };
     }
     case 'hotkey':
     case 'press':
@@ -345,7 +343,9 @@ export function formatExecutorAction(action: GuiAction, view: ExecutorView): str
     case 'drag':
       return `drag(start_box=${box(action.from)}, end_box=${box(action.to)})`;
     case 'scroll':
-      return `scroll(start_box=${box(action)}, direction='${action.direction}')`;
+      return action.x === undefined || action.y === undefined
+        ? `scroll(direction='${action.direction}')`
+        : `scroll(start_box=${box({ x: action.x, y: action.y })}, direction='${action.direction}')`;
     case 'type':
       return `type(content='${escapeContent(action.submit ? `${action.text}\n` : action.text)}')`;
     case 'hotkey': {

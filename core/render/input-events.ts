@@ -28,11 +28,11 @@ export function toInputEvents(action: GuiAction): InputEvent[] {
         { kind: 'move', x: action.to.x, y: action.to.y },
         { kind: 'button_up', button: 1 },
       ];
-    case 'scroll':
-      return [
-        { kind: 'move', x: action.x, y: action.y },
-        { kind: 'click', button: SCROLL_BUTTON[action.direction], count: action.amount },
-      ];
+    case 'scroll': {
+      const wheel: InputEvent = { kind: 'click', button: SCROLL_BUTTON[action.direction], count: action.amount };
+      // Without a point the wheel turns where the pointer is.
+      return action.x === undefined || action.y === undefined ? [wheel] : [{ kind: 'move', x: action.x, y: action.y }, wheel];
+    }
     case 'type': {
       const events: InputEvent[] = action.text === '' ? [] : [{ kind: 'type', text: action.text }];
       return action.submit ? [...events, { kind: 'key', chord: 'Return' }] : events;

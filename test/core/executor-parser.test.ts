@@ -75,8 +75,9 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf('call_user()'), { type: 'call_user' });
   });
 
-  it('scrolls at the screen centre when no point is given, in any case of direction', () => {
-    assert.deepEqual(actionOf("scroll(direction='UP')"), { type: 'scroll', x: 640, y: 400, direction: 'up', amount: 5 });
+  it('scrolls where the pointer is when no point is given (no point in the action, as UI-TARS scrolls), in any case of direction', () => {
+    assert.deepEqual(actionOf("scroll(direction='UP')"), { type: 'scroll', direction: 'up', amount: 5 });
+    assert.equal(formatExecutorAction({ type: 'scroll', direction: 'down', amount: 5 }, view), "scroll(direction='down')");
     assert.match(reasonOf("scroll(start_box='(1,1)', direction='down or up')"), /direction must be one of up, down, left, right/);
     assert.match(reasonOf("scroll(start_box='(1,1)')"), /direction must be one of/);
   });
@@ -286,7 +287,7 @@ function near(got: GuiAction, want: GuiAction, tolerance: number): boolean {
     case 'drag':
       return got.type === 'drag' && close(got.from, want.from, tolerance) && close(got.to, want.to, tolerance);
     case 'scroll':
-      return got.type === 'scroll' && close(got, want, tolerance) && got.direction === want.direction && got.amount === SCROLL_AMOUNT;
+      return got.type === 'scroll' && got.x !== undefined && close(got as Point, want as Point, tolerance) && got.direction === want.direction && got.amount === SCROLL_AMOUNT;
     case 'hotkey':
       return got.type === 'hotkey' && JSON.stringify(got.keys) === JSON.stringify(want.keys.map((key) => key.toLowerCase()));
     case 'wait':

@@ -140,7 +140,8 @@ describe('parser fuzzing', function () {
           accepted.executor += 1;
           assert.equal(typeof executor.thought, 'string');
           const action = guiActionSchema.parse(executor.action);
-          for (const point of 'from' in action ? [action.from, action.to] : 'x' in action ? [action] : []) {
+          const placed = 'x' in action && action.x !== undefined && action.y !== undefined ? [{ x: action.x, y: action.y }] : [];
+          for (const point of 'from' in action ? [action.from, action.to] : placed) {
             assert.ok(point.x < view.screen.width && point.y < view.screen.height, `${JSON.stringify(action)} off screen for ${JSON.stringify(input)}`);
           }
         } else {
