@@ -20,6 +20,7 @@ import {
   createOsworldDesktops,
   OsworldDesktop,
   PORT_PLACEHOLDER,
+  type OsworldDesktopOptions,
 } from '../../activities/desktop/osworld/osworld-desktop';
 import { CommandVmProvider, type VmProvider } from '../../activities/desktop/osworld/vm-provider';
 import { DesktopPool, LeaseLostError } from '../../activities/desktop/pool';
@@ -457,31 +458,35 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
   });
 });
 
+/** A host of one OSWorld VM (no retries within the client), its desktop built with `options`. */
+function vmPool(hostId: string, vm: OsworldVmConfig, options: Partial<OsworldDesktopOptions> = {}): DesktopPool {
+  return new DesktopPool({
+    hostId,
+    hostQueue: `${hostId}-queue`,
+    size: 1,
+    leaseTtlMs: 60_000,
+    serves: 'any',
+    deploymentServes: 'any',
+    createDesktop: (index) =>
+      new OsworldDesktop({
+        id: `${hostId}/${index}`,
+        vm,
+        provider: new CommandVmProvider(5000),
+        client: createOsworldClient(vm.url, { retries: 0 }),
+        appState: createKalgebraState(appStateUrl(vm)),
+        readyTimeoutMs: 1000,
+        ...options,
+      }),
+  });
+}
+
 describe('desktop activities on an OSWorld VM whose screenshots keep failing (in-VM server test double, real MinIO)', () => {
   it('fail the step as a lost lease, not retried, and give the lease up: the rollout leases again and its reset reverts the VM', async () => {
     const { store } = await testStack();
     const vmServer = await startOsworldServerDouble({ execute: pyautoguiStandIn(), screenshotsBeforeXRefuses: 1 });
     try {
       const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8000 };
-      const pool = new DesktopPool({
-        hostId: 'rack-9',
-        hostQueue: 'rack-9-queue',
-        size: 1,
-        leaseTtlMs: 60_000,
-        serves: 'any',
-        deploymentServes: 'any',
-        createDesktop: (index) =>
-          new OsworldDesktop({
-            id: `rack-9/${index}`,
-            vm,
-            provider: new CommandVmProvider(5000),
-            client: createOsworldClient(vm.url, { retries: 0 }),
-            appState: createKalgebraState(appStateUrl(vm)),
-            readyTimeoutMs: 1000,
-            screenshotAttempts: 2,
-            screenshotBackoffMs: 10,
-          }),
-      });
+      const pool = vmPool('rack-9', vm, { screenshotAttempts: 2, screenshotBackoffMs: 10 });
       const activities = createDesktopActivities({ pool, store, prefix: `test/osworld-lost/${Date.now()}`, tasks: s3TaskReader(store), settleMs: 0 });
       const lease = pool.lease({ requestId: 'rollout-1#0', software: 'KAlgebra' });
       const ref = { run: 'lost-vm', software: 'KAlgebra', task: 'A-01', attempt: 0 };
@@ -652,16 +657,7 @@ describe('desktop activities on an OSWorld VM: a scroll without a point (in-VM s
     });
     try {
       const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8000 };
-      const pool = new DesktopPool({
-        hostId: 'rack-8',
-        hostQueue: 'rack-8-queue',
-        size: 1,
-        leaseTtlMs: 60_000,
-        serves: 'any',
-        deploymentServes: 'any',
-        createDesktop: (index) =>
-          new OsworldDesktop({ id: `rack-8/${index}`, vm, provider: new CommandVmProvider(5000), client: createOsworldClient(vm.url, { retries: 0 }), appState: createKalgebraState(appStateUrl(vm)), readyTimeoutMs: 1000 }),
-      });
+      const pool = vmPool('rack-8', vm);
       const activities = createDesktopActivities({ pool, store, prefix: `test/osworld-scroll/${Date.now()}`, tasks: s3TaskReader(store), settleMs: 0 });
       const lease = pool.lease({ requestId: 'rollout-1#0', software: 'KAlgebra' });
       const ref = { run: 'scroll-at-pointer', software: 'KAlgebra', task: 'A-01', attempt: 0 };
