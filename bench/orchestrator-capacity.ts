@@ -54,6 +54,9 @@ class InMemoryDesktop implements Desktop {
     return pngWithText(this.png, `${this.id} ${++this.shots}`);
   }
   async act(): Promise<void> {}
+  async pointer() {
+    return { x: 0, y: 0 };
+  }
   async evaluate(task: Task, stop: Parameters<Desktop['evaluate']>[1]) {
     return combineChecks(task.evaluate.flatMap((check, index) => (check.type === 'stop' ? [evaluateStop(check, index, stop)] : [])));
   }

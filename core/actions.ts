@@ -21,14 +21,20 @@ export const guiActionSchema = z.discriminatedUnion('type', [
   /** Moves the pointer there and presses nothing (tooltips, hover menus). */
   z.strictObject({ type: z.literal('hover'), x: coord, y: coord }),
   z.strictObject({ type: z.literal('drag'), from: pointSchema, to: pointSchema }),
-  z.strictObject({
-    type: z.literal('scroll'),
-    x: coord,
-    y: coord,
-    direction: z.enum(SCROLL_DIRECTIONS),
-    /** Wheel clicks. */
-    amount: z.number().int().min(1).max(50),
-  }),
+  /**
+   * Without x and y it scrolls where the pointer is, as UI-TARS's `scroll(direction=...)` does; the
+   * desktop that performs it records that point (activities/desktop/activities.ts).
+   */
+  z
+    .strictObject({
+      type: z.literal('scroll'),
+      x: coord.optional(),
+      y: coord.optional(),
+      direction: z.enum(SCROLL_DIRECTIONS),
+      /** Wheel clicks. */
+      amount: z.number().int().min(1).max(50),
+    })
+    .refine((scroll) => (scroll.x === undefined) === (scroll.y === undefined), { message: 'x and y are given together or not at all', path: ['x'] }),
   /** Types `text`; `submit` presses Enter afterwards (UI-TARS writes a trailing `\n` for it). */
   z.strictObject({ type: z.literal('type'), text: z.string().max(MAX_TEXT_LENGTH), submit: z.boolean() }),
   /** A key chord, keys in lower case as UI-TARS writes them: ["ctrl", "c"], ["enter"]. */
@@ -75,7 +81,7 @@ export function describeAction(action: GuiAction): string {
     case 'drag':
       return `drag from (${action.from.x}, ${action.from.y}) to (${action.to.x}, ${action.to.y})`;
     case 'scroll':
-      return `scroll ${action.direction} ${action.amount} at (${action.x}, ${action.y})`;
+      return `scroll ${action.direction} ${action.amount} ${action.x === undefined ? 'at the pointer' : `at (${action.x}, ${action.y})`}`;
     case 'type':
       return `type ${JSON.stringify(action.text)}${action.submit ? ' then Enter' : ''}`;
     case 'hotkey':

@@ -15,12 +15,17 @@ import { formatIssues } from './validation';
  * - Typed text ending in a newline, or in a literal backslash-n, is typed without it, then Enter.
  * - `wait()` waits WAIT_SECONDS (UI-TARS sleeps 5 s); `scroll` has no amount in UI-TARS, so it
  *   scrolls SCROLL_AMOUNT wheel clicks (what UI-TARS's own pyautogui conversion does); a scroll
- *   without a point scrolls at the centre of the screen.
+ *   without a point has none: it scrolls where the pointer is, as that conversion's
+ *   `pyautogui.scroll(-5)` does.
  * - `press(key=...)` and `keydown(key=...)` are hotkeys of one chord; keys are lower-cased, split on
  *   spaces (and on `+`, which models sometimes write), and must be names pyautogui knows (or an
  *   alias of one, core/render/keys.ts).
- * - One output is one action: calls after the first are returned as `dropped` (raw texts) for the
- *   step's record, never performed.
+ * - One output is one action. UI-TARS sometimes writes several (`click(...)\n\ntype(...)`), which
+ *   its own pyautogui conversion runs one after another in one script; a step here performs one
+ *   action (its record, replay, judge and GRPO reward hold one), so such a reply is malformed,
+ *   its reason naming the calls, rather than any of them dropped unperformed.
+ * - UI-TARS's mobile actions (`long_press`, `open_app`, `press_home`, `press_back`) are refused as
+ *   such: its desktop prompt never offers them.
  * - A call the output ends in before its final `)` is read as closed.
  * - An unknown call or argument is a failure naming it.
  */
@@ -33,8 +38,7 @@ export interface ExecutorView {
 }
 
 export type ExecutorParse =
-  /** `dropped`: the raw texts of the calls after the first, when the reply had several. */
-  | { readonly ok: true; readonly thought: string; readonly action: GuiAction; readonly dropped?: readonly string[] }
+  | { readonly ok: true; readonly thought: string; readonly action: GuiAction }
   | { readonly ok: false; readonly reason: string; readonly thought?: string };
 
 export const WAIT_SECONDS = 5;
@@ -42,7 +46,16 @@ export const SCROLL_AMOUNT = 5;
 
 const modelImageOf = (view: ExecutorView): Size => view.modelImage ?? smartResize(view.screen.width, view.screen.height);
 
+/**
+ * Longest reply read: a thought and the longest typed text (MAX_TEXT_LENGTH), every character
+ * escaped, fit with room to spare. A longer one is degenerate output and never reaches a pattern.
+ */
+export const MAX_EXECUTOR_REPLY_CHARS = 32_768;
+
 export function parseExecutorOutput(text: string, view: ExecutorView): ExecutorParse {
+  if (text.length > MAX_EXECUTOR_REPLY_CHARS) {
+    return { ok: false, reason: `the executor reply is ${text.length} characters long; at most ${MAX_EXECUTOR_REPLY_CHARS} are read` };
+  }
   const { thought, action: actionText } = splitThoughtAction(text);
   const withThought = (reason: string): ExecutorParse => (thought === '' ? { ok: false, reason } : { ok: false, reason, thought });
   if (actionText === undefined) return withThought('no "Action:" in the executor output');
@@ -52,7 +65,7 @@ export function parseExecutorOutput(text: string, view: ExecutorView): ExecutorP
   if (!action.ok) return withThought(action.reason);
   const checked = guiActionSchema.safeParse(action.action);
   if (!checked.success) return withThought(`${call.call.name}(...) is out of range: ${formatIssues(checked.error.issues).join('; ')}`);
-  return call.dropped.length === 0 ? { ok: true, thought, action: checked.data } : { ok: true, thought, action: checked.data, dropped: call.dropped };
+  return { ok: true, thought, action: checked.data };
 }
 
 type Failure = { readonly ok: false; readonly reason: string };
@@ -118,39 +131,45 @@ const CALL_START = /^[A-Za-z_]\w*\s*\(/;
  * UI-TARS often leaves quotes unescaped inside typed text (`type(content='it's')`). When the strict
  * reading fails, a type/finished call whose content runs to a quote and `)` that end the text, or
  * that a line break and another call follow, is read that way, as UI-TARS's own parser does (it
- * splits actions at `)` and a blank line). The `)` may be missing at the end of the text.
+ * splits actions at `)` and a blank line). The `)` may be missing at the end of the text. The blanks
+ * before that line break exclude it, so no run of line breaks is read twice.
  */
-const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*?)\2\s*(?:\)|$)(?=\s*$|\s*\n\s*[A-Za-z_]\w*\s*\()/;
+const CONTENT_CALL = /^\s*(type|finished)\s*\(\s*content\s*=\s*(['"])([\s\S]*?)\2\s*(?:\)|$)(?=\s*$|[^\S\n]*\n\s*[A-Za-z_]\w*\s*\()/;
 
-/**
- * The first call of an action text and the raw texts of any calls after it (UI-TARS sometimes
- * writes several; the first is what it meant for this step). Text after the first call that is
- * not a call makes the output malformed.
- */
-function readAction(src: string): { ok: true; call: Call; dropped: string[] } | Failure {
+/** The one call of an action text; text after it that is not a call makes the output malformed, and another call too. */
+function readAction(src: string): { ok: true; call: Call } | Failure {
+  const first = firstCall(src);
+  if (!first.ok) return first;
+  const names = [first.call.name, ...callNames(first.rest)];
+  if (names.length === 1) return { ok: true, call: first.call };
+  return fail(`several actions in one reply (${names.join(', ')}): a step performs one action, so none is taken`);
+}
+
+function firstCall(src: string): { ok: true; call: Call; rest: string } | Failure {
   const strict = readCall(src);
-  if (strict.ok && (strict.rest.trim() === '' || CALL_START.test(strict.rest.trim()))) {
-    return { ok: true, call: strict.call, dropped: laterCalls(strict.rest) };
-  }
+  if (strict.ok && (strict.rest.trim() === '' || CALL_START.test(strict.rest.trim()))) return strict;
   const content = CONTENT_CALL.exec(src);
   if (content !== null) {
     const call = { name: content[1] as string, args: new Map([['content', decodeEscapes(content[3] as string)]]) };
-    return { ok: true, call, dropped: laterCalls(src.slice(content[0].length)) };
+    return { ok: true, call, rest: src.slice(content[0].length) };
   }
   return strict.ok ? fail(`unexpected text after ${strict.call.name}(...): ${preview(strict.rest.trim())}`) : strict;
 }
 
-/** Raw call texts, one per call read; what cannot be read is kept whole as the last one. */
-function laterCalls(text: string): string[] {
-  const calls: string[] = [];
-  let rest = text.trim();
-  while (rest !== '') {
+/** A reason names this many of the calls after the first, then `...`. */
+const NAMED_CALLS = 5;
+
+/** The names of the calls `text` holds, in order, up to the first that cannot be read. */
+function callNames(text: string): string[] {
+  const names: string[] = [];
+  let rest = text.trimStart();
+  while (rest !== '' && names.length < NAMED_CALLS) {
     const next = readCall(rest);
-    const end = next.ok ? rest.length - next.rest.length : rest.length;
-    calls.push(rest.slice(0, end).trim());
-    rest = rest.slice(end).trim();
+    names.push(next.ok ? next.call.name : (identAt(rest, 0) ?? preview(rest)));
+    if (!next.ok) break;
+    rest = next.rest.trimStart();
   }
-  return calls;
+  return rest === '' || names.length < NAMED_CALLS ? names : [...names, '...'];
 }
 
 const POINT_TAGS = /<\|box_start\|>|<\|box_end\|>|<\/?point>|<\/?bbox>/g;
@@ -161,11 +180,7 @@ const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)$/;
  * `<|box_start|>(x,y)<|box_end|>`, `<point>x y</point>`, or a box `(x1,y1,x2,y2)` (its centre).
  */
 function readPoint(value: string): { ok: true; x: number; y: number } | Failure {
-  const inner = value
-    .replace(POINT_TAGS, '')
-    .trim()
-    .replace(/^[([]\s*/, '')
-    .replace(/\s*[)\]]$/, '');
+  const inner = unbracketed(value.replace(POINT_TAGS, ''));
   const parts = inner.split(/[\s,]+/).filter((part) => part !== '');
   if ((parts.length !== 2 && parts.length !== 4) || !parts.every((part) => NUMBER.test(part))) {
     return fail(`expected a point (x,y) or a box (x1,y1,x2,y2), found ${preview(value)}`);
@@ -176,27 +191,36 @@ function readPoint(value: string): { ok: true; x: number; y: number } | Failure 
   return { ok: true, x: (x1 + x2) / 2, y: (y1 + y2) / 2 };
 }
 
+/** The text inside one pair of ( ) or [ ], blanks trimmed (by trim: a pattern ending in \s*$ would go quadratic on a long run of them). */
+function unbracketed(text: string): string {
+  let inner = text.trim();
+  if (inner.startsWith('(') || inner.startsWith('[')) inner = inner.slice(1).trimStart();
+  if (inner.endsWith(')') || inner.endsWith(']')) inner = inner.slice(0, -1).trimEnd();
+  return inner;
+}
+
 /** The names UI-TARS uses for an action's (first) point. */
 const START = ['start_box', 'point', 'start_point'] as const;
 const END = ['end_box', 'end_point'] as const;
 
-const CALL_ARGS: Record<string, readonly string[]> = {
-  click: START,
-  left_single: START,
-  left_double: START,
-  right_single: START,
-  hover: START,
-  drag: [...START, ...END],
-  select: [...START, ...END],
-  scroll: [...START, 'direction'],
-  hotkey: ['key'],
-  press: ['key'],
-  keydown: ['key'],
-  type: ['content'],
-  wait: [],
-  finished: ['content'],
-  call_user: [],
-};
+/** The calls and their arguments; a Map, so a name such as `constructor` is no call. */
+const CALL_ARGS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
+  ['click', START],
+  ['left_single', START],
+  ['left_double', START],
+  ['right_single', START],
+  ['hover', START],
+  ['drag', [...START, ...END]],
+  ['select', [...START, ...END]],
+  ['scroll', [...START, 'direction']],
+  ['hotkey', ['key']],
+  ['press', ['key']],
+  ['keydown', ['key']],
+  ['type', ['content']],
+  ['wait', []],
+  ['finished', ['content']],
+  ['call_user', []],
+]);
 
 /**
  * Typed text that ends in a newline submits (presses Enter). So does a literal backslash-n, which
@@ -210,8 +234,12 @@ const POINT_ACTIONS: Record<string, PointActionType> = { click: 'click', left_si
 
 type Built = { ok: true; action: GuiAction } | Failure;
 
+/** UI-TARS's phone actions (its MOBILE_USE prompt). */
+const MOBILE_ACTIONS = new Set(['long_press', 'open_app', 'press_home', 'press_back']);
+
 function toAction(call: Call, screen: Size, modelImage: Size): Built {
-  const allowed = CALL_ARGS[call.name];
+  const allowed = CALL_ARGS.get(call.name);
+  if (MOBILE_ACTIONS.has(call.name)) return fail(`${call.name}(...) is a mobile action of UI-TARS: a desktop has no such action, and its prompt offers none`);
   if (allowed === undefined) return fail(`unknown action ${call.name}(...)`);
   for (const key of call.args.keys()) {
     if (!allowed.includes(key)) return fail(`unknown argument ${key} in ${call.name}(...)`);
@@ -250,8 +278,7 @@ function toAction(call: Call, screen: Size, modelImage: Size): Built {
       if (!(SCROLL_DIRECTIONS as readonly string[]).includes(direction)) {
         return fail(`scroll direction must be one of ${SCROLL_DIRECTIONS.join(', ')}, found ${preview(direction)}`);
       }
-      const { x, y } = at.point ?? { x: Math.floor(screen.width / 2), y: Math.floor(screen.height / 2) };
-      return { ok: true, action: { type: 'scroll', x, y, direction: direction as ScrollDirection, amount: SCROLL_AMOUNT } };
+      return { ok: true, action: { type: 'scroll', ...at.point, direction: direction as ScrollDirection, amount: SCROLL_AMOUNT } };
     }
     case 'hotkey':
     case 'press':
@@ -316,7 +343,9 @@ export function formatExecutorAction(action: GuiAction, view: ExecutorView): str
     case 'drag':
       return `drag(start_box=${box(action.from)}, end_box=${box(action.to)})`;
     case 'scroll':
-      return `scroll(start_box=${box(action)}, direction='${action.direction}')`;
+      return action.x === undefined || action.y === undefined
+        ? `scroll(direction='${action.direction}')`
+        : `scroll(start_box=${box({ x: action.x, y: action.y })}, direction='${action.direction}')`;
     case 'type':
       return `type(content='${escapeContent(action.submit ? `${action.text}\n` : action.text)}')`;
     case 'hotkey': {

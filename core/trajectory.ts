@@ -40,7 +40,10 @@ export const stepRecordSchema = z.strictObject({
     .optional(),
   /** Null when a model's output was malformed. */
   action: guiActionSchema.nullable(),
-  /** Raw calls the executor wrote after the one taken as `action`: recorded, never performed. */
+  /**
+   * Raw calls the executor wrote after the one taken as `action`, never performed: only in
+   * manifests written before replies with several calls were refused as malformed.
+   */
   droppedActions: z.array(z.string()).optional(),
   /** Why the output was malformed, or what failed while acting. */
   error: z.string().optional(),

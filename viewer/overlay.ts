@@ -38,6 +38,8 @@ function shapesOf(action: GuiAction, u: number, width: number, height: number): 
     case 'drag':
       return html`<g class="mark">${ring(action.from.x, action.from.y, 1.2 * u)}${arrow(action.from.x, action.from.y, action.to.x, action.to.y, u)}${label(action.to.x, action.to.y, 'drag')}</g>`;
     case 'scroll': {
+      // A scroll at the pointer that no desktop performed (so none recorded where) has no point to draw at.
+      if (action.x === undefined || action.y === undefined) return banner(describeAction(action), u, width, height);
       const [dx, dy] = DIRECTIONS[action.direction];
       const length = 8 * u;
       return html`<g class="mark">${dot(action.x, action.y)}${arrow(action.x, action.y, action.x + dx * length, action.y + dy * length, u)}${label(action.x, action.y, `scroll ${action.direction} ×${action.amount}`)}</g>`;

@@ -233,7 +233,9 @@ export async function rollout(raw: unknown): Promise<RolloutResult> {
       }
       const resumed = resumes > resumesBefore ? { resumed: true } : {};
       if (outcome.performed) {
-        steps.push({ ...base, ...resumed, performed: true, afterScreenshotKey: outcome.screenshotKey, actMs: outcome.actMs, screenshotMs: outcome.screenshotMs });
+        // A scroll at the pointer comes back with where the pointer was: the step records (and a resume replays) that.
+        const action = outcome.action ?? decision.action;
+        steps.push({ ...base, ...resumed, action, performed: true, afterScreenshotKey: outcome.screenshotKey, actMs: outcome.actMs, screenshotMs: outcome.screenshotMs });
         screenshotKey = outcome.screenshotKey;
       } else {
         steps.push({ ...base, ...resumed, performed: false, error: outcome.error });

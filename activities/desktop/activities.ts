@@ -9,7 +9,7 @@ import { makeVariants } from '../images/variants';
 import { desktopMetrics, type DesktopMetrics } from '../metrics';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
-import { DesktopError, DesktopLostError } from './desktop';
+import { DesktopError, DesktopLostError, type Desktop } from './desktop';
 import { LeaseLostError, NoFreeDesktopError, SoftwareNotServedError, type DesktopPool, type Lease, type LeaseRequest } from './pool';
 
 
@@ -36,8 +36,15 @@ export interface StepInput {
 }
 
 export type StepOutcome =
-  | { readonly performed: true; readonly screenshotKey: string; readonly actMs: number; readonly screenshotMs: number }
-  /** The action cannot be performed at all (e.g. a key with no keysym): the step fails, the rollout goes on. */
+  | {
+      readonly performed: true;
+      readonly screenshotKey: string;
+      readonly actMs: number;
+      readonly screenshotMs: number;
+      /** The action as performed, when the desktop completed it: a scroll at the pointer, with where the pointer was. */
+      readonly action?: GuiAction;
+    }
+  /** The action cannot be performed at all (e.g. a key the key table does not know): the step fails, the rollout goes on. */
   | { readonly performed: false; readonly error: string };
 
 export interface DesktopDeps {
@@ -53,6 +60,17 @@ export interface DesktopDeps {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A scroll without a point turns the wheel where the pointer is (UI-TARS's `scroll(direction=...)`):
+ * the desktop is asked where that is and the scroll is performed there, so the step's record, the
+ * judge and a replay on another desktop all have the point. Any other action is as decided.
+ */
+async function placed(desktop: Desktop, action: GuiAction): Promise<GuiAction> {
+  if (action.type !== 'scroll' || (action.x !== undefined && action.y !== undefined)) return action;
+  const { x, y } = await desktop.pointer();
+  return { ...action, x, y };
+}
 
 /**
  * Turns pool and desktop errors into the failures the workflow handles: a lost lease or a lost
@@ -145,8 +163,10 @@ export function createDesktopActivities(deps: DesktopDeps) {
       try {
         return await withHeartbeat(async () => {
           const started = Date.now();
+          const desktop = pool.use(input.leaseId);
+          const action = await placed(desktop, input.action);
           try {
-            await pool.use(input.leaseId).act(input.action);
+            await desktop.act(action);
           } catch (err) {
             if (err instanceof RenderError) {
               metrics.steps.inc({ host, outcome: 'refused' });
@@ -158,7 +178,8 @@ export function createDesktopActivities(deps: DesktopDeps) {
           const actMs = Date.now() - started;
           const observation = await capture(input.leaseId, input.ref, input.step);
           metrics.steps.inc({ host, outcome: 'performed' });
-          return { performed: true, screenshotKey: observation.screenshotKey, actMs, screenshotMs: observation.ms };
+          const completed = action === input.action ? {} : { action };
+          return { performed: true, screenshotKey: observation.screenshotKey, actMs, screenshotMs: observation.ms, ...completed };
         });
       } catch (err) {
         metrics.steps.inc({ host, outcome: 'failed' });

@@ -1,4 +1,4 @@
-import type { GuiAction } from '../../core/actions';
+import type { GuiAction, Point } from '../../core/actions';
 import type { EvaluationResult, StopInfo } from '../../core/evaluation';
 import type { Task } from '../../core/task';
 
@@ -19,6 +19,8 @@ export interface Desktop {
    * cannot be rendered (core/render) throws RenderError, which is a failed step, not a desktop fault.
    */
   act(action: GuiAction): Promise<void>;
+  /** Where the pointer is, in screen pixels: where a scroll without a point turns the wheel. */
+  pointer(): Promise<Point>;
   /** Runs the task's `evaluate` checks against the app's real state. */
   evaluate(task: Task, stop: StopInfo): Promise<EvaluationResult>;
   /** False when the desktop can no longer be trusted (display or app gone); the pool recycles it. */

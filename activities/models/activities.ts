@@ -49,8 +49,7 @@ const callRecord = (completion: Completion, promptVersion: string) => ({
  * The model gateway's activities (orchestrator queue). `decideStep` runs one agent step
  * (agent-step.ts) with the earlier turns read back from S3, and stores the raw texts. Malformed
  * output is not an activity failure: it comes back as a decision without an action, its raw text
- * kept, so the workflow records a failed step. Executor calls after the first stay in the decision
- * record only (the workflow's history never carries them); the manifest joins them back.
+ * kept, so the workflow records a failed step.
  */
 export function createModelActivities(deps: ModelDeps) {
   const { decisions } = deps;
@@ -58,7 +57,7 @@ export function createModelActivities(deps: ModelDeps) {
   async function decide(input: DecideInput): Promise<Decision> {
     const task = await deps.tasks.read(input.taskKey);
     const previous = await Promise.all(input.history.map((h) => decisions.read(h.decisionKey)));
-    const { planner, executor, thought, actionText, action, error, dropped } = await agentStep(deps.gateway, {
+    const { planner, executor, thought, actionText, action, error } = await agentStep(deps.gateway, {
       instruction: task.instruction,
       software: task.type,
       screenshotKey: input.screenshotKey,
@@ -78,7 +77,6 @@ export function createModelActivities(deps: ModelDeps) {
       executor: executor === undefined ? undefined : callRecord(executor, EXECUTOR_PROMPT_VERSION),
       action,
       error,
-      ...(dropped === undefined ? {} : { droppedActions: [...dropped] }),
     };
     const key = decisionKey(deps.prefix, input.ref, input.step, Context.current().info.attempt);
     await decisions.write(key, record);

@@ -34,8 +34,6 @@ export interface AgentStep {
   readonly actionText: string;
   /** Null when a reply could not be parsed (`error` says why). */
   readonly action: GuiAction | null;
-  /** Calls the executor wrote after the one it is taken at: recorded, never performed. */
-  readonly dropped?: readonly string[];
   readonly error?: string;
 }
 
@@ -70,5 +68,5 @@ export async function agentStep(gateway: ModelGateway, input: AgentStepInput): P
   const sent = executor.imageSize ?? input.screen;
   const parsed = parseExecutorOutput(executor.texts[0] ?? '', { screen: input.screen, modelImage: smartResize(sent.width, sent.height) });
   if (!parsed.ok) return { planner, executor, thought: planned.thought, actionText, action: null, error: `executor output malformed: ${parsed.reason}` };
-  return { planner, executor, thought: planned.thought, actionText, action: parsed.action, ...(parsed.dropped === undefined ? {} : { dropped: parsed.dropped }) };
+  return { planner, executor, thought: planned.thought, actionText, action: parsed.action };
 }

@@ -22,7 +22,10 @@ export const decisionRecordSchema = z.strictObject({
   executor: call.optional(),
   action: guiActionSchema.nullable(),
   error: z.string().optional(),
-  /** Raw calls the executor wrote after the one taken, never performed. */
+  /**
+   * Raw calls the executor wrote after the one taken, never performed: written only before such
+   * replies were refused as malformed; kept so a record of a rollout in flight then still reads.
+   */
   droppedActions: z.array(z.string()).optional(),
 });
 

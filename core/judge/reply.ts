@@ -17,7 +17,16 @@ type Fields = Map<string, unknown>;
 const normaliseKey = (key: string): string => key.toLowerCase().replace(/[^a-z]/g, '');
 const REASONING_KEYS = ['thoughts', 'thought', 'reasoning', 'reason', 'analysis', 'explanation'];
 
+/**
+ * Longest reply read: 4 characters for each of the 32,768 tokens judging.maxTokens allows. A
+ * longer one is degenerate output, a failed vote, and never reaches a pattern.
+ */
+export const MAX_JUDGE_REPLY_CHARS = 131_072;
+
 export function parseJudgeReply(text: string): JudgeReplyParse {
+  if (text.length > MAX_JUDGE_REPLY_CHARS) {
+    return { ok: false, reason: `the judge reply is ${text.length} characters long; at most ${MAX_JUDGE_REPLY_CHARS} are read` };
+  }
   const json = extractJson(text);
   let fields: Fields | undefined;
   if (json.ok && typeof json.value === 'object' && json.value !== null && !Array.isArray(json.value)) {
@@ -30,17 +39,32 @@ export function parseJudgeReply(text: string): JudgeReplyParse {
   return readFields(fields);
 }
 
-const LINE = /^[\s*#>`\-"']*(correctness|redundant|first[\s_-]*error[\s_-]*step)["'*`\s]*[:=]\s*(.*?)[\s,*`]*$/i;
+/**
+ * A field's name at the start of a line, markdown around it, up to its `:` or `=`. Its value is the
+ * rest of the line, trimmed by valueOf: no pattern looks past the name, so each line is read once
+ * whatever runs of blanks it holds.
+ */
+const FIELD_NAME = /^[\s*#>`\-"']*(correctness|redundant|first[\s_-]*error[\s_-]*step)["'*`\s]*[:=]/i;
 
 function fieldsFromLines(text: string): Fields {
   const fields: Fields = new Map();
   for (const line of text.split('\n')) {
-    const match = LINE.exec(line);
+    const match = FIELD_NAME.exec(line);
     if (match === null) continue;
     const key = normaliseKey(match[1] as string);
-    if (!fields.has(key)) fields.set(key, literal(match[2] as string));
+    if (!fields.has(key)) fields.set(key, literal(valueOf(line.slice(match[0].length))));
   }
   return fields;
+}
+
+/** Markdown that may close a value: trailing blanks, commas, asterisks and backquotes. */
+const TRAILING = new Set([',', '*', '`']);
+
+function valueOf(rest: string): string {
+  const value = rest.trim();
+  let end = value.length;
+  while (end > 0 && (TRAILING.has(value[end - 1] as string) || /\s/.test(value[end - 1] as string))) end -= 1;
+  return value.slice(0, end);
 }
 
 /** A value written on a line: a Python/JSON literal when it is one, else the raw text. */
@@ -77,19 +101,27 @@ function readFields(fields: Fields): JudgeReplyParse {
   return { ok: true, reply: reasoningKey === undefined ? reply : { ...reply, reasoning: fields.get(reasoningKey) as string } };
 }
 
+/** A text value trimmed and in lower case (trim, not a pattern, takes off the blanks: linear however many). */
+const word = (value: unknown): string | undefined => (typeof value === 'string' ? value.trim().toLowerCase() : undefined);
+
 function readBoolean(value: unknown): Read<boolean> {
   if (typeof value === 'boolean') return { ok: true, value };
-  if (typeof value === 'string' && /^\s*(true|yes)\s*$/i.test(value)) return { ok: true, value: true };
-  if (typeof value === 'string' && /^\s*(false|no)\s*$/i.test(value)) return { ok: true, value: false };
+  const said = word(value);
+  if (said === 'true' || said === 'yes') return { ok: true, value: true };
+  if (said === 'false' || said === 'no') return { ok: true, value: false };
   return { ok: false, reason: `Correctness must be true or false, found ${show(value)}` };
 }
 
 function readStep(value: unknown): number | undefined {
-  const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  const said = word(value);
+  const n = said !== undefined && /^\d+$/.test(said) ? Number(said) : value;
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : undefined;
 }
 
-const isNone = (value: unknown): boolean => value === null || (typeof value === 'string' && /^\s*(none|null)?\s*$/i.test(value));
+function isNone(value: unknown): boolean {
+  const said = word(value);
+  return value === null || said === '' || said === 'none' || said === 'null';
+}
 
 /** Step numbers, sorted and without repeats; None or an empty text is an empty list. */
 function readSteps(value: unknown): Read<number[]> {

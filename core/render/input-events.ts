@@ -8,7 +8,7 @@ const SCROLL_BUTTON = { up: 4, down: 5, left: 6, right: 7 } as const;
 /**
  * A typed action as the input events a local X display performs (see activities/desktop/x11).
  * Terminal actions (done, fail, answer, call_user) touch nothing and render to no events.
- * Throws RenderError for a hotkey with a key that has no X keysym.
+ * Throws RenderError for a hotkey with a key the key table does not know.
  */
 export function toInputEvents(action: GuiAction): InputEvent[] {
   switch (action.type) {
@@ -28,17 +28,20 @@ export function toInputEvents(action: GuiAction): InputEvent[] {
         { kind: 'move', x: action.to.x, y: action.to.y },
         { kind: 'button_up', button: 1 },
       ];
-    case 'scroll':
-      return [
-        { kind: 'move', x: action.x, y: action.y },
-        { kind: 'click', button: SCROLL_BUTTON[action.direction], count: action.amount },
-      ];
+    case 'scroll': {
+      const wheel: InputEvent = { kind: 'click', button: SCROLL_BUTTON[action.direction], count: action.amount };
+      // Without a point the wheel turns where the pointer is.
+      return action.x === undefined || action.y === undefined ? [wheel] : [{ kind: 'move', x: action.x, y: action.y }, wheel];
+    }
     case 'type': {
       const events: InputEvent[] = action.text === '' ? [] : [{ kind: 'type', text: action.text }];
       return action.submit ? [...events, { kind: 'key', chord: 'Return' }] : events;
     }
-    case 'hotkey':
-      return [{ kind: 'key', chord: keyNames(action.keys, 'x11').join('+') }];
+    case 'hotkey': {
+      // Keys that press nothing on a VM press nothing here; a chord of only those is no event.
+      const keysyms = keyNames(action.keys, 'x11');
+      return keysyms.length === 0 ? [] : [{ kind: 'key', chord: keysyms.join('+') }];
+    }
     case 'wait':
       return [{ kind: 'sleep', ms: Math.round(action.seconds * 1000) }];
     case 'done':

@@ -1,17 +1,31 @@
 /**
  * Key names as models write them (UI-TARS: `hotkey(key='ctrl c')`, lower case) mapped to the X
  * keysyms xdotool presses and to the names pyautogui knows. The table holds every name of
- * pyautogui's KEY_NAMES (asweigart/pyautogui, pyautogui/__init__.py, read at b4255d0), each with
- * the keysym its X11 backend or the Linux kernel uses for it, plus the spellings models add
- * (control, super, arrowleft...). A key outside it is refused, so a model can never smuggle an
- * arbitrary string into either renderer.
+ * pyautogui's KEY_NAMES (alias KEYBOARD_KEYS; asweigart/pyautogui, pyautogui/__init__.py, read at b4255d0), each with
+ * the keysym its X11 backend (pyautogui/_pyautogui_x11.py) presses for it, so a local desktop
+ * presses what an OSWorld VM's pyautogui presses; plus the spellings models add (control, super,
+ * arrowleft, ctrl_l...). A key outside it is refused, so a model can never smuggle an arbitrary
+ * string into either renderer.
  */
 
 interface Key {
-  /** The keysym xdotool presses; undefined for the IME keys of Windows that X has none for. */
+  /** The keysym xdotool presses; absent for the names pyautogui's X11 backend presses nothing for. */
   readonly x11?: string;
   readonly pyautogui: string;
 }
+
+/**
+ * Names pyautogui knows but its X11 backend has no keycode for (browser, media and IME keys, fn,
+ * sleep, yen...): on a VM it presses nothing for them, and neither does a local desktop (xdotool
+ * could press most, and the two desktops would then act differently).
+ */
+const PRESSES_NOTHING = new Set([
+  'accept', 'final', 'clear', 'fn', 'sleep', 'stop', 'yen',
+  'browserback', 'browserfavorites', 'browserforward', 'browserhome', 'browserrefresh', 'browsersearch', 'browserstop',
+  'launchapp1', 'launchapp2', 'launchmail', 'launchmediaselect',
+  'nexttrack', 'playpause', 'prevtrack', 'volumedown', 'volumemute', 'volumeup',
+  'convert', 'nonconvert', 'modechange', 'hangul', 'hanguel', 'hanja', 'junja', 'kana', 'kanji',
+]);
 
 /** Named keys; a value that is a string is a pyautogui name whose keysym follows the string. */
 const NAMED: Record<string, string | Key> = {
@@ -57,48 +71,15 @@ const NAMED: Record<string, string | Key> = {
   prntscrn: 'Print',
   prtsc: 'Print',
   prtscr: 'Print',
-  clear: 'Clear',
   execute: 'Execute',
   help: 'Help',
   select: 'Select',
-  sleep: 'XF86Sleep',
-  fn: 'XF86Fn',
   add: 'KP_Add',
   subtract: 'KP_Subtract',
   multiply: 'KP_Multiply',
   divide: 'KP_Divide',
   decimal: 'KP_Decimal',
   separator: 'KP_Separator',
-  browserback: 'XF86Back',
-  browserforward: 'XF86Forward',
-  browserrefresh: 'XF86Reload',
-  browserstop: 'XF86Stop',
-  browsersearch: 'XF86Search',
-  browserfavorites: 'XF86Favorites',
-  browserhome: 'XF86HomePage',
-  launchmail: 'XF86Mail',
-  launchmediaselect: 'XF86AudioMedia',
-  launchapp1: 'XF86MyComputer',
-  launchapp2: 'XF86Calculator',
-  volumemute: 'XF86AudioMute',
-  volumedown: 'XF86AudioLowerVolume',
-  volumeup: 'XF86AudioRaiseVolume',
-  nexttrack: 'XF86AudioNext',
-  prevtrack: 'XF86AudioPrev',
-  playpause: 'XF86AudioPlay',
-  stop: 'XF86AudioStop',
-  hangul: 'Hangul',
-  hanguel: 'Hangul',
-  hanja: 'Hangul_Hanja',
-  junja: 'Hangul_Jeonja',
-  kana: 'Hiragana_Katakana',
-  kanji: 'Kanji',
-  convert: 'Henkan',
-  nonconvert: 'Muhenkan',
-  modechange: 'Mode_switch',
-  yen: 'yen',
-  accept: { pyautogui: 'accept' },
-  final: { pyautogui: 'final' },
   // Spellings models use that pyautogui does not know, as the key pyautogui calls it.
   control: { x11: 'ctrl', pyautogui: 'ctrl' },
   super: { x11: 'super', pyautogui: 'win' },
@@ -108,6 +89,17 @@ const NAMED: Record<string, string | Key> = {
   arrowdown: { x11: 'Down', pyautogui: 'down' },
   arrowleft: { x11: 'Left', pyautogui: 'left' },
   arrowright: { x11: 'Right', pyautogui: 'right' },
+  // The X keysyms of the left and right modifiers, lower case (and ctrl_l, ctrl_r as pynput shortens them).
+  control_l: { x11: 'Control_L', pyautogui: 'ctrlleft' },
+  control_r: { x11: 'Control_R', pyautogui: 'ctrlright' },
+  ctrl_l: { x11: 'Control_L', pyautogui: 'ctrlleft' },
+  ctrl_r: { x11: 'Control_R', pyautogui: 'ctrlright' },
+  shift_l: { x11: 'Shift_L', pyautogui: 'shiftleft' },
+  shift_r: { x11: 'Shift_R', pyautogui: 'shiftright' },
+  alt_l: { x11: 'Alt_L', pyautogui: 'altleft' },
+  alt_r: { x11: 'Alt_R', pyautogui: 'altright' },
+  super_l: { x11: 'Super_L', pyautogui: 'winleft' },
+  super_r: { x11: 'Super_R', pyautogui: 'winright' },
   // Mac names: pyautogui's X11 backend ignores them, so on these Linux desktops they press their counterparts.
   command: { x11: 'super', pyautogui: 'win' },
   option: { x11: 'alt', pyautogui: 'alt' },
@@ -159,6 +151,7 @@ const own = <T>(table: Record<string, T>, key: string): T | undefined => (Object
 
 function lookUp(key: string): Key | undefined {
   const lower = key.toLowerCase();
+  if (PRESSES_NOTHING.has(lower)) return { pyautogui: lower };
   const named = own(NAMED, lower);
   if (typeof named === 'string') return { x11: named, pyautogui: lower };
   if (named !== undefined) return named;
@@ -171,7 +164,10 @@ function lookUp(key: string): Key | undefined {
 
 export type KeyTarget = 'x11' | 'pyautogui';
 
-/** The renderer's name for a model's key name, or undefined when the key is not known (or X has no keysym for it). */
+/**
+ * The renderer's name for a model's key name; undefined when the key is not known, or (for x11)
+ * when it presses nothing.
+ */
 export const keyName = (key: string, target: KeyTarget): string | undefined => lookUp(key)?.[target];
 
 export class RenderError extends Error {
@@ -181,13 +177,15 @@ export class RenderError extends Error {
   }
 }
 
-/** The renderer's names for a hotkey's keys; RenderError naming the first key it cannot press. */
+/**
+ * The renderer's names for a hotkey's keys, leaving out (for x11) those that press nothing;
+ * RenderError naming the first key the table does not know.
+ */
 export function keyNames(keys: readonly string[], target: KeyTarget): string[] {
-  return keys.map((key) => {
+  return keys.flatMap((key) => {
     const known = lookUp(key);
     if (known === undefined) throw new RenderError(`unknown key "${key}" in hotkey ${JSON.stringify(keys)}`);
     const name = known[target];
-    if (name === undefined) throw new RenderError(`key "${key}" has no X keysym; only pyautogui can press it`);
-    return name;
+    return name === undefined ? [] : [name];
   });
 }

@@ -89,7 +89,9 @@ export function toPyautogui(action: GuiAction): string {
       const clicks = integer(action.amount, 'scroll amount');
       const vertical = action.direction === 'up' || action.direction === 'down';
       const sign = action.direction === 'down' || action.direction === 'left' ? '-' : '';
-      return `pyautogui.${vertical ? 'scroll' : 'hscroll'}(${sign}${clicks}, x=${integer(action.x, 'x')}, y=${integer(action.y, 'y')})`;
+      // Without a point, where the pointer is: pyautogui's scroll without x and y, as UI-TARS's conversion writes it.
+      const where = action.x === undefined || action.y === undefined ? '' : `, x=${integer(action.x, 'x')}, y=${integer(action.y, 'y')}`;
+      return `pyautogui.${vertical ? 'scroll' : 'hscroll'}(${sign}${clicks}${where})`;
     }
     case 'type': {
       const statements: string[] = [];

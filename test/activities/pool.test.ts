@@ -17,6 +17,9 @@ class RecordingDesktop implements Desktop {
     return Buffer.alloc(0);
   }
   async act(): Promise<void> {}
+  async pointer() {
+    return { x: 0, y: 0 };
+  }
   async evaluate() {
     return { passed: true, checks: [] };
   }

@@ -31,6 +31,13 @@ describe('GUI actions', () => {
     assert.equal(guiActionSchema.safeParse({ type: 'teleport' }).success, false);
   });
 
+  it('takes a scroll without a point (where the pointer is), never with half of one', () => {
+    assert.deepEqual(guiActionSchema.parse({ type: 'scroll', direction: 'down', amount: 5 }), { type: 'scroll', direction: 'down', amount: 5 });
+    assert.equal(guiActionSchema.safeParse({ type: 'scroll', x: 1, direction: 'down', amount: 5 }).success, false);
+    assert.equal(guiActionSchema.safeParse({ type: 'scroll', y: 1, direction: 'down', amount: 5 }).success, false);
+    assert.equal(describeAction({ type: 'scroll', direction: 'down', amount: 5 }), 'scroll down 5 at the pointer');
+  });
+
   it('knows which actions end an episode and how', () => {
     assert.equal(isTerminal({ type: 'done' }), true);
     assert.equal(isTerminal({ type: 'answer', text: '1' }), true);

@@ -3,6 +3,7 @@ import type { GuiAction, Point } from '../../core/actions';
 import {
   formatExecutorAction,
   formatExecutorOutput,
+  MAX_EXECUTOR_REPLY_CHARS,
   parseExecutorOutput,
   SCROLL_AMOUNT,
   WAIT_SECONDS,
@@ -74,8 +75,9 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.deepEqual(actionOf('call_user()'), { type: 'call_user' });
   });
 
-  it('scrolls at the screen centre when no point is given, in any case of direction', () => {
-    assert.deepEqual(actionOf("scroll(direction='UP')"), { type: 'scroll', x: 640, y: 400, direction: 'up', amount: 5 });
+  it('scrolls where the pointer is when no point is given (no point in the action, as UI-TARS scrolls), in any case of direction', () => {
+    assert.deepEqual(actionOf("scroll(direction='UP')"), { type: 'scroll', direction: 'up', amount: 5 });
+    assert.equal(formatExecutorAction({ type: 'scroll', direction: 'down', amount: 5 }, view), "scroll(direction='down')");
     assert.match(reasonOf("scroll(start_box='(1,1)', direction='down or up')"), /direction must be one of up, down, left, right/);
     assert.match(reasonOf("scroll(start_box='(1,1)')"), /direction must be one of/);
   });
@@ -92,7 +94,9 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.match(reasonOf('hotkey()'), /hotkey\(\.\.\.\) needs key/);
   });
 
-  it('reads every key name pyautogui knows, the ones X has no keysym for too', () => {
+  it('reads every key name pyautogui knows (those it presses nothing for on X too) and the X names of the left and right modifiers', () => {
+    assert.deepEqual(actionOf("hotkey(key='ctrl_l c')"), { type: 'hotkey', keys: ['ctrl_l', 'c'] });
+    assert.deepEqual(actionOf("hotkey(key='Shift_R Tab')"), { type: 'hotkey', keys: ['shift_r', 'tab'] });
     assert.deepEqual(actionOf("hotkey(key='ctrl pgdn')"), { type: 'hotkey', keys: ['ctrl', 'pgdn'] });
     assert.deepEqual(actionOf("press(key='F13')"), { type: 'hotkey', keys: ['f13'] });
     assert.deepEqual(actionOf("hotkey(key='alt prtsc')"), { type: 'hotkey', keys: ['alt', 'prtsc'] });
@@ -136,18 +140,20 @@ describe('executor output (UI-TARS-1.5)', () => {
     assert.match(reasonOf("click(start_box='(1,1)"), /the string for start_box in click\(\.\.\.\) is not closed/);
   });
 
-  it('keeps the first of several actions and returns the others as dropped', () => {
-    assert.deepEqual(parse("click(start_box='(644,406)')\n\ntype(content='p := 2\\n')"), {
-      ok: true,
-      thought: 'Do it.',
-      action: { type: 'click', x: 640, y: 400 },
-      dropped: ["type(content='p := 2\\n')"],
-    });
-    const three = parse("type(content='it's')\n\nhotkey(key='enter')\nclick(start_box='(1,1)'");
-    assert.deepEqual(three, { ok: true, thought: 'Do it.', action: { type: 'type', text: "it's", submit: false }, dropped: ["hotkey(key='enter')", "click(start_box='(1,1)'"] });
-    const unreadable = parse("wait()\n\nclick(start_box='(1,1)' oops) trailing\n\nfinished()");
-    assert.deepEqual(unreadable, { ok: true, thought: 'Do it.', action: { type: 'wait', seconds: WAIT_SECONDS }, dropped: ["click(start_box='(1,1)' oops) trailing\n\nfinished()"] });
-    assert.deepEqual(parse("finished()\n\nhover(start_box='(1,1)')"), { ok: true, thought: 'Do it.', action: { type: 'done' }, dropped: ["hover(start_box='(1,1)')"] });
+  it('refuses a reply of several actions as malformed, naming its calls, rather than performing one and dropping the others', () => {
+    const several = (names: string) => ({ ok: false, reason: `several actions in one reply (${names}): a step performs one action, so none is taken`, thought: 'Do it.' });
+    assert.deepEqual(parse("click(start_box='(644,406)')\n\ntype(content='p := 2\\n')"), several('click, type'));
+    assert.deepEqual(parse("type(content='it's')\n\nhotkey(key='enter')\nclick(start_box='(1,1)'"), several('type, hotkey, click'));
+    assert.deepEqual(parse("wait()\n\nclick(start_box='(1,1)' oops) trailing\n\nfinished()"), several('wait, click'));
+    assert.deepEqual(parse("finished()\n\nhover(start_box='(1,1)')"), several('finished, hover'));
+    assert.deepEqual(parse(`wait()\n${'wait()\n'.repeat(9)}`), several('wait, wait, wait, wait, wait, wait, ...'));
+  });
+
+  it("refuses UI-TARS's mobile actions, saying they are mobile actions", () => {
+    for (const call of ["open_app(app_name='KAlgebra')", "long_press(start_box='(644,406)')", 'press_home()', 'press_back()']) {
+      const name = call.slice(0, call.indexOf('('));
+      assert.deepEqual(parse(call), { ok: false, reason: `${name}(...) is a mobile action of UI-TARS: a desktop has no such action, and its prompt offers none`, thought: 'Do it.' }, call);
+    }
   });
 
   it('honours a model image of another size', () => {
@@ -198,6 +204,25 @@ describe('executor output (UI-TARS-1.5)', () => {
       ok: false,
       reason: 'click(...) needs start_box',
       thought: 'I will click.',
+    });
+  });
+
+  it("refuses Object.prototype's names as unknown actions, with or without arguments (a malformed reply, never call_user or a TypeError)", () => {
+    for (const call of ['constructor()', 'toString()', 'valueOf()', 'hasOwnProperty()', "constructor(start_box='(1,1)')", '__proto__(x=1)', "__defineGetter__(key='a')"]) {
+      const name = call.slice(0, call.indexOf('('));
+      assert.deepEqual(parse(call), { ok: false, reason: `unknown action ${name}(...)`, thought: 'Do it.' }, call);
+    }
+  });
+
+  it('reads points and calls padded with long runs of blanks (trimmed, not matched by a pattern), and refuses a reply longer than its cap unread', () => {
+    const blanks = ' '.repeat(15_000);
+    assert.deepEqual(actionOf(`click(start_box='(644,${blanks}406${blanks})')`), { type: 'click', x: 640, y: 400 });
+    assert.deepEqual(actionOf(`type(content='it's')${'\n'.repeat(30_000)}`), { type: 'type', text: "it's", submit: false });
+    const reply = "Thought: Wait.\nAction: wait()";
+    assert.equal(parseExecutorOutput(reply.padEnd(MAX_EXECUTOR_REPLY_CHARS, ' '), view).ok, true);
+    assert.deepEqual(parseExecutorOutput(reply.padEnd(MAX_EXECUTOR_REPLY_CHARS + 1, ' '), view), {
+      ok: false,
+      reason: `the executor reply is ${MAX_EXECUTOR_REPLY_CHARS + 1} characters long; at most ${MAX_EXECUTOR_REPLY_CHARS} are read`,
     });
   });
 
@@ -262,7 +287,7 @@ function near(got: GuiAction, want: GuiAction, tolerance: number): boolean {
     case 'drag':
       return got.type === 'drag' && close(got.from, want.from, tolerance) && close(got.to, want.to, tolerance);
     case 'scroll':
-      return got.type === 'scroll' && close(got, want, tolerance) && got.direction === want.direction && got.amount === SCROLL_AMOUNT;
+      return got.type === 'scroll' && got.x !== undefined && close(got as Point, want as Point, tolerance) && got.direction === want.direction && got.amount === SCROLL_AMOUNT;
     case 'hotkey':
       return got.type === 'hotkey' && JSON.stringify(got.keys) === JSON.stringify(want.keys.map((key) => key.toLowerCase()));
     case 'wait':

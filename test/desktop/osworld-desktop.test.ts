@@ -20,6 +20,7 @@ import {
   createOsworldDesktops,
   OsworldDesktop,
   PORT_PLACEHOLDER,
+  type OsworldDesktopOptions,
 } from '../../activities/desktop/osworld/osworld-desktop';
 import { CommandVmProvider, type VmProvider } from '../../activities/desktop/osworld/vm-provider';
 import { DesktopPool, LeaseLostError } from '../../activities/desktop/pool';
@@ -457,31 +458,35 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
   });
 });
 
+/** A host of one OSWorld VM (no retries within the client), its desktop built with `options`. */
+function vmPool(hostId: string, vm: OsworldVmConfig, options: Partial<OsworldDesktopOptions> = {}): DesktopPool {
+  return new DesktopPool({
+    hostId,
+    hostQueue: `${hostId}-queue`,
+    size: 1,
+    leaseTtlMs: 60_000,
+    serves: 'any',
+    deploymentServes: 'any',
+    createDesktop: (index) =>
+      new OsworldDesktop({
+        id: `${hostId}/${index}`,
+        vm,
+        provider: new CommandVmProvider(5000),
+        client: createOsworldClient(vm.url, { retries: 0 }),
+        appState: createKalgebraState(appStateUrl(vm)),
+        readyTimeoutMs: 1000,
+        ...options,
+      }),
+  });
+}
+
 describe('desktop activities on an OSWorld VM whose screenshots keep failing (in-VM server test double, real MinIO)', () => {
   it('fail the step as a lost lease, not retried, and give the lease up: the rollout leases again and its reset reverts the VM', async () => {
     const { store } = await testStack();
     const vmServer = await startOsworldServerDouble({ execute: pyautoguiStandIn(), screenshotsBeforeXRefuses: 1 });
     try {
       const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8000 };
-      const pool = new DesktopPool({
-        hostId: 'rack-9',
-        hostQueue: 'rack-9-queue',
-        size: 1,
-        leaseTtlMs: 60_000,
-        serves: 'any',
-        deploymentServes: 'any',
-        createDesktop: (index) =>
-          new OsworldDesktop({
-            id: `rack-9/${index}`,
-            vm,
-            provider: new CommandVmProvider(5000),
-            client: createOsworldClient(vm.url, { retries: 0 }),
-            appState: createKalgebraState(appStateUrl(vm)),
-            readyTimeoutMs: 1000,
-            screenshotAttempts: 2,
-            screenshotBackoffMs: 10,
-          }),
-      });
+      const pool = vmPool('rack-9', vm, { screenshotAttempts: 2, screenshotBackoffMs: 10 });
       const activities = createDesktopActivities({ pool, store, prefix: `test/osworld-lost/${Date.now()}`, tasks: s3TaskReader(store), settleMs: 0 });
       const lease = pool.lease({ requestId: 'rollout-1#0', software: 'KAlgebra' });
       const ref = { run: 'lost-vm', software: 'KAlgebra', task: 'A-01', attempt: 0 };
@@ -633,5 +638,42 @@ describe('osworld hosts in temporal.yaml', () => {
       () => parseConfig(configWithExample((e) => e.replace('appStatePort: 8000', 'appStatePort: 80')), 'temporal.yaml', {}),
       /hosts\[1\]\.vms\[0\]\.appStatePort: Too small/,
     );
+  });
+});
+
+describe('desktop activities on an OSWorld VM: a scroll without a point (in-VM server test double, real MinIO)', () => {
+  it('ask the VM where its pointer is (its /cursor_position answers 500, so through pyautogui), scroll there and return that point', async () => {
+    const { store } = await testStack();
+    // TEST DOUBLE of the VM's pyautogui (absent here) that keeps its pointer where moveTo and a placed scroll put it.
+    let pointer = { x: 0, y: 0 };
+    const vmServer = await startOsworldServerDouble({
+      execute: (command) => {
+        const code = Array.isArray(command) && typeof command[2] === 'string' ? command[2] : '';
+        if (!code.includes('import pyautogui')) return undefined;
+        const moved = /pyautogui\.moveTo\((\d+), (\d+)\)|pyautogui\.h?scroll\(-?\d+, x=(\d+), y=(\d+)\)/.exec(code);
+        if (moved !== null) pointer = { x: Number(moved[1] ?? moved[3]), y: Number(moved[2] ?? moved[4]) };
+        return { output: code.includes('pyautogui.position()') ? `${pointer.x} ${pointer.y}\n` : '', error: '', returncode: 0 };
+      },
+    });
+    try {
+      const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8000 };
+      const pool = vmPool('rack-8', vm);
+      const activities = createDesktopActivities({ pool, store, prefix: `test/osworld-scroll/${Date.now()}`, tasks: s3TaskReader(store), settleMs: 0 });
+      const lease = pool.lease({ requestId: 'rollout-1#0', software: 'KAlgebra' });
+      const ref = { run: 'scroll-at-pointer', software: 'KAlgebra', task: 'A-01', attempt: 0 };
+      const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+      const step = (index: number, action: StepInput['action']): Promise<StepOutcome> => env.run(activities.performStep, { leaseId: lease.leaseId, ref, step: index, action });
+
+      const hovered = await step(1, { type: 'hover', x: 100, y: 200 });
+      assert.ok(hovered.performed && hovered.action === undefined, 'an action with its point comes back as decided');
+      const scrolled = await step(2, { type: 'scroll', direction: 'down', amount: 5 });
+      assert.ok(scrolled.performed);
+      assert.deepEqual(scrolled.action, { type: 'scroll', x: 100, y: 200, direction: 'down', amount: 5 });
+      assert.equal(vmServer.requests.filter((r) => r.path === '/cursor_position').length, 1);
+      assert.match(String((vmServer.executed.at(-1)?.command as string[])[2]), /pyautogui\.scroll\(-5, x=100, y=200\)$/);
+      assert.deepEqual(pointer, { x: 100, y: 200 });
+    } finally {
+      await vmServer.close();
+    }
   });
 });

@@ -22,7 +22,8 @@ import { listenLocally } from './helpers';
  *    title and `<p class="errormsg">`, the debugger's SECRET in a script (GET /read of a missing
  *    file, /cursor_position, a JSON body that is not an object, an unclosed quote in a command);
  *  - answers Werkzeug's small error pages: 404, 405 (with Allow) for a known route and another
- *    method, 415 when a JSON route gets another Content-Type, 400 for malformed JSON;
+ *    method, 415 when a JSON route gets another Content-Type, 400 for malformed JSON; Allow lists
+ *    the methods in the order of a Python set, which follows the hash seed of the server's start;
  *  - answers JSON as Flask's debug mode writes it (keys sorted, 2-space indent, ASCII-only);
  *  - runs /execute and /setup/execute like subprocess.run(text=True, timeout=120): a string
  *    without `shell` split like shlex, a list with `shell: true` runs only its first element (the
@@ -79,6 +80,8 @@ export interface OsworldServerDoubleOptions {
   readonly screen?: { readonly width: number; readonly height: number };
   /** Listen here instead of a free port (to come up where a client already knocks). */
   readonly port?: number;
+  /** The order of a 405's Allow, which Werkzeug takes from a set (so from the hash seed): as declared by default, or reversed. */
+  readonly allowOrder?: 'declared' | 'reversed';
   /** Answers /execute itself for the commands it returns an answer for (e.g. pyautogui, absent here). */
   readonly execute?: (command: unknown, shell: boolean) => ExecuteAnswer | undefined;
   /** subprocess.run's timeout (the server's is 120 s). */
@@ -215,7 +218,9 @@ export async function startOsworldServerDouble(options: OsworldServerDoubleOptio
       const method = ROUTES[url.pathname];
       if (method === undefined) throw new HttpError(404, DESCRIPTIONS[404] as string);
       if (req.method !== method) {
-        throw new HttpError(405, DESCRIPTIONS[405] as string, { allow: method === 'GET' ? 'GET, HEAD, OPTIONS' : 'POST, OPTIONS' });
+        const allowed = method === 'GET' ? ['GET', 'HEAD', 'OPTIONS'] : ['POST', 'OPTIONS'];
+        const allow = (options.allowOrder === 'reversed' ? allowed.reverse() : allowed).join(', ');
+        throw new HttpError(405, DESCRIPTIONS[405] as string, { allow });
       }
       await route(url, req, res, body);
     } catch (err) {

@@ -59,6 +59,12 @@ describe('viewer: pages without servers', () => {
       assert.ok(Number(/x2="([\d.]+)"/.exec(left)?.[1]) < 500, 'left points left');
     });
 
+    it('writes a scroll at the pointer that was never performed (so has no point) in a banner', () => {
+      const unplaced = svg({ type: 'scroll', direction: 'down', amount: 5 });
+      assert.match(unplaced, /scroll down 5 at the pointer<\/text>/);
+      assert.doesNotMatch(unplaced, /<line/);
+    });
+
     it('writes typed text, hotkeys and stops in a banner, as text', () => {
       assert.match(svg({ type: 'type', text: 'p := <2>', submit: true }), /type &quot;p := &lt;2&gt;&quot; then Enter<\/text>/);
       assert.match(svg({ type: 'hotkey', keys: ['ctrl', 'c'] }), /press ctrl\+c<\/text>/);

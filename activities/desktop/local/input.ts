@@ -1,4 +1,4 @@
-import type { InputEvent } from '../../../core/actions';
+import type { InputEvent, Point } from '../../../core/actions';
 import { runCommand, sleep, type Env } from './process';
 
 export interface InputOptions {
@@ -32,6 +32,15 @@ export async function performInputEvents(events: readonly InputEvent[], options:
     const timeoutMs = COMMAND_TIMEOUT_MS + (event.kind === 'type' ? event.text.length * (options.typingDelayMs + 5) : 0);
     await runCommand(options.xdotool, args, { env: options.env, timeoutMs });
   }
+}
+
+/** Where the pointer is, as xdotool reads it (`getmouselocation --shell`: X=, Y=, SCREEN=, WINDOW= lines). */
+export async function pointerLocation(options: Pick<InputOptions, 'xdotool' | 'env'>): Promise<Point> {
+  const said = (await runCommand(options.xdotool, ['getmouselocation', '--shell'], { env: options.env, timeoutMs: COMMAND_TIMEOUT_MS })).toString('utf8');
+  const x = /^X=(\d+)$/m.exec(said)?.[1];
+  const y = /^Y=(\d+)$/m.exec(said)?.[1];
+  if (x === undefined || y === undefined) throw new Error(`xdotool getmouselocation said ${JSON.stringify(said.slice(0, 200))}, not X= and Y= lines`);
+  return { x: Number(x), y: Number(y) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { GuiAction, InputEvent } from '../../../core/actions';
+import type { GuiAction, InputEvent, Point } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { toInputEvents } from '../../../core/render/input-events';
@@ -10,7 +10,7 @@ import type { LocalApp, LocalHostConfig } from '../../../config/schema';
 import { DesktopError, type Desktop } from '../desktop';
 import type { AppDriver, AppSession, LaunchStep } from './app-driver';
 import { defaultDrivers } from './drivers';
-import { performInputEvents } from './input';
+import { performInputEvents, pointerLocation } from './input';
 import { homePath, localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './local-apps';
 import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess, sleep } from './process';
 import { captureScreen } from './screenshot';
@@ -142,6 +142,15 @@ export class LocalDesktop implements Desktop {
       await (app?.driver.watchInput?.(events, this.session(display, app.process), perform) ?? perform());
     } catch (err) {
       throw new DesktopError(display.problem() ?? messageOf(err), this.id, task.id, step);
+    }
+  }
+
+  async pointer(): Promise<Point> {
+    const display = this.requireDisplay(this.task?.id, 'pointer');
+    try {
+      return await pointerLocation({ xdotool: this.options.tools.xdotool, env: display.env() });
+    } catch (err) {
+      throw new DesktopError(display.problem() ?? messageOf(err), this.id, this.task?.id, 'pointer');
     }
   }
 

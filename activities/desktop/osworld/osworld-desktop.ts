@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OsworldHostConfig, OsworldVmConfig } from '../../../config/schema';
-import type { GuiAction } from '../../../core/actions';
+import type { GuiAction, Point } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
@@ -158,6 +158,15 @@ export class OsworldDesktop implements Desktop {
     if (result.returncode !== 0) {
       const said = (result.error || result.output).trim().slice(-500);
       throw this.error(new Error(`pyautogui exited with ${result.returncode}${said ? `: ${said}` : ''}`), `act ${action.type}`);
+    }
+  }
+
+  /** GET /cursor_position; the released server answers it 500, and the client asks the VM's pyautogui instead. */
+  async pointer(): Promise<Point> {
+    try {
+      return await this.options.client.cursorPosition();
+    } catch (err) {
+      throw this.error(err, 'pointer');
     }
   }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { parseJudgeReply } from '../../../core/judge/reply';
+import { MAX_JUDGE_REPLY_CHARS, parseJudgeReply } from '../../../core/judge/reply';
 
 describe('judge reply (SEAgent shape)', () => {
   it('reads a fenced JSON reply after free text', () => {
@@ -53,5 +53,19 @@ describe('judge reply (SEAgent shape)', () => {
       ['Correctness: perhaps\nRedundant: []\nFirst_Error_Step: None', 'Correctness must be true or false, found "perhaps"'],
     ];
     for (const [text, reason] of cases) assert.deepEqual(parseJudgeReply(text), { ok: false, reason }, text);
+  });
+
+  it('reads fields padded with long runs of blanks (trimmed, not matched by a pattern), and refuses a reply longer than its cap unread', () => {
+    const blanks = ' '.repeat(20_000);
+    const lines = `Correctness: True${blanks},\nRedundant: 1,${blanks}2\nFirst_Error_Step:${blanks}None${blanks}`;
+    assert.deepEqual(parseJudgeReply(lines), { ok: true, reply: { correctness: true, redundant: [1, 2], firstErrorStep: null } });
+    const json = `{"Correctness": "${blanks}yes${blanks}", "Redundant": "${blanks}", "First_Error_Step": "${blanks}3${blanks}"}`;
+    assert.deepEqual(parseJudgeReply(json), { ok: true, reply: { correctness: true, redundant: [], firstErrorStep: 3 } });
+    const fields = 'Correctness: True\nRedundant: []\nFirst_Error_Step: None\n';
+    assert.equal(parseJudgeReply(fields.padEnd(MAX_JUDGE_REPLY_CHARS, ' ')).ok, true);
+    assert.deepEqual(parseJudgeReply(fields.padEnd(MAX_JUDGE_REPLY_CHARS + 1, ' ')), {
+      ok: false,
+      reason: `the judge reply is ${MAX_JUDGE_REPLY_CHARS + 1} characters long; at most ${MAX_JUDGE_REPLY_CHARS} are read`,
+    });
   });
 });

@@ -32,6 +32,11 @@ describe('input events (local X displays)', () => {
     assert.deepEqual(buttons, [4, 5, 6, 7].map((button) => ({ kind: 'click', button, count: 3 })));
   });
 
+  it('turns the wheel where the pointer is for a scroll without a point, moving nothing', () => {
+    assert.deepEqual(toInputEvents({ type: 'scroll', direction: 'down', amount: 5 }), [{ kind: 'click', button: 5, count: 5 }]);
+    assert.deepEqual(toInputEvents({ type: 'scroll', direction: 'left', amount: 2 }), [{ kind: 'click', button: 6, count: 2 }]);
+  });
+
   it('types text as data and presses Return to submit', () => {
     const text = "'); import os; os.system('x') $(touch /tmp/pwned)";
     assert.deepEqual(toInputEvents({ type: 'type', text, submit: true }), [

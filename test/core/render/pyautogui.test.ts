@@ -190,6 +190,12 @@ describe('pyautogui rendering (OSWorld VMs)', function () {
     rmSync(marker);
   });
 
+  it("scrolls where the pointer is for a scroll without a point: pyautogui's scroll without x and y, as UI-TARS's conversion writes it", () => {
+    assert.equal(toPyautogui({ type: 'scroll', direction: 'down', amount: 5 }), 'pyautogui.scroll(-5)');
+    assert.equal(toPyautogui({ type: 'scroll', direction: 'right', amount: 2 }), 'pyautogui.hscroll(2)');
+    assert.deepEqual(run({ type: 'scroll', direction: 'up', amount: 5 }).calls, [['scroll', [5], {}]]);
+  });
+
   it('runs clicks, drags, scrolls and hotkeys as the stubbed calls', () => {
     assert.deepEqual(run({ type: 'click', x: 640, y: 400 }).calls, [['click', [640, 400], {}]]);
     assert.deepEqual(run({ type: 'hover', x: 7, y: 8 }).calls, [['moveTo', [7, 8], {}]]);

@@ -18,7 +18,7 @@ import { REPO_CONFIG, testStack } from '../stack';
 
 const SCREENSHOT = readFileSync(path.join(path.dirname(REPO_CONFIG), 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
 
-describe('dropped executor actions (decision in the real MinIO, manifest)', function () {
+describe('an executor reply with several actions (decision in the real MinIO, manifest)', function () {
   this.timeout(60_000);
   let server: ScriptedServer;
   let executorReply = '';
@@ -32,10 +32,10 @@ describe('dropped executor actions (decision in the real MinIO, manifest)', func
   });
   after(async () => server.close());
 
-  it('keeps the first action, records the others in the decision and the step record, not in workflow payloads', async () => {
+  it('is a malformed step naming its calls: no action performed, the raw reply kept in the decision and the step record', async () => {
     const { store, config, env } = await testStack();
     plannerModel = config.models.planner.model;
-    const prefix = `test/dropped/${Date.now()}`;
+    const prefix = `test/several/${Date.now()}`;
     const gatewayEnv = { ...env, CODA_PLANNER_URL: server.url, CODA_EXECUTOR_URL: server.url, CODA_PLANNER_API_KEY: 'k', CODA_EXECUTOR_API_KEY: 'k' };
     const [task] = await stageTasks(store, prefix, new TaskLibrary().load('KAlgebra', ['A-01']));
     const ref = { run: 'r', software: 'KAlgebra', task: 'A-01', attempt: 0 };
@@ -49,24 +49,22 @@ describe('dropped executor actions (decision in the real MinIO, manifest)', func
       return new MockActivityEnvironment().run(models.decideStep, input);
     };
 
-    const several = await decide(1, "Thought: OK it is.\nAction: click(start_box='(644,406)')\n\nhotkey(key='enter')\n\nfinished()");
-    const single = await decide(2, "Thought: OK it is.\nAction: click(start_box='(644,406)')");
-    assert.equal(several.action?.type, 'click');
-    assert.deepEqual(several.action, single.action, 'the first call is taken as if it were alone');
-    assert.equal(JSON.stringify(several).includes('hotkey'), false, 'the workflow payload does not carry dropped calls');
-    const stored = decisionStore(store); // a fresh cache: read back from S3
-    assert.deepEqual((await stored.read(several.decisionKey)).droppedActions, ["hotkey(key='enter')", 'finished()']);
-    assert.equal((await stored.read(single.decisionKey)).droppedActions, undefined);
+    const reply = "Thought: OK it is.\nAction: click(start_box='(644,406)')\n\nhotkey(key='enter')\n\nfinished()";
+    const error = 'executor output malformed: several actions in one reply (click, hotkey, finished): a step performs one action, so none is taken';
+    const several = await decide(1, reply);
+    assert.equal(several.action, null);
+    assert.equal(several.error, error);
+    const stored = await decisionStore(store).read(several.decisionKey); // a fresh cache: read back from S3
+    assert.deepEqual([stored.action, stored.error, stored.executor?.raw, 'droppedActions' in stored], [null, error, reply, false]);
 
-    const trajectories = createTrajectoryActivities({ store, prefix, tasks: deps.tasks, decisions: stored });
+    const trajectories = createTrajectoryActivities({ store, prefix, tasks: deps.tasks, decisions: decisionStore(store) });
     const now = new Date().toISOString();
-    const step = (decision: Decision, index: number) => ({ ...decision, index, screenshotKey: shot, performed: true, startedAt: now });
     const key = await trajectories.writeManifest({
       ref,
       stage: 'test',
       taskKey: task!.key,
       maxSteps: 5,
-      steps: [step(several, 1), step(single, 2)],
+      steps: [{ ...several, index: 1, screenshotKey: shot, performed: false, startedAt: now }],
       desktop: { host: 'h', id: 'd' },
       initialScreenshotKey: shot,
       finalScreenshotKey: shot,
@@ -76,7 +74,10 @@ describe('dropped executor actions (decision in the real MinIO, manifest)', func
       endedAt: now,
     });
     const manifest = parseTrajectoryManifest(await store.getJson(key), key);
-    assert.deepEqual(manifest.steps[0]?.droppedActions, ["hotkey(key='enter')", 'finished()']);
-    assert.equal('droppedActions' in (manifest.steps[1] ?? {}), false);
+    const step = manifest.steps[0];
+    assert.deepEqual([step?.action, step?.error, step?.executor?.raw, 'droppedActions' in (step ?? {})], [null, error, reply, false]);
+    // A manifest written when the first of several calls was performed, the others kept unperformed, still reads.
+    const older = { ...manifest, steps: [{ ...step, action: { type: 'click', x: 640, y: 400 }, error: undefined, droppedActions: ["hotkey(key='enter')"] }] };
+    assert.deepEqual(parseTrajectoryManifest(JSON.parse(JSON.stringify(older)), 'older').steps[0]?.droppedActions, ["hotkey(key='enter')"]);
   });
 });
