@@ -136,6 +136,19 @@ describe('Python predicate sandbox', function () {
       assert.equal(describePredicate('X-01', 1, results[1]!), "task X-01 evaluate[1].key: NameError: name 'open' is not defined");
     });
 
+    it('offers time\'s clock readers only: nothing that sets the host\'s clock, sleeps or changes the process (named, never called)', async () => {
+      const taken = ['clock_settime', 'clock_settime_ns', 'sleep', 'tzset', 'pthread_getcpuclockid', 'CLOCK_REALTIME'];
+      const results = await evaluateChecks(
+        [
+          ...taken.map((name) => ({ key: `lambda d: __import__('time').${name}`, value: 0 })),
+          { key: "lambda d: __import__('time').time() > 0 and len(__import__('time').strftime('%Y')) == 4", value: true },
+        ],
+        {},
+      );
+      taken.forEach((name, i) => assert.match(results[i]?.error ?? '', new RegExp(`AttributeError: .*'${name}'`), `${name}: ${JSON.stringify(results[i])}`));
+      assert.deepEqual(results.at(-1), { ok: true, detail: 'found True, expected True' });
+    });
+
     it('an endless loop, a huge output and a pred that raises each fail their own check, the others still run', async () => {
       const checks: PredicateCheck[] = [
         { key: 'lambda d: [x for x in iter(int, 1)]', value: 0 },

@@ -9,8 +9,10 @@
  * beginning with "_" (no `__class__`, `__subclasses__`, `__globals__` walks) nor the frame,
  * code, generator and traceback attributes (`gi_frame`, `f_back`, `tb_frame`, `co_code`, ...).
  * The one such name allowed is `__import__`, which here is a guard: it gives the `datetime`
- * classes (ChimeraX D-03's file check asks for today's date) and `math`'s functions (Celestia
- * B-12's key takes square roots), as plain namespaces, and refuses every other module.
+ * classes (ChimeraX D-03's file check asks for today's date), `math`'s functions (Celestia
+ * B-12's key takes square roots) and `time`'s readers of the clock, as plain namespaces, and
+ * refuses every other module. Never the `time` module itself: its clock_settime sets the host's
+ * clock where the worker may (root with CAP_SYS_TIME).
  * A source that runs longer than its time is stopped by a timer (SIGALRM); one the timer cannot
  * stop (a long C call) by the CPU limit, or by the wall clock of the Node side.
  *
@@ -51,14 +53,20 @@ DATETIME = types.SimpleNamespace(datetime=datetime.datetime, date=datetime.date,
 import math
 MATH = types.SimpleNamespace(**{n: getattr(math, n) for n in dir(math) if not n.startswith('_')})
 
+# What reads the clock or formats a time; nothing that sets a clock, sleeps or changes the process.
+TIME = types.SimpleNamespace(**{n: getattr(time, n) for n in [
+    'time', 'time_ns', 'monotonic', 'monotonic_ns', 'perf_counter', 'perf_counter_ns', 'gmtime', 'localtime',
+    'mktime', 'strftime', 'asctime', 'ctime', 'struct_time', 'timezone', 'altzone', 'daylight', 'tzname']})
+
 def guarded_import(name, *args, **kwargs):
     if name == 'datetime':
         return DATETIME
     if name == 'math':
         return MATH
     if name == 'time':
-        # datetime's C code imports it through this same hook (strftime); a module of functions only.
-        return time
+        # datetime's C code imports time through this same hook (strftime), but CPython then takes
+        # the module from sys.modules, not from what the hook returns: a predicate gets TIME only.
+        return TIME
     raise ImportError('import of %r is not allowed in a predicate' % (name,))
 
 ALLOWED = ['abs', 'all', 'any', 'bool', 'chr', 'dict', 'divmod', 'enumerate', 'filter', 'float',
