@@ -266,6 +266,11 @@ const training = z.strictObject({
       deadlineSeconds: z.number().positive().max(170).default(150),
       /** Scored samples kept for repeated requests. */
       cacheSize: z.number().int().min(0).default(100_000),
+      /**
+       * Longest query scored, in characters: the decoded prompt and reply (at most --data.max_len
+       * plus --rollout.max_new_tokens tokens, one `<|image_pad|>` per vision token); longer is answered 413.
+       */
+      maxQueryChars: z.number().int().min(1).default(1_048_576),
     })
     .prefault({}),
   serving,

@@ -45,6 +45,7 @@ export async function createGpuWorker(deps: GpuWorkerDeps): Promise<GpuWorker> {
     host: settings.host,
     port: settings.port,
     cacheSize: settings.cacheSize,
+    limits: settings,
     metrics: deps.metrics?.rewards ?? rewardServiceMetrics(),
   });
   let worker: Worker;

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { parseRewardRequest, rewardResponse, rewardResponseJson, type RewardSample } from '../../core/remote-reward';
 import { PromiseCache } from '../cache';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../metrics';
+import type { TrainingConfig } from '../../config/schema';
 import type { RewardScorer, ScoredSample } from './reward';
 
 /**
@@ -21,7 +22,8 @@ import type { RewardScorer, ScoredSample } from './reward';
  * gets and keeps its own cache. Only a body that is not the protocol
  * gets a 400. Scored samples are kept by query and label, so a repeated request (OpenRLHF's retry
  * of a request whose answer was lost) gets the same answer without calling the executor again;
- * outcomes that may change (the executor failed or was too slow) are not kept.
+ * outcomes that may change (the executor failed or was too slow) are not kept. A query longer
+ * than maxQueryChars (what a GRPO sample needs) is answered 413 before anything is scored.
  */
 
 export interface RewardServiceOptions {
@@ -29,6 +31,7 @@ export interface RewardServiceOptions {
   readonly host: string;
   readonly port: number;
   readonly cacheSize: number;
+  readonly limits: RewardServiceLimits;
   readonly metrics?: RewardServiceMetrics;
   /** Where failed samples are reported (the worker's log). */
   readonly log?: (line: string) => void;
@@ -41,6 +44,14 @@ export interface RewardService {
 }
 
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
+
+export type RewardServiceLimits = Pick<TrainingConfig['rewardService'], 'maxQueryChars'>;
+
+/** Why a request is too large to score, or undefined. */
+function tooLarge(samples: readonly RewardSample[], limits: RewardServiceLimits): string | undefined {
+  const long = samples.findIndex((s) => s.query.length > limits.maxQueryChars);
+  return long === -1 ? undefined : `query[${long}]: ${samples[long]?.query.length} characters, more than the ${limits.maxQueryChars} a sample may have (training.rewardService.maxQueryChars)`;
+}
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   sendText(res, status, JSON.stringify(body));
@@ -111,6 +122,11 @@ export async function startRewardService(options: RewardServiceOptions): Promise
       if (!parsed.ok) {
         metrics.requests.inc({ outcome: 'refused' });
         return send(res, 400, { error: parsed.reason });
+      }
+      const large = tooLarge(parsed.samples, options.limits);
+      if (large !== undefined) {
+        metrics.requests.inc({ outcome: 'too_large' });
+        return send(res, 413, { error: large });
       }
       const results = await Promise.all(parsed.samples.map(scoreOne));
       sendText(res, 200, rewardResponseJson(rewardResponse(results)));
