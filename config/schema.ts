@@ -271,6 +271,13 @@ const training = z.strictObject({
        * plus --rollout.max_new_tokens tokens, one `<|image_pad|>` per vision token); longer is answered 413.
        */
       maxQueryChars: z.number().int().min(1).default(1_048_576),
+      /** Largest request body (OpenRLHF posts one sample: its query, prompt and label); larger is answered 413 unread. */
+      maxBodyBytes: z.number().int().min(1).default(4 * 1024 * 1024),
+      /**
+       * Requests in flight at once; one more is answered 503 unread, which OpenRLHF tries again (5 times, 1 s
+       * apart). At least the samples a rollout step scores at once per reward URL (--rollout.batch_size × --rollout.n_samples_per_prompt).
+       */
+      maxConcurrentRequests: z.number().int().min(1).default(256),
     })
     .prefault({}),
   serving,

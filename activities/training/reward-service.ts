@@ -22,8 +22,13 @@ import type { RewardScorer, ScoredSample } from './reward';
  * gets and keeps its own cache. Only a body that is not the protocol
  * gets a 400. Scored samples are kept by query and label, so a repeated request (OpenRLHF's retry
  * of a request whose answer was lost) gets the same answer without calling the executor again;
- * outcomes that may change (the executor failed or was too slow) are not kept. A query longer
- * than maxQueryChars (what a GRPO sample needs) is answered 413 before anything is scored.
+ * outcomes that may change (the executor failed or was too slow) are not kept.
+ *
+ * What one request may cost is bounded (training.rewardService's limits, what a GRPO sample
+ * needs): a body larger than maxBodyBytes or a query longer than maxQueryChars is answered 413,
+ * and a request beyond maxConcurrentRequests in flight 503, both before anything is scored (the
+ * oversized and the surplus body unread), so no request can hold the memory or the event loop
+ * that /health, the other requests and the GPU worker's heartbeats share.
  */
 
 export interface RewardServiceOptions {
@@ -43,34 +48,36 @@ export interface RewardService {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 256 * 1024 * 1024;
+export type RewardServiceLimits = Pick<TrainingConfig['rewardService'], 'maxQueryChars' | 'maxBodyBytes' | 'maxConcurrentRequests'>;
 
-export type RewardServiceLimits = Pick<TrainingConfig['rewardService'], 'maxQueryChars'>;
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  sendText(res, status, JSON.stringify(body), headers);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Answers a request whose body is left unread, and closes its connection (the rest of the body is not waited for). */
+const refuseUnread = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => send(res, status, body, { connection: 'close', ...headers });
+
+/** The body, or undefined as soon as it grows beyond `maxBytes` (what came is dropped). */
+async function bodyOf(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** Why a request is too large to score, or undefined. */
 function tooLarge(samples: readonly RewardSample[], limits: RewardServiceLimits): string | undefined {
   const long = samples.findIndex((s) => s.query.length > limits.maxQueryChars);
   return long === -1 ? undefined : `query[${long}]: ${samples[long]?.query.length} characters, more than the ${limits.maxQueryChars} a sample may have (training.rewardService.maxQueryChars)`;
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  sendText(res, status, JSON.stringify(body));
-}
-
-function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-async function bodyOf(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A result that must not stay in the cache: thrown out of the loader (the cache forgets rejected loads) and caught. */
@@ -105,34 +112,55 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     return result;
   }
 
+  const { limits } = options;
+  let inFlight = 0;
+
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    const bodyTooLarge = `body: larger than ${limits.maxBodyBytes} bytes (training.rewardService.maxBodyBytes)`;
+    if (declared > limits.maxBodyBytes) {
+      metrics.requests.inc({ outcome: 'too_large' });
+      return refuseUnread(res, 413, { error: bodyTooLarge });
+    }
+    const timer = metrics.seconds.startTimer();
+    const text = await bodyOf(req, limits.maxBodyBytes);
+    if (text === undefined) {
+      metrics.requests.inc({ outcome: 'too_large' });
+      return refuseUnread(res, 413, { error: bodyTooLarge });
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const parsed = body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
+    if (!parsed.ok) {
+      metrics.requests.inc({ outcome: 'refused' });
+      return send(res, 400, { error: parsed.reason });
+    }
+    const large = tooLarge(parsed.samples, limits);
+    if (large !== undefined) {
+      metrics.requests.inc({ outcome: 'too_large' });
+      return send(res, 413, { error: large });
+    }
+    const results = await Promise.all(parsed.samples.map(scoreOne));
+    sendText(res, 200, rewardResponseJson(rewardResponse(results)));
+    timer();
+    metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
+  }
+
   const server: Server = createServer((req, res) => {
-    void (async () => {
-      const url = req.url?.split('?')[0];
-      if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
-      if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
-      const timer = metrics.seconds.startTimer();
-      const text = await bodyOf(req);
-      let body: unknown;
-      try {
-        body = text === undefined ? undefined : JSON.parse(text);
-      } catch {
-        body = undefined;
-      }
-      const parsed = text === undefined ? { ok: false as const, reason: `body: larger than ${MAX_BODY_BYTES} bytes` } : body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
-      if (!parsed.ok) {
-        metrics.requests.inc({ outcome: 'refused' });
-        return send(res, 400, { error: parsed.reason });
-      }
-      const large = tooLarge(parsed.samples, options.limits);
-      if (large !== undefined) {
-        metrics.requests.inc({ outcome: 'too_large' });
-        return send(res, 413, { error: large });
-      }
-      const results = await Promise.all(parsed.samples.map(scoreOne));
-      sendText(res, 200, rewardResponseJson(rewardResponse(results)));
-      timer();
-      metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
-    })().catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
+    const url = req.url?.split('?')[0];
+    if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
+    if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
+    if (inFlight >= limits.maxConcurrentRequests) {
+      metrics.requests.inc({ outcome: 'busy' });
+      return refuseUnread(res, 503, { error: `${inFlight} requests in flight, the most this service takes (training.rewardService.maxConcurrentRequests)` }, { 'retry-after': '1' });
+    }
+    inFlight += 1;
+    res.once('close', () => (inFlight -= 1));
+    answer(req, res).catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
   });
   // OpenRLHF keeps each try open up to 180 s; Node's default request timeout would cut long ones.
   server.requestTimeout = 0;
