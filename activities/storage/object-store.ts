@@ -116,10 +116,15 @@ export class ObjectStore {
     await this.put(key, JSON.stringify(value, null, 2), 'application/json');
   }
 
-  async get(key: string): Promise<Buffer> {
+  /** The object's bytes; one larger than `maxBytes` is refused by its length before its body is read. */
+  async get(key: string, maxBytes = Infinity): Promise<Buffer> {
     return this.send(async () => {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       if (!out.Body) throw new Error(`s3://${this.bucket}/${key} has no body`);
+      if ((out.ContentLength ?? 0) > maxBytes) {
+        (out.Body as Readable).destroy();
+        throw new Error(`s3://${this.bucket}/${key} is ${out.ContentLength} bytes, more than the ${maxBytes} read here`);
+      }
       return Buffer.from(await out.Body.transformToByteArray());
     });
   }
