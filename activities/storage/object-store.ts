@@ -21,6 +21,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { StorageConfig } from '../../config/schema';
+import { safeRelative } from '../../core/keys';
+import { mapLimited } from '../concurrency';
 import { secretFromEnv, type Env } from '../../config/load';
 
 /**
@@ -110,6 +112,21 @@ export class ObjectStore {
       await pipeline(out.Body as Readable, createWriteStream(partial));
     });
     await rename(partial, file);
+  }
+
+  /**
+   * Downloads every object below `prefix/` into `dir` in the same layout, 4 at a time; their keys
+   * ([] when there are none). Every local path is checked before anything is written
+   * (safeRelative): a key such as `prefix/../x` is refused, not written outside `dir`.
+   */
+  async getFolder(prefix: string, dir: string, signal?: AbortSignal): Promise<string[]> {
+    const keys = await this.list(`${prefix}/`);
+    const files = keys.map((key) => ({ key, file: path.join(dir, safeRelative(key.slice(prefix.length + 1), this.uri(key))) }));
+    await mapLimited(files, 4, ({ key, file }) => {
+      signal?.throwIfAborted();
+      return this.getFile(key, file);
+    });
+    return keys;
   }
 
   async putJson(key: string, value: unknown): Promise<void> {

@@ -87,12 +87,7 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     if (bucket !== config.storage.bucket) throw new ValidationError('base.path', [`${base.path}: expected a key in bucket ${config.storage.bucket}`]);
     const dir = path.join(workDir, 'models', createHash('sha1').update(base.path).digest('hex').slice(0, 16));
     if (!existsSync(path.join(dir, '.complete'))) {
-      const keys = await store.list(`${prefix}/`);
-      if (keys.length === 0) throw new ValidationError('base.path', [`${base.path}: no files there`]);
-      for (const key of keys) {
-        signal.throwIfAborted();
-        await store.getFile(key, path.join(dir, key.slice(prefix.length + 1)));
-      }
+      if ((await store.getFolder(prefix, dir, signal)).length === 0) throw new ValidationError('base.path', [`${base.path}: no files there`]);
       writeFileSync(path.join(dir, '.complete'), base.path);
     }
     const adapterConfig = path.join(dir, 'adapter_config.json');
