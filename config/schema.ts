@@ -95,6 +95,16 @@ const osworldVm = z.strictObject({
   appStatePort: z.number().int().min(1024).max(65535).default(8000),
 });
 
+/**
+ * What a task's `download` func may fetch on the host (activities/desktop/osworld/download.ts):
+ * public http(s) addresses, and the hosts listed here even where they are not public (a lab's
+ * mirror); a larger body is refused.
+ */
+export const downloadSettings = z.strictObject({
+  allowHosts: z.array(z.string().min(1)).default([]),
+  maxBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+});
+
 const osworldHost = z.strictObject({
   id: localHost.shape.id,
   kind: z.literal('osworld'),
@@ -108,6 +118,7 @@ const osworldHost = z.strictObject({
   initializePauseSeconds: z.number().min(0).max(60).default(1),
   /** The share of each initialize step's own `wait` that is slept: 1 as ScienceBoard; a test against doubles sets 0. */
   initializeWaitScale: z.number().min(0).max(1).default(1),
+  downloads: downloadSettings.prefault({}),
   metricsPort: localHost.shape.metricsPort,
 });
 
