@@ -268,8 +268,17 @@ const training = z.strictObject({
   /** OpenRLHF's remote reward function, served by every GPU worker on this port. */
   rewardService: z
     .strictObject({
-      /** Where it listens: 127.0.0.1 when the trainer runs on this node, the node's address when vLLM engines on other nodes post to it. */
+      /**
+       * Where it listens: 127.0.0.1 when the trainer runs on this node, the node's address when vLLM
+       * engines on other nodes post to it (then only with the token below).
+       */
       host: z.string().min(1).default('127.0.0.1'),
+      /**
+       * The environment variable holding the token a request must carry (HTTP Basic's password, which
+       * OpenRLHF's client sends from the credentials of --reward.remote_url, or Bearer): at least 16 of
+       * A-Z a-z 0-9 . _ ~ -. Unset: the service runs open on a loopback host and refuses any other.
+       */
+      tokenEnv: envVarName.default('CODA_REWARD_TOKEN'),
       port: z.number().int().min(1).max(65535).default(8900),
       /** Executor calls in flight at once. */
       executorConcurrency: z.number().int().min(1).max(1024).default(16),

@@ -23,10 +23,16 @@ export interface TrainingDeps {
   readonly store: ObjectStore;
   /** Environment of the trainers (on top of the worker's own and the trainer's `env` of temporal.yaml). */
   readonly env: Env;
-  /** This worker's reward service, for OpenRLHF's --reward.remote_url. */
+  /** This worker's reward service, for OpenRLHF's --reward.remote_url (its token as the password, when it has one). */
   readonly rewardUrl: string;
   /** Where the trainers' last step and figures are recorded. */
   readonly metrics: TrainerMetrics;
+}
+
+/** The password a URL carries (the reward service's token in rewardUrl), for the trainer's log to hide. */
+function urlSecrets(url: string): string[] {
+  const { password } = new URL(url);
+  return password === '' ? [] : [decodeURIComponent(password)];
 }
 
 /** Bad requests fail at once, naming the field. */
@@ -169,6 +175,7 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
         args: inputs.args,
         env: { ...(process.env as Record<string, string>), ...(deps.env as Record<string, string>), ...settings.env },
         cwd: jobDir,
+        hidden: urlSecrets(deps.rewardUrl),
       },
       inputs,
       store,

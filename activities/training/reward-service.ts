@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { parseRewardRequest, rewardResponse, rewardResponseJson, type RewardSample } from '../../core/remote-reward';
 import { PromiseCache } from '../cache';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../metrics';
+import type { Env } from '../../config/load';
 import type { TrainingConfig } from '../../config/schema';
+import { ValidationError } from '../../core/validation';
+import { authorized, isLoopback } from '../http-auth';
 import type { RewardScorer, ScoredSample } from './reward';
 
 /**
@@ -29,6 +32,12 @@ import type { RewardScorer, ScoredSample } from './reward';
  * and a request beyond maxConcurrentRequests in flight 503, both before anything is scored (the
  * oversized and the surplus body unread), so no request can hold the memory or the event loop
  * that /health, the other requests and the GPU worker's heartbeats share.
+ *
+ * Only the trainer may ask (docs/security.md): with a token (training.rewardService.tokenEnv) a
+ * request must carry it, as HTTP Basic's password (OpenRLHF 0.11.2's aiohttp client sends the
+ * credentials of --reward.remote_url that way: `trainerUrl` has them) or as Bearer, or it is
+ * answered 401 unread; without one the service listens on a loopback address only. /health is
+ * open (the readiness probe) and tells nothing.
  */
 
 export interface RewardServiceOptions {
@@ -37,18 +46,35 @@ export interface RewardServiceOptions {
   readonly port: number;
   readonly cacheSize: number;
   readonly limits: RewardServiceLimits;
+  /** The token a request must carry (rewardServiceToken); none: `host` must be a loopback address. */
+  readonly token?: string;
   readonly metrics?: RewardServiceMetrics;
   /** Where failed samples are reported (the worker's log). */
   readonly log?: (line: string) => void;
 }
 
 export interface RewardService {
-  /** The URL to give OpenRLHF's --reward.remote_url. */
+  /** Its POST URL, without credentials: for people, logs and tests. */
   readonly url: string;
+  /** The URL to give OpenRLHF's --reward.remote_url: `url` with the token as its password when there is one. */
+  readonly trainerUrl: string;
   close(): Promise<void>;
 }
 
 export type RewardServiceLimits = Pick<TrainingConfig['rewardService'], 'maxQueryChars' | 'maxBodyBytes' | 'maxConcurrentRequests'>;
+
+/** What a token may hold: it goes as it is into the URL OpenRLHF is given, which it splits at commas. */
+const TOKEN = /^[A-Za-z0-9._~-]{16,}$/;
+
+/** The token of training.rewardService.tokenEnv, undefined when the variable is unset or empty; a token that cannot be one is refused, naming the field. */
+export function rewardServiceToken(settings: Pick<TrainingConfig['rewardService'], 'tokenEnv'>, env: Env): string | undefined {
+  const token = env[settings.tokenEnv];
+  if (token === undefined || token === '') return undefined;
+  if (!TOKEN.test(token)) {
+    throw new ValidationError('reward service token', [`training.rewardService.tokenEnv: the token in ${settings.tokenEnv} must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it goes into the URL OpenRLHF is given), e.g. openssl rand -hex 32`]);
+  }
+  return token;
+}
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   sendText(res, status, JSON.stringify(body), headers);
@@ -150,10 +176,21 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
   }
 
+  const { token } = options;
+  if (token === undefined && !isLoopback(options.host)) {
+    throw new ValidationError('reward service', [
+      `training.rewardService.host is ${options.host}, beyond this machine, and training.rewardService.tokenEnv names no token: anyone reaching it could make the executor score and read the bucket; set the token (docs/deploy.md), or listen on 127.0.0.1`,
+    ]);
+  }
+
   const server: Server = createServer((req, res) => {
     const url = req.url?.split('?')[0];
     if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
     if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
+    if (token !== undefined && !authorized(req.headers.authorization, token)) {
+      metrics.requests.inc({ outcome: 'unauthorized' });
+      return refuseUnread(res, 401, { error: 'unauthorized: the reward service takes requests with its token only (training.rewardService.tokenEnv)' }, { 'www-authenticate': 'Basic realm="coda reward service"' });
+    }
     if (inFlight >= limits.maxConcurrentRequests) {
       metrics.requests.inc({ outcome: 'busy' });
       return refuseUnread(res, 503, { error: `${inFlight} requests in flight, the most this service takes (training.rewardService.maxConcurrentRequests)` }, { 'retry-after': '1' });
@@ -169,8 +206,11 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const address = `${options.host}:${port}/get_reward`;
   return {
-    url: `http://${options.host}:${port}/get_reward`,
+    url: `http://${address}`,
+    // The user name is only a label: the token is the password.
+    trainerUrl: token === undefined ? `http://${address}` : `http://openrlhf:${token}@${address}`,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
