@@ -111,7 +111,53 @@ class Uncacheable {
   constructor(readonly result: ScoredSample) {}
 }
 
+/** Answers one admitted POST /get_reward: 413 for what is too large, 400 for what is not the protocol, else the scores. */
+async function answer(req: IncomingMessage, res: ServerResponse, limits: RewardServiceLimits, metrics: RewardServiceMetrics, scoreOne: (sample: RewardSample) => Promise<ScoredSample>): Promise<void> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const bodyTooLarge = `body: larger than ${limits.maxBodyBytes} bytes (training.rewardService.maxBodyBytes)`;
+  if (declared > limits.maxBodyBytes) {
+    metrics.requests.inc({ outcome: 'too_large' });
+    return refuseUnread(res, 413, { error: bodyTooLarge });
+  }
+  const timer = metrics.seconds.startTimer();
+  const text = await bodyOf(req, limits.maxBodyBytes);
+  if (text === undefined) {
+    metrics.requests.inc({ outcome: 'too_large' });
+    return refuseUnread(res, 413, { error: bodyTooLarge });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const parsed = body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
+  if (!parsed.ok) {
+    metrics.requests.inc({ outcome: 'refused' });
+    return send(res, 400, { error: parsed.reason });
+  }
+  const large = tooLarge(parsed.samples, limits);
+  if (large !== undefined) {
+    metrics.requests.inc({ outcome: 'too_large' });
+    return send(res, 413, { error: large });
+  }
+  const results = await Promise.all(parsed.samples.map(scoreOne));
+  sendText(res, 200, rewardResponseJson(rewardResponse(results)));
+  timer();
+  metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
+}
+
+/** A service without a token must listen where only this machine reaches it. */
+function checkExposure(host: string, token: string | undefined): void {
+  if (token !== undefined || isLoopback(host)) return;
+  throw new ValidationError('reward service', [
+    `training.rewardService.host is ${host}, beyond this machine, and training.rewardService.tokenEnv names no token: anyone reaching it could make the executor score and read the bucket; set the token (docs/deploy.md), or listen on 127.0.0.1`,
+  ]);
+}
+
 export async function startRewardService(options: RewardServiceOptions): Promise<RewardService> {
+  const { limits, token } = options;
+  checkExposure(options.host, token);
   const metrics = options.metrics ?? rewardServiceMetrics();
   const cache = new PromiseCache<ScoredSample>(options.cacheSize);
   const log = options.log ?? ((line: string) => console.warn(line));
@@ -138,51 +184,7 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     return result;
   }
 
-  const { limits } = options;
   let inFlight = 0;
-
-  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    const bodyTooLarge = `body: larger than ${limits.maxBodyBytes} bytes (training.rewardService.maxBodyBytes)`;
-    if (declared > limits.maxBodyBytes) {
-      metrics.requests.inc({ outcome: 'too_large' });
-      return refuseUnread(res, 413, { error: bodyTooLarge });
-    }
-    const timer = metrics.seconds.startTimer();
-    const text = await bodyOf(req, limits.maxBodyBytes);
-    if (text === undefined) {
-      metrics.requests.inc({ outcome: 'too_large' });
-      return refuseUnread(res, 413, { error: bodyTooLarge });
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    const parsed = body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
-    if (!parsed.ok) {
-      metrics.requests.inc({ outcome: 'refused' });
-      return send(res, 400, { error: parsed.reason });
-    }
-    const large = tooLarge(parsed.samples, limits);
-    if (large !== undefined) {
-      metrics.requests.inc({ outcome: 'too_large' });
-      return send(res, 413, { error: large });
-    }
-    const results = await Promise.all(parsed.samples.map(scoreOne));
-    sendText(res, 200, rewardResponseJson(rewardResponse(results)));
-    timer();
-    metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
-  }
-
-  const { token } = options;
-  if (token === undefined && !isLoopback(options.host)) {
-    throw new ValidationError('reward service', [
-      `training.rewardService.host is ${options.host}, beyond this machine, and training.rewardService.tokenEnv names no token: anyone reaching it could make the executor score and read the bucket; set the token (docs/deploy.md), or listen on 127.0.0.1`,
-    ]);
-  }
-
   const server: Server = createServer((req, res) => {
     const url = req.url?.split('?')[0];
     if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
@@ -197,7 +199,7 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     }
     inFlight += 1;
     res.once('close', () => (inFlight -= 1));
-    answer(req, res).catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
+    answer(req, res, limits, metrics, scoreOne).catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
   });
   // OpenRLHF keeps each try open up to 180 s; Node's default request timeout would cut long ones.
   server.requestTimeout = 0;
