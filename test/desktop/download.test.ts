@@ -4,14 +4,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { parseConfig } from '../../config/load';
-import type { OsworldHostConfig, OsworldVmConfig } from '../../config/schema';
-import { parseTask, type Task } from '../../core/task';
-import { createOsworldClient } from '../../activities/desktop/osworld/client';
+import type { OsworldHostConfig } from '../../config/schema';
 import { download, isPublicAddress, type DownloadPolicy } from '../../activities/desktop/osworld/download';
-import { appStateUrl, OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';
-import { CommandVmProvider } from '../../activities/desktop/osworld/vm-provider';
-import { createKalgebraState } from '../../apps/kalgebra/vm';
-import { startOsworldServerDouble, type OsworldServerDouble } from './osworld-server-double';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -19,6 +13,7 @@ const REPO = path.resolve(__dirname, '..', '..', '..');
  * A task's `download` func (issue 29, item 6). No request here leaves 127.0.0.1: the one web server
  * is on loopback, which the guard refuses unless a name is allow-listed, and names are resolved
  * by a stub (`*.test` never resolves for real). Refused addresses are refused before any connection.
+ * (test/desktop/osworld-desktop.test.ts: an OSWorld desktop's reset fails such a download step.)
  */
 describe('downloads of a task\'s download func: public addresses only', function () {
   this.timeout(30_000);
@@ -90,39 +85,6 @@ describe('downloads of a task\'s download func: public addresses only', function
       await assert.rejects(download(`http://mirror.test:${port}/${file}`, mirror()), new RegExp(`/${file}: larger than 1000 bytes \\(hosts\\[\\]\\.downloads\\.maxBytes\\)`), file);
     }
     assert.equal((await download(`http://mirror.test:${port}/file`, mirror({ maxBytes: 10 }))).length, 10, 'exactly maxBytes is taken');
-  });
-
-  describe('an OSWorld desktop\'s reset (in-VM server test double)', () => {
-    let vmServer: OsworldServerDouble;
-    beforeEach(async () => {
-      vmServer = await startOsworldServerDouble();
-    });
-    afterEach(() => vmServer.close());
-
-    /** TeXstudio's B-01 with one download step instead of its own. */
-    const downloading = (url: string): Task => {
-      const task = parseTask(JSON.parse(readFileSync(path.join(REPO, 'data', 'scienceboard', 'TeXstudio', 'B-01.json'), 'utf8')), 'B-01');
-      return { ...task, initialize: [{ func: 'download', url, path: '/home/user/3ppd.cif' }] };
-    };
-    const desktop = (): OsworldDesktop => {
-      const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8123 };
-      return new OsworldDesktop({
-        id: 'rack-1/0',
-        vm,
-        provider: new CommandVmProvider(5000),
-        client: createOsworldClient(vm.url, { retries: 1, backoffMs: 10 }),
-        appState: createKalgebraState(appStateUrl(vm), { retries: 0 }),
-        readyTimeoutMs: 3000,
-        pollIntervalMs: 50,
-        stepPauseMs: 0,
-      });
-    };
-
-    it('fails the step, by default, for a URL of the host\'s own network, and fetches nothing', async () => {
-      await assert.rejects(desktop().reset(downloading(`http://127.0.0.1:${port}/file`)), /initialize\[0\] download.*127\.0\.0\.1 is 127\.0\.0\.1, not a public address/s);
-      assert.deepEqual(seen, []);
-      assert.equal(vmServer.requests.filter((r) => r.path === '/setup/upload').length, 0);
-    });
   });
 
   it('reads hosts[].downloads from temporal.yaml, public addresses only when it is left out', () => {
