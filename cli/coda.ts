@@ -6,7 +6,7 @@ import { temporal } from '@temporalio/proto';
 import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config/load';
-import { attemptOfManifest, attemptPrefix, judgeEvalKeyBase, reportSeriesPrefix } from '../core/keys';
+import { attemptOfManifest, attemptPrefix, judgeEvalKeyBase, reportSeriesPrefix, safeRelative } from '../core/keys';
 import { ValidationError } from '../core/validation';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
@@ -115,11 +115,12 @@ const table = (header: string[], rows: string[][]): string => {
   return [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 };
 
+/** Writes the objects below `base` into `out` in the same layout; nothing is written when a key would land outside `out`. */
 async function fetchKeys(store: ObjectStore, keys: readonly string[], base: string, out: string): Promise<number> {
+  const files = keys.map((key) => ({ key, file: path.join(out, safeRelative(key.slice(base.length).replace(/^\//, ''), store.uri(key))) }));
   let bytes = 0;
-  for (const key of keys) {
+  for (const { key, file } of files) {
     const body = await store.get(key);
-    const file = path.join(out, key.slice(base.length).replace(/^\//, ''));
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, body);
     bytes += body.length;

@@ -95,6 +95,16 @@ const osworldVm = z.strictObject({
   appStatePort: z.number().int().min(1024).max(65535).default(8000),
 });
 
+/**
+ * What a task's `download` func may fetch on the host (activities/desktop/osworld/download.ts):
+ * public http(s) addresses, and the hosts listed here even where they are not public (a lab's
+ * mirror); a larger body is refused.
+ */
+export const downloadSettings = z.strictObject({
+  allowHosts: z.array(z.string().min(1)).default([]),
+  maxBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+});
+
 const osworldHost = z.strictObject({
   id: localHost.shape.id,
   kind: z.literal('osworld'),
@@ -108,6 +118,7 @@ const osworldHost = z.strictObject({
   initializePauseSeconds: z.number().min(0).max(60).default(1),
   /** The share of each initialize step's own `wait` that is slept: 1 as ScienceBoard; a test against doubles sets 0. */
   initializeWaitScale: z.number().min(0).max(1).default(1),
+  downloads: downloadSettings.prefault({}),
   metricsPort: localHost.shape.metricsPort,
 });
 
@@ -257,8 +268,17 @@ const training = z.strictObject({
   /** OpenRLHF's remote reward function, served by every GPU worker on this port. */
   rewardService: z
     .strictObject({
-      /** Where it listens: 127.0.0.1 when the trainer runs on this node, the node's address when vLLM engines on other nodes post to it. */
+      /**
+       * Where it listens: 127.0.0.1 when the trainer runs on this node, the node's address when vLLM
+       * engines on other nodes post to it (then only with the token below).
+       */
       host: z.string().min(1).default('127.0.0.1'),
+      /**
+       * The environment variable holding the token a request must carry (HTTP Basic's password, which
+       * OpenRLHF's client sends from the credentials of --reward.remote_url, or Bearer): at least 16 of
+       * A-Z a-z 0-9 . _ ~ -. Unset: the service runs open on a loopback host and refuses any other.
+       */
+      tokenEnv: envVarName.default('CODA_REWARD_TOKEN'),
       port: z.number().int().min(1).max(65535).default(8900),
       /** Executor calls in flight at once. */
       executorConcurrency: z.number().int().min(1).max(1024).default(16),
@@ -266,6 +286,18 @@ const training = z.strictObject({
       deadlineSeconds: z.number().positive().max(170).default(150),
       /** Scored samples kept for repeated requests. */
       cacheSize: z.number().int().min(0).default(100_000),
+      /**
+       * Longest query scored, in characters: the decoded prompt and reply (at most --data.max_len
+       * plus --rollout.max_new_tokens tokens, one `<|image_pad|>` per vision token); longer is answered 413.
+       */
+      maxQueryChars: z.number().int().min(1).default(1_048_576),
+      /** Largest request body (OpenRLHF posts one sample: its query, prompt and label); larger is answered 413 unread. */
+      maxBodyBytes: z.number().int().min(1).default(4 * 1024 * 1024),
+      /**
+       * Requests in flight at once; one more is answered 503 unread, which OpenRLHF tries again (5 times, 1 s
+       * apart). At least the samples a rollout step scores at once per reward URL (--rollout.batch_size × --rollout.n_samples_per_prompt).
+       */
+      maxConcurrentRequests: z.number().int().min(1).default(256),
     })
     .prefault({}),
   serving,

@@ -1,3 +1,5 @@
+import { ValidationError } from './validation';
+
 /**
  * The one S3 key scheme. Workflows compute keys with these functions and carry only keys; the
  * bytes (screenshots, raw model texts, manifests) live in the bucket.
@@ -33,6 +35,21 @@ export function keySegment(value: string, what: string): string {
     throw new Error(`${what} "${value}" cannot be part of a storage key (expected letters, digits, . _ -; at most 128)`);
   }
   return value;
+}
+
+/**
+ * `relative` as a path below a local folder, or a ValidationError naming `what`: the one guard
+ * between S3 and the local disk. Every local path made from a key (the part below a listed
+ * prefix) or from a list read from S3 (a checkpoint marker's files, a dataset's image paths) goes
+ * through it — `coda fetch`, the GPU worker's checkpoint restore, serving and training's
+ * downloads — since a key or a list is whatever was written to the bucket: no `..`, `.` or empty
+ * segment, so no absolute path either, and nothing above the folder it is joined to.
+ */
+export function safeRelative(relative: string, what: string): string {
+  if (relative.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw new ValidationError(what, [`path "${relative}" would leave its folder (expected /-separated names, none of them empty, . or ..)`]);
+  }
+  return relative;
 }
 
 const join = (prefix: string, ...parts: string[]): string => (prefix === '' ? parts : [prefix, ...parts]).join('/');

@@ -55,7 +55,23 @@ const PAD_RUNS = /(<\|image_pad\|>)+|(<\|video_pad\|>)+/g;
 const collapsePads = (text: string): string => text.replace(PAD_RUNS, (_run, image?: string) => (image !== undefined ? '<|image_pad|>' : '<|video_pad|>'));
 
 /** End-of-turn tokens the decoded response ends in. */
-const TRAILING_END_TOKENS = /(?:<\|im_end\|>|<\|endoftext\|>)+\s*$/;
+const END_TOKENS = ['<|im_end|>', '<|endoftext|>'];
+
+/**
+ * `text` without the run of end tokens (and the whitespace after it) it ends in, if it does. One
+ * pass from the end: a pattern such as /(?:<\|im_end\|>)+\s*$/ is tried from every position
+ * and takes quadratic time on many end tokens followed by anything else.
+ */
+export function withoutEndTokens(text: string): string {
+  const end = text.trimEnd().length;
+  let cut = end;
+  for (;;) {
+    const token = END_TOKENS.find((t) => text.endsWith(t, cut));
+    if (token === undefined) break;
+    cut -= token.length;
+  }
+  return cut === end ? text : text.slice(0, cut);
+}
 
 /**
  * The sampled reply: what `query` holds after `prompt`, image placeholders counted once, without
@@ -65,7 +81,7 @@ export function sampledResponse(query: string, prompt: string): { readonly ok: t
   const collapsedQuery = collapsePads(query);
   const collapsedPrompt = collapsePads(prompt);
   if (!collapsedQuery.startsWith(collapsedPrompt)) return { ok: false, reason: 'the query does not begin with its prompt (image placeholders aside)' };
-  return { ok: true, text: collapsedQuery.slice(collapsedPrompt.length).replace(TRAILING_END_TOKENS, '') };
+  return { ok: true, text: withoutEndTokens(collapsedQuery.slice(collapsedPrompt.length)) };
 }
 
 /**

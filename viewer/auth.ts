@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { Env } from '../config/load';
 import type { Config } from '../config/schema';
 import { ValidationError } from '../core/validation';
+import { isLoopback } from '../activities/http-auth';
+
+export { authorized, isLoopback } from '../activities/http-auth';
 
 /**
  * The viewer's login: one token from the environment variable temporal.yaml `viewer.auth.tokenEnv`
@@ -21,15 +22,6 @@ export const MIN_TOKEN_LENGTH = 16;
 export const REALM = 'coda viewer';
 
 export type ViewerLogin = { readonly kind: 'token'; readonly token: string; readonly tokenEnv: string } | { readonly kind: 'open'; readonly warning: string };
-
-/** Addresses only this machine reaches. */
-export function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (bare === 'localhost') return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  if (isIP(bare) === 6) return bare === '::1' || /^::ffff:127\./i.test(bare);
-  return false;
-}
 
 /**
  * Whether an open viewer answers a request carrying this Host header: only one naming a loopback
@@ -66,29 +58,6 @@ export function viewerLogin(config: Pick<Config, 'viewer'>, host: string, env: E
     throw new ValidationError('viewer login', [`viewer.auth.tokenEnv: the token in ${tokenEnv} has ${token.length} characters; expected at least ${MIN_TOKEN_LENGTH}`]);
   }
   return { kind: 'token', token, tokenEnv };
-}
-
-/** Equal texts, compared in time independent of where they differ (both hashed first, so of one length). */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
-
-/** Whether an Authorization header carries the token, as Bearer or as Basic's password. */
-export function authorized(header: string | undefined, token: string): boolean {
-  if (header === undefined) return false;
-  const [scheme, value = ''] = header.trim().split(/\s+/, 2);
-  switch (scheme?.toLowerCase()) {
-    case 'bearer':
-      return sameSecret(value, token);
-    case 'basic': {
-      const decoded = Buffer.from(value, 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      return colon >= 0 && sameSecret(decoded.slice(colon + 1), token);
-    }
-    default:
-      return false;
-  }
 }
 
 /** The challenge of a 401: Basic, so a browser asks for the token (scripts send Bearer unasked). */

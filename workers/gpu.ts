@@ -3,7 +3,7 @@ import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { connectTemporal } from '../config/temporal-connection';
 import { createTrainingActivities } from '../activities/training/activities';
 import { s3RewardScorer } from '../activities/training/reward';
-import { startRewardService, type RewardService } from '../activities/training/reward-service';
+import { rewardServiceToken, startRewardService, type RewardService } from '../activities/training/reward-service';
 import { checkSetpriv } from '../activities/training/trainer-process';
 import { rewardServiceMetrics, trainerMetrics, type RewardServiceMetrics, type TrainerMetrics } from '../activities/metrics';
 import { createObjectStore } from '../activities/storage/object-store';
@@ -45,6 +45,8 @@ export async function createGpuWorker(deps: GpuWorkerDeps): Promise<GpuWorker> {
     host: settings.host,
     port: settings.port,
     cacheSize: settings.cacheSize,
+    limits: settings,
+    token: rewardServiceToken(settings, env),
     metrics: deps.metrics?.rewards ?? rewardServiceMetrics(),
   });
   let worker: Worker;
@@ -53,7 +55,7 @@ export async function createGpuWorker(deps: GpuWorkerDeps): Promise<GpuWorker> {
       connection: deps.connection,
       namespace: config.temporal.namespace,
       taskQueue: config.taskQueues.gpu,
-      activities: createTrainingActivities({ config, store, env, rewardUrl: rewardService.url, metrics: deps.metrics?.trainer ?? trainerMetrics() }),
+      activities: createTrainingActivities({ config, store, env, rewardUrl: rewardService.trainerUrl, metrics: deps.metrics?.trainer ?? trainerMetrics() }),
       maxConcurrentActivityTaskExecutions: config.training.jobs + 1,
       // Progress reaches the server every heartbeatSeconds (by default heartbeats are throttled to 80% of the timeout).
       maxHeartbeatThrottleInterval: `${config.training.heartbeatSeconds} seconds`,

@@ -21,6 +21,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { StorageConfig } from '../../config/schema';
+import { safeRelative } from '../../core/keys';
+import { mapLimited } from '../concurrency';
 import { secretFromEnv, type Env } from '../../config/load';
 
 /**
@@ -112,14 +114,34 @@ export class ObjectStore {
     await rename(partial, file);
   }
 
+  /**
+   * Downloads every object below `prefix/` into `dir` in the same layout, 4 at a time; their keys
+   * ([] when there are none). Every local path is checked before anything is written
+   * (safeRelative): a key such as `prefix/../x` is refused, not written outside `dir`.
+   */
+  async getFolder(prefix: string, dir: string, signal?: AbortSignal): Promise<string[]> {
+    const keys = await this.list(`${prefix}/`);
+    const files = keys.map((key) => ({ key, file: path.join(dir, safeRelative(key.slice(prefix.length + 1), this.uri(key))) }));
+    await mapLimited(files, 4, ({ key, file }) => {
+      signal?.throwIfAborted();
+      return this.getFile(key, file);
+    });
+    return keys;
+  }
+
   async putJson(key: string, value: unknown): Promise<void> {
     await this.put(key, JSON.stringify(value, null, 2), 'application/json');
   }
 
-  async get(key: string): Promise<Buffer> {
+  /** The object's bytes; one larger than `maxBytes` is refused by its length before its body is read. */
+  async get(key: string, maxBytes = Infinity): Promise<Buffer> {
     return this.send(async () => {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       if (!out.Body) throw new Error(`s3://${this.bucket}/${key} has no body`);
+      if ((out.ContentLength ?? 0) > maxBytes) {
+        (out.Body as Readable).destroy();
+        throw new Error(`s3://${this.bucket}/${key} is ${out.ContentLength} bytes, more than the ${maxBytes} read here`);
+      }
       return Buffer.from(await out.Body.transformToByteArray());
     });
   }

@@ -23,10 +23,16 @@ export interface TrainingDeps {
   readonly store: ObjectStore;
   /** Environment of the trainers (on top of the worker's own and the trainer's `env` of temporal.yaml). */
   readonly env: Env;
-  /** This worker's reward service, for OpenRLHF's --reward.remote_url. */
+  /** This worker's reward service, for OpenRLHF's --reward.remote_url (its token as the password, when it has one). */
   readonly rewardUrl: string;
   /** Where the trainers' last step and figures are recorded. */
   readonly metrics: TrainerMetrics;
+}
+
+/** The password a URL carries (the reward service's token in rewardUrl), for the trainer's log to hide. */
+function urlSecrets(url: string): string[] {
+  const { password } = new URL(url);
+  return password === '' ? [] : [decodeURIComponent(password)];
 }
 
 /** Bad requests fail at once, naming the field. */
@@ -87,12 +93,7 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
     if (bucket !== config.storage.bucket) throw new ValidationError('base.path', [`${base.path}: expected a key in bucket ${config.storage.bucket}`]);
     const dir = path.join(workDir, 'models', createHash('sha1').update(base.path).digest('hex').slice(0, 16));
     if (!existsSync(path.join(dir, '.complete'))) {
-      const keys = await store.list(`${prefix}/`);
-      if (keys.length === 0) throw new ValidationError('base.path', [`${base.path}: no files there`]);
-      for (const key of keys) {
-        signal.throwIfAborted();
-        await store.getFile(key, path.join(dir, key.slice(prefix.length + 1)));
-      }
+      if ((await store.getFolder(prefix, dir, signal)).length === 0) throw new ValidationError('base.path', [`${base.path}: no files there`]);
       writeFileSync(path.join(dir, '.complete'), base.path);
     }
     const adapterConfig = path.join(dir, 'adapter_config.json');
@@ -174,6 +175,7 @@ export function createTrainingActivities(deps: TrainingDeps): TrainingActivities
         args: inputs.args,
         env: { ...(process.env as Record<string, string>), ...(deps.env as Record<string, string>), ...settings.env },
         cwd: jobDir,
+        hidden: urlSecrets(deps.rewardUrl),
       },
       inputs,
       store,

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { safeRelative } from '../../core/keys';
 import { mapLimited } from '../concurrency';
 import type { ObjectStore } from '../storage/object-store';
 
@@ -103,7 +104,8 @@ export async function restoreCheckpoint(store: ObjectStore, jobPrefix: string, r
   const raw = await store.tryGet(markerKey(jobPrefix));
   if (raw === undefined) return undefined;
   const marker = JSON.parse(raw.toString('utf8')) as Marker;
-  await mapLimited(marker.files, 4, (file) => store.getFile(fileKey(jobPrefix, marker.step, file), path.join(root, file)));
+  const files = marker.files.map((file) => safeRelative(file, store.uri(markerKey(jobPrefix))));
+  await mapLimited(files, 4, (file) => store.getFile(fileKey(jobPrefix, marker.step, file), path.join(root, file)));
   return marker.step;
 }
 

@@ -4,6 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { parseRewardRequest, rewardResponse, rewardResponseJson, type RewardSample } from '../../core/remote-reward';
 import { PromiseCache } from '../cache';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../metrics';
+import type { Env } from '../../config/load';
+import type { TrainingConfig } from '../../config/schema';
+import { ValidationError } from '../../core/validation';
+import { authorized, isLoopback } from '../http-auth';
 import type { RewardScorer, ScoredSample } from './reward';
 
 /**
@@ -22,6 +26,18 @@ import type { RewardScorer, ScoredSample } from './reward';
  * gets a 400. Scored samples are kept by query and label, so a repeated request (OpenRLHF's retry
  * of a request whose answer was lost) gets the same answer without calling the executor again;
  * outcomes that may change (the executor failed or was too slow) are not kept.
+ *
+ * What one request may cost is bounded (training.rewardService's limits, what a GRPO sample
+ * needs): a body larger than maxBodyBytes or a query longer than maxQueryChars is answered 413,
+ * and a request beyond maxConcurrentRequests in flight 503, both before anything is scored (the
+ * oversized and the surplus body unread), so no request can hold the memory or the event loop
+ * that /health, the other requests and the GPU worker's heartbeats share.
+ *
+ * Only the trainer may ask (docs/security.md): with a token (training.rewardService.tokenEnv) a
+ * request must carry it, as HTTP Basic's password (OpenRLHF 0.11.2's aiohttp client sends the
+ * credentials of --reward.remote_url that way: `trainerUrl` has them) or as Bearer, or it is
+ * answered 401 unread; without one the service listens on a loopback address only. /health is
+ * open (the readiness probe) and tells nothing.
  */
 
 export interface RewardServiceOptions {
@@ -29,37 +45,65 @@ export interface RewardServiceOptions {
   readonly host: string;
   readonly port: number;
   readonly cacheSize: number;
+  readonly limits: RewardServiceLimits;
+  /** The token a request must carry (rewardServiceToken); none: `host` must be a loopback address. */
+  readonly token?: string;
   readonly metrics?: RewardServiceMetrics;
   /** Where failed samples are reported (the worker's log). */
   readonly log?: (line: string) => void;
 }
 
 export interface RewardService {
-  /** The URL to give OpenRLHF's --reward.remote_url. */
+  /** Its POST URL, without credentials: for people, logs and tests. */
   readonly url: string;
+  /** The URL to give OpenRLHF's --reward.remote_url: `url` with the token as its password when there is one. */
+  readonly trainerUrl: string;
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 256 * 1024 * 1024;
+export type RewardServiceLimits = Pick<TrainingConfig['rewardService'], 'maxQueryChars' | 'maxBodyBytes' | 'maxConcurrentRequests'>;
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  sendText(res, status, JSON.stringify(body));
+/** What a token may hold: it goes as it is into the URL OpenRLHF is given, which it splits at commas. */
+const TOKEN = /^[A-Za-z0-9._~-]{16,}$/;
+
+/** The token of training.rewardService.tokenEnv, undefined when the variable is unset or empty; a token that cannot be one is refused, naming the field. */
+export function rewardServiceToken(settings: Pick<TrainingConfig['rewardService'], 'tokenEnv'>, env: Env): string | undefined {
+  const token = env[settings.tokenEnv];
+  if (token === undefined || token === '') return undefined;
+  if (!TOKEN.test(token)) {
+    throw new ValidationError('reward service token', [`training.rewardService.tokenEnv: the token in ${settings.tokenEnv} must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it goes into the URL OpenRLHF is given), e.g. openssl rand -hex 32`]);
+  }
+  return token;
 }
 
-function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  sendText(res, status, JSON.stringify(body), headers);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
 
-async function bodyOf(req: IncomingMessage): Promise<string | undefined> {
+/** Answers a request whose body is left unread, and closes its connection (the rest of the body is not waited for). */
+const refuseUnread = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => send(res, status, body, { connection: 'close', ...headers });
+
+/** The body, or undefined as soon as it grows beyond `maxBytes` (what came is dropped). */
+async function bodyOf(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
+    if (size > maxBytes) return undefined;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Why a request is too large to score, or undefined. */
+function tooLarge(samples: readonly RewardSample[], limits: RewardServiceLimits): string | undefined {
+  const long = samples.findIndex((s) => s.query.length > limits.maxQueryChars);
+  return long === -1 ? undefined : `query[${long}]: ${samples[long]?.query.length} characters, more than the ${limits.maxQueryChars} a sample may have (training.rewardService.maxQueryChars)`;
 }
 
 /** A result that must not stay in the cache: thrown out of the loader (the cache forgets rejected loads) and caught. */
@@ -67,7 +111,53 @@ class Uncacheable {
   constructor(readonly result: ScoredSample) {}
 }
 
+/** Answers one admitted POST /get_reward: 413 for what is too large, 400 for what is not the protocol, else the scores. */
+async function answer(req: IncomingMessage, res: ServerResponse, limits: RewardServiceLimits, metrics: RewardServiceMetrics, scoreOne: (sample: RewardSample) => Promise<ScoredSample>): Promise<void> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const bodyTooLarge = `body: larger than ${limits.maxBodyBytes} bytes (training.rewardService.maxBodyBytes)`;
+  if (declared > limits.maxBodyBytes) {
+    metrics.requests.inc({ outcome: 'too_large' });
+    return refuseUnread(res, 413, { error: bodyTooLarge });
+  }
+  const timer = metrics.seconds.startTimer();
+  const text = await bodyOf(req, limits.maxBodyBytes);
+  if (text === undefined) {
+    metrics.requests.inc({ outcome: 'too_large' });
+    return refuseUnread(res, 413, { error: bodyTooLarge });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const parsed = body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
+  if (!parsed.ok) {
+    metrics.requests.inc({ outcome: 'refused' });
+    return send(res, 400, { error: parsed.reason });
+  }
+  const large = tooLarge(parsed.samples, limits);
+  if (large !== undefined) {
+    metrics.requests.inc({ outcome: 'too_large' });
+    return send(res, 413, { error: large });
+  }
+  const results = await Promise.all(parsed.samples.map(scoreOne));
+  sendText(res, 200, rewardResponseJson(rewardResponse(results)));
+  timer();
+  metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
+}
+
+/** A service without a token must listen where only this machine reaches it. */
+function checkExposure(host: string, token: string | undefined): void {
+  if (token !== undefined || isLoopback(host)) return;
+  throw new ValidationError('reward service', [
+    `training.rewardService.host is ${host}, beyond this machine, and training.rewardService.tokenEnv names no token: anyone reaching it could make the executor score and read the bucket; set the token (docs/deploy.md), or listen on 127.0.0.1`,
+  ]);
+}
+
 export async function startRewardService(options: RewardServiceOptions): Promise<RewardService> {
+  const { limits, token } = options;
+  checkExposure(options.host, token);
   const metrics = options.metrics ?? rewardServiceMetrics();
   const cache = new PromiseCache<ScoredSample>(options.cacheSize);
   const log = options.log ?? ((line: string) => console.warn(line));
@@ -94,29 +184,22 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     return result;
   }
 
+  let inFlight = 0;
   const server: Server = createServer((req, res) => {
-    void (async () => {
-      const url = req.url?.split('?')[0];
-      if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
-      if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
-      const timer = metrics.seconds.startTimer();
-      const text = await bodyOf(req);
-      let body: unknown;
-      try {
-        body = text === undefined ? undefined : JSON.parse(text);
-      } catch {
-        body = undefined;
-      }
-      const parsed = text === undefined ? { ok: false as const, reason: `body: larger than ${MAX_BODY_BYTES} bytes` } : body === undefined ? { ok: false as const, reason: 'body: not JSON' } : parseRewardRequest(body);
-      if (!parsed.ok) {
-        metrics.requests.inc({ outcome: 'refused' });
-        return send(res, 400, { error: parsed.reason });
-      }
-      const results = await Promise.all(parsed.samples.map(scoreOne));
-      sendText(res, 200, rewardResponseJson(rewardResponse(results)));
-      timer();
-      metrics.requests.inc({ outcome: results.length === 0 ? 'empty' : results.some((r) => r.error !== undefined) ? 'zero' : 'ok' });
-    })().catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
+    const url = req.url?.split('?')[0];
+    if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
+    if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
+    if (token !== undefined && !authorized(req.headers.authorization, token)) {
+      metrics.requests.inc({ outcome: 'unauthorized' });
+      return refuseUnread(res, 401, { error: 'unauthorized: the reward service takes requests with its token only (training.rewardService.tokenEnv)' }, { 'www-authenticate': 'Basic realm="coda reward service"' });
+    }
+    if (inFlight >= limits.maxConcurrentRequests) {
+      metrics.requests.inc({ outcome: 'busy' });
+      return refuseUnread(res, 503, { error: `${inFlight} requests in flight, the most this service takes (training.rewardService.maxConcurrentRequests)` }, { 'retry-after': '1' });
+    }
+    inFlight += 1;
+    res.once('close', () => (inFlight -= 1));
+    answer(req, res, limits, metrics, scoreOne).catch((err: unknown) => send(res, 500, { error: (err as Error).message }));
   });
   // OpenRLHF keeps each try open up to 180 s; Node's default request timeout would cut long ones.
   server.requestTimeout = 0;
@@ -125,8 +208,11 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const address = `${options.host}:${port}/get_reward`;
   return {
-    url: `http://${options.host}:${port}/get_reward`,
+    url: `http://${address}`,
+    // The user name is only a label: the token is the password.
+    trainerUrl: token === undefined ? `http://${address}` : `http://openrlhf:${token}@${address}`,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

@@ -6,7 +6,8 @@ import { sampledResponse, type ExtraLogName, type RewardSample, type SampleRewar
 import { actionReward } from '../../core/reward';
 import { smartResize } from '../../core/smart-resize';
 import { parseGrpoLabel, type GrpoLabel } from '../../core/training';
-import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { attemptOfManifest } from '../../core/keys';
+import { trajectoryManifestSchema, type TrajectoryManifest } from '../../core/trajectory';
 import type { Env } from '../../config/load';
 import { preparedBoxes, type Config, type TrainingConfig } from '../../config/schema';
 import { PromiseCache } from '../cache';
@@ -33,7 +34,12 @@ export interface ScoredSample extends SampleReward {
 export interface RewardScorerDeps {
   /** The executor endpoint of temporal.yaml; screenshots read from S3. */
   readonly gateway: ModelGateway;
-  /** A trajectory's manifest by key (the label names it; the executor's earlier replies are its history). */
+  /** The deployment's key prefix: a label may name only a rollout's manifest below it. */
+  readonly prefix: string;
+  /**
+   * A trajectory's manifest by key (the label names it; the executor's earlier replies are its
+   * history). Its errors never quote the object: a request names the key, so it would read them.
+   */
   readonly manifests: (key: string) => Promise<TrajectoryManifest>;
   readonly executorConcurrency: number;
   /** A sample is answered by then, with reward 0 if the executor has not answered. */
@@ -52,13 +58,32 @@ const scored = (candidate: GuiAction, label: GrpoLabel, logs: SampleReward['logs
 export function createRewardScorer(deps: RewardScorerDeps): RewardScorer {
   const executorSlots = new Limiter(deps.executorConcurrency);
 
-  async function viaExecutor(thought: string, label: GrpoLabel, signal: AbortSignal): Promise<ScoredSample> {
+  /**
+   * The trajectory of a label, read only when its key is a rollout manifest's under the
+   * deployment's prefix, and its step's screenshot is the label's: a request names both, and
+   * nothing else in the bucket is read for it (a checkpoint, a secret, another deployment's data).
+   */
+  async function labelledTrajectory(label: GrpoLabel): Promise<TrajectoryManifest | ScoredSample> {
+    try {
+      attemptOfManifest(deps.prefix, label.manifestKey);
+    } catch {
+      return failed('bad_label', `label.manifestKey ${label.manifestKey}: not a trajectory manifest key (${deps.prefix === '' ? '' : `${deps.prefix}/`}runs/{run}/{software}/{task}/{attempt}/manifest.json)`);
+    }
     let manifest: TrajectoryManifest;
     try {
       manifest = await deps.manifests(label.manifestKey);
     } catch (err) {
       return failed('bad_label', `label.manifestKey ${label.manifestKey}: ${(err as Error).message}`, (err as Error).name === 'NoSuchKey');
     }
+    if (manifest.steps[label.step - 1]?.screenshotKey !== label.screenshotKey) {
+      return failed('bad_label', `label.screenshotKey ${label.screenshotKey}: not the screenshot of step ${label.step} of ${label.manifestKey}`);
+    }
+    return manifest;
+  }
+
+  async function viaExecutor(thought: string, label: GrpoLabel, signal: AbortSignal): Promise<ScoredSample> {
+    const manifest = await labelledTrajectory(label);
+    if (!('steps' in manifest)) return manifest;
     const history = manifest.steps.slice(0, label.step - 1).flatMap((s) => (s.executor === undefined ? [] : [s.executor.raw]));
     const messages = buildExecutorMessages({ instruction: thought, screenshotKey: label.screenshotKey, history });
     let completion;
@@ -94,6 +119,23 @@ export function createRewardScorer(deps: RewardScorerDeps): RewardScorer {
   };
 }
 
+/** Manifests are a few hundred KiB at most (one entry per step, screenshots by key). */
+export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
+/** A trajectory manifest from S3, or an error that names what is wrong with it without quoting it. */
+async function readManifest(store: ObjectStore, key: string): Promise<TrajectoryManifest> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse((await store.get(key, MAX_MANIFEST_BYTES)).toString('utf8'));
+  } catch (err) {
+    if (err instanceof SyntaxError) throw new Error('not JSON');
+    throw err;
+  }
+  const parsed = trajectoryManifestSchema.safeParse(raw);
+  if (!parsed.success) throw new Error('not a trajectory manifest');
+  return parsed.data;
+}
+
 /**
  * The scorer of a GPU worker: the executor endpoint of temporal.yaml, screenshots and trajectory
  * manifests read from S3 and kept (a GRPO group asks about the same step eight times).
@@ -104,7 +146,8 @@ export function s3RewardScorer(config: Pick<Config, 'models' | 'judging' | 'stor
   return createRewardScorer({
     // As the orchestrator's gateway: the screenshot variant the host stored for the executor, each read once (the preparer keeps them).
     gateway: new ModelGateway(config.models, s3Images(store, presign), env, undefined, new ImagePreparer(preparedBoxes(config), presign)),
-    manifests: (key) => manifests.get(key, async () => parseTrajectoryManifest(await store.getJson(key), key)),
+    prefix: config.storage.prefix,
+    manifests: (key) => manifests.get(key, () => readManifest(store, key)),
     executorConcurrency: settings.executorConcurrency,
     deadlineMs: settings.deadlineSeconds * 1000,
   });

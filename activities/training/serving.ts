@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { configRelative, secretFromEnv, type Env, type LoadedConfig } from '../../config/load';
 import { FAILURES } from '../../core/failures';
+import { safeRelative } from '../../core/keys';
 import { checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
 import { parseOrThrow, ValidationError } from '../../core/validation';
-import { mapLimited } from '../concurrency';
 import type { ObjectStore } from '../storage/object-store';
 import type { ServeResult } from './contract';
 
@@ -37,12 +37,10 @@ async function readManifest(store: ObjectStore, key: string): Promise<Checkpoint
 
 /** The checkpoint's files in the serving folder (downloaded once per checkpoint). */
 async function servingCopy(store: ObjectStore, manifest: CheckpointManifest, dir: string): Promise<string> {
-  const target = path.join(dir, manifest.name);
+  const target = path.join(dir, safeRelative(manifest.name, 'checkpoint name'));
   const complete = path.join(target, '.complete');
   if (existsSync(complete) && readFileSync(complete, 'utf8') === manifest.createdAt) return target;
-  const keys = await store.list(`${manifest.filesPrefix}/`);
-  if (keys.length === 0) throw new ValidationError(manifest.filesPrefix, ['the checkpoint has no files in S3']);
-  await mapLimited(keys, 4, (key) => store.getFile(key, path.join(target, key.slice(manifest.filesPrefix.length + 1))));
+  if ((await store.getFolder(manifest.filesPrefix, target)).length === 0) throw new ValidationError(manifest.filesPrefix, ['the checkpoint has no files in S3']);
   writeFileSync(complete, manifest.createdAt);
   return target;
 }

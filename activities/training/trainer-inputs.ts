@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { TrainingConfig } from '../../config/schema';
 import type { Size } from '../../core/images';
+import { safeRelative } from '../../core/keys';
 import { datasetManifestSchema, parseGrpoLabel, SFT_IMAGE_TOKEN, type DatasetManifest, type GrpoRow, type PromptPart, type SftRow } from '../../core/training';
 import { parseOrThrow, ValidationError } from '../../core/validation';
 import { mapLimited } from '../concurrency';
@@ -32,25 +33,20 @@ export interface PreparedDataset {
   readonly dataFile: string;
 }
 
-const safeRelative = (p: string, what: string): string => {
-  const normal = path.normalize(p);
-  if (path.isAbsolute(normal) || normal.startsWith('..')) throw new ValidationError(what, [`path "${p}" leaves the dataset's folder`]);
-  return normal;
-};
-
 /** Downloads a dataset once per node (datasets never change once written); its manifest and folder. */
 export async function prepareDataset(store: ObjectStore, datasetKey: string, datasetsDir: string, signal: AbortSignal): Promise<PreparedDataset> {
   const raw = await store.tryGet(datasetKey);
   if (raw === undefined) throw new ValidationError(datasetKey, ['no such dataset manifest in S3']);
   const manifest = parseOrThrow(datasetManifestSchema, JSON.parse(raw.toString('utf8')), datasetKey);
-  const dir = path.join(datasetsDir, manifest.id);
-  const dataFile = path.join(dir, path.posix.basename(manifest.dataKey));
+  const dir = path.join(datasetsDir, safeRelative(manifest.id, `${datasetKey} id`));
+  const dataFile = path.join(dir, safeRelative(path.posix.basename(manifest.dataKey), `${datasetKey} dataKey`));
   const complete = path.join(dir, '.complete');
   if (existsSync(complete) && readFileSync(complete, 'utf8') === manifest.createdAt) return { manifest, dir, dataFile };
   await store.getFile(manifest.dataKey, dataFile);
-  await mapLimited(manifest.images, 8, async (image) => {
+  const images = manifest.images.map((image) => ({ key: image.key, file: path.join(dir, safeRelative(image.path, `${datasetKey} images`)) }));
+  await mapLimited(images, 8, async (image) => {
     signal.throwIfAborted();
-    await store.getFile(image.key, path.join(dir, safeRelative(image.path, `${datasetKey} images`)));
+    await store.getFile(image.key, image.file);
   });
   writeFileSync(complete, manifest.createdAt);
   return { manifest, dir, dataFile };

@@ -6,7 +6,8 @@ import { createInterface } from 'node:readline';
  * A trainer as a child process of the GPU worker: in its own process group (so stopping it stops
  * everything it started) and started through util-linux's `setpriv --pdeathsig SIGKILL`, so the
  * kernel kills it when the worker dies, even by SIGKILL: a retry on another worker must not race a
- * trainer left behind. Its output goes to a log file and, line by line, to `onLine`.
+ * trainer left behind. Its output goes to a log file and, line by line, to `onLine`, with the
+ * command's hidden texts written `***` (the log is uploaded to S3 and its tail goes into errors).
  */
 
 export interface TrainerCommand {
@@ -14,6 +15,8 @@ export interface TrainerCommand {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
+  /** Texts its log never shows, written `***` (the reward service's token in --reward.remote_url, which OpenRLHF prints among its arguments). */
+  readonly hidden?: readonly string[];
 }
 
 export interface TrainerProcess {
@@ -46,7 +49,8 @@ export function startTrainer(command: TrainerCommand, logFile: string, onLine: (
   const [program, ...programArgs] = command.program;
   if (program === undefined) throw new Error('the trainer program is empty');
   const log = createWriteStream(logFile, { flags: 'a' });
-  log.write(`--- ${new Date().toISOString()} ${[...command.program, ...command.args].join(' ')}\n`);
+  const shown = (text: string): string => (command.hidden ?? []).reduce((t, secret) => t.split(secret).join('***'), text);
+  log.write(`--- ${new Date().toISOString()} ${shown([...command.program, ...command.args].join(' '))}\n`);
   const child: ChildProcess = spawn(SETPRIV[0] as string, [...SETPRIV.slice(1), program, ...programArgs, ...command.args], {
     cwd: command.cwd,
     env: command.env,
@@ -57,7 +61,8 @@ export function startTrainer(command: TrainerCommand, logFile: string, onLine: (
   if (pid === undefined) throw new Error(`could not start the trainer ${program}`);
   for (const stream of [child.stdout, child.stderr]) {
     if (stream === null) continue;
-    createInterface({ input: stream }).on('line', (line) => {
+    createInterface({ input: stream }).on('line', (raw) => {
+      const line = shown(raw);
       log.write(`${line}\n`);
       onLine(line);
     });

@@ -181,7 +181,7 @@ describe('temporal.yaml loading', () => {
     assert.equal(training.sft.program, 'llamafactory-cli');
     assert.deepEqual(training.sft.args, ['train', '{config}']);
     assert.ok(training.grpo.args.includes('--ckpt.load_enable'));
-    assert.deepEqual(training.rewardService, { host: '127.0.0.1', port: 8900, executorConcurrency: 16, deadlineSeconds: 150, cacheSize: 100_000 });
+    assert.deepEqual(training.rewardService, { host: '127.0.0.1', tokenEnv: 'CODA_REWARD_TOKEN', port: 8900, executorConcurrency: 16, deadlineSeconds: 150, cacheSize: 100_000, maxQueryChars: 1_048_576, maxBodyBytes: 4 * 1024 * 1024, maxConcurrentRequests: 256 });
     assert.equal(training.serving.kind, 'lora');
     const numeric = parseConfig(edited((d) => d.training.grpo.args.push('--train.seed', 7)), '/deploy/temporal.yaml', {});
     assert.deepEqual(numeric.training.grpo.args.slice(-2), ['--train.seed', '7'], 'an unquoted number is a word');

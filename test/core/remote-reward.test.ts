@@ -41,6 +41,22 @@ describe('OpenRLHF remote reward protocol', () => {
     assert.deepEqual(sampledResponse(`u${video.replace('<|video_pad|>', '<|video_pad|>'.repeat(9))}r`, `u${video}`), { ok: true, text: 'r' });
   });
 
+  it('drops only a final run of end tokens and the whitespace after it, in one pass from the end (no pattern that backtracks)', () => {
+    const reply = 'Thought: done\nAction: DONE';
+    const cases: Array<[string, string]> = [
+      [`${reply}<|im_end|>`, reply],
+      [`${reply}<|im_end|><|endoftext|><|im_end|> \n\t`, reply],
+      [`${reply} <|im_end|>`, `${reply} `],
+      [`${reply}<|im_end|>x`, `${reply}<|im_end|>x`],
+      [`${reply}\n`, `${reply}\n`],
+      // The degenerate input of issue 29 (many end tokens, then one other character), kept small here:
+      // the service refuses queries beyond training.rewardService.maxQueryChars (test/training/reward-limits.test.ts).
+      [`${'<|im_end|>'.repeat(5000)}x`, `${'<|im_end|>'.repeat(5000)}x`],
+      ['<|im_end|>'.repeat(5000), ''],
+    ];
+    for (const [response, text] of cases) assert.deepEqual(sampledResponse(`${PROMPT}${response}`, PROMPT), { ok: true, text }, JSON.stringify(response.slice(0, 60)));
+  });
+
   it('refuses a query that does not continue its prompt', () => {
     const other = sampledResponse(`${expanded(3).replace('plot x', 'plot y')}reply<|im_end|>`, PROMPT);
     assert.deepEqual(other, { ok: false, reason: 'the query does not begin with its prompt (image placeholders aside)' });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -601,6 +603,24 @@ describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', 
     vmServer = await startOsworldServerDouble();
     const none = await rejectsWith(desktop().reset(taskIn('D-01', [{ func: 'chimerax_clear_log' }])), DesktopError);
     assert.match(none.message, /POST \/chimerax\/run on .*500/);
+  });
+
+  it('fails a download step for a URL of the host\'s own network, by default, and fetches nothing (issue 29, item 6)', async () => {
+    // The one web server of the test, on loopback, which downloads may not reach unless temporal.yaml allows its name.
+    const fetched: string[] = [];
+    const web = createServer((req, res) => res.end(String(fetched.push(req.url ?? ''))));
+    await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}/3ppd.cif`;
+      const task = taskIn('B-01', [{ func: 'download', url, path: path.join(dir, '3ppd.cif') }]);
+      const err = await rejectsWith(desktop().reset(task), DesktopError);
+      assert.equal(err.step, `initialize[${task.initialize.length - 1}] download`);
+      assert.match(err.message, /127\.0\.0\.1 is 127\.0\.0\.1, not a public address/);
+      assert.deepEqual(fetched, []);
+      assert.equal(vmServer.requests.filter((r) => r.path === '/setup/upload').length, 0);
+    } finally {
+      await new Promise<void>((resolve) => web.close(() => resolve()));
+    }
   });
 });
 

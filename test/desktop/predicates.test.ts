@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { compileErrors, describePredicate, evaluateChecks, type PredicateCheck } from '../../activities/desktop/predicates/sandbox';
+import { compileErrors, describePredicate, evaluateChecks, MAX_CHECKS, type PredicateCheck } from '../../activities/desktop/predicates/sandbox';
 import { parseTask, pythonSources, type Evaluator, type Task } from '../../core/task';
 
 const ROOT = path.resolve(__dirname, '../../../data/scienceboard');
@@ -136,6 +136,19 @@ describe('Python predicate sandbox', function () {
       assert.equal(describePredicate('X-01', 1, results[1]!), "task X-01 evaluate[1].key: NameError: name 'open' is not defined");
     });
 
+    it('offers time\'s clock readers only: nothing that sets the host\'s clock, sleeps or changes the process (named, never called)', async () => {
+      const taken = ['clock_settime', 'clock_settime_ns', 'sleep', 'tzset', 'pthread_getcpuclockid', 'CLOCK_REALTIME'];
+      const results = await evaluateChecks(
+        [
+          ...taken.map((name) => ({ key: `lambda d: __import__('time').${name}`, value: 0 })),
+          { key: "lambda d: __import__('time').time() > 0 and len(__import__('time').strftime('%Y')) == 4", value: true },
+        ],
+        {},
+      );
+      taken.forEach((name, i) => assert.match(results[i]?.error ?? '', new RegExp(`AttributeError: .*'${name}'`), `${name}: ${JSON.stringify(results[i])}`));
+      assert.deepEqual(results.at(-1), { ok: true, detail: 'found True, expected True' });
+    });
+
     it('an endless loop, a huge output and a pred that raises each fail their own check, the others still run', async () => {
       const checks: PredicateCheck[] = [
         { key: 'lambda d: [x for x in iter(int, 1)]', value: 0 },
@@ -151,7 +164,7 @@ describe('Python predicate sandbox', function () {
       assert.match(results[2]?.error ?? '', /TypeError: unsupported operand/);
     });
 
-    it('a loop the timer cannot stop (one long C call) is killed, naming its check, and the rest reported not evaluated', async () => {
+    it('a loop the timer cannot stop (one long C call) is killed and reported as timed out, naming its field; the next check is still evaluated', async () => {
       const results = await evaluateChecks(
         [
           { key: "lambda d: d['a']", value: 1 },
@@ -161,9 +174,32 @@ describe('Python predicate sandbox', function () {
         { a: 1 },
         { timeoutMs: 500 },
       );
-      assert.deepEqual(results.map((r) => r.ok), [true, false, false]);
-      assert.match(results[1]?.error ?? '', /the sandbox was stopped during this check/);
-      assert.match(results[2]?.error ?? '', /not evaluated: the sandbox was stopped during check 1/);
+      assert.deepEqual(results.map((r) => r.ok), [true, false, true], JSON.stringify(results));
+      assert.equal(results[1]?.field, 'key');
+      assert.match(results[1]?.error ?? '', /^timed out after 0\.5 s \(in a call its timer cannot interrupt: its process was killed\)$/);
+    });
+
+    it('an error whose message cannot be formatted fails its own check; the next check is still evaluated', async () => {
+      const results = await evaluateChecks(
+        [
+          { key: 'lambda d: {}[10 ** 5000]', value: 0 },
+          { key: 'lambda d: d', value: 0, pred: 'lambda key, value: {value: key}[10 ** 5000]' },
+          { key: "lambda d: d['a']", value: 1 },
+        ],
+        { a: 1 },
+      );
+      assert.deepEqual(results.map((r) => r.ok), [false, false, true], JSON.stringify(results));
+      assert.deepEqual(results.slice(0, 2).map((r) => [r.field, r.error]), [
+        ['key', 'KeyError (its message could not be shown: ValueError)'],
+        ['pred', 'KeyError (its message could not be shown: ValueError)'],
+      ]);
+    });
+
+    it(`evaluates at most ${MAX_CHECKS} checks of a task, so one evaluation's time stays bounded`, async () => {
+      const checks = Array.from({ length: MAX_CHECKS + 2 }, () => ({ key: "lambda d: d['a']", value: 1 }));
+      const results = await evaluateChecks(checks, { a: 1 });
+      assert.deepEqual(results.map((r) => r.ok), checks.map((_, i) => i < MAX_CHECKS));
+      assert.equal(results.at(-1)?.error, `not evaluated: at most ${MAX_CHECKS} checks of a task are evaluated`);
     });
 
     it('caps what the child may write', async () => {

@@ -332,8 +332,8 @@ function neededSecrets(component: Component, config: LoadedConfig): string[] {
     case 'orchestrator':
       return [...s3, ...keys([models.planner, models.executor, ...models.judges, models.taskGenerator])];
     case 'gpu':
-      // The reward service calls the executor; servePlanner registers checkpoints with the planner's server.
-      return [...s3, ...keys([models.planner, models.executor])];
+      // The reward service calls the executor and, listening on the pod's address, takes only the trainer's token; servePlanner registers checkpoints with the planner's server.
+      return [...s3, ...keys([models.planner, models.executor]), config.training.rewardService.tokenEnv];
     case 'vm-host':
       return s3;
     case 'viewer':

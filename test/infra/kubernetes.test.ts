@@ -137,6 +137,11 @@ describe('infra/deploy: the Kubernetes manifests', () => {
         c.env = c.env.filter((e: { name: string }) => e.name !== VIEWER_TOKEN_ENV);
       });
       assert.deepEqual(CHECKS.secrets(noLogin), [`viewer: ${VIEWER_TOKEN_ENV} (temporal.yaml.viewer.auth.tokenEnv) is not taken from a Secret`]);
+      const openRewards = broken('Deployment', 'gpu', (o) => {
+        const c = container(o, 'gpu');
+        c.env = c.env.filter((e: { name: string }) => e.name !== 'CODA_REWARD_TOKEN');
+      });
+      assert.deepEqual(CHECKS.secrets(openRewards), ['gpu: CODA_REWARD_TOKEN (temporal.yaml.training.rewardService.tokenEnv) is not taken from a Secret']);
     });
 
     it('a metrics port Prometheus does not scrape', () => {

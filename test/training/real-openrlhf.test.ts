@@ -83,7 +83,7 @@ describe("OpenRLHF 0.11.2's own reward, advantage and replay-buffer code against
   const startService = async (models: Config['models'] = h.config.models): Promise<{ url: string; metrics: RewardServiceMetrics }> => {
     const settings = { ...h.config.training.rewardService, port: await freePort() };
     const metrics = rewardServiceMetrics();
-    const service = await startRewardService({ scorer: s3RewardScorer({ ...h.config, models }, h.stack.store, settings, h.env), host: '127.0.0.1', port: settings.port, cacheSize: settings.cacheSize, metrics, log: () => undefined });
+    const service = await startRewardService({ scorer: s3RewardScorer({ ...h.config, models }, h.stack.store, settings, h.env), host: '127.0.0.1', port: settings.port, cacheSize: settings.cacheSize, limits: settings, metrics, log: () => undefined });
     services.push(service);
     return { url: service.url, metrics };
   };

@@ -49,7 +49,7 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
   const startService = async (models: Harness['config']['models'] = h.config.models, settings: Partial<Harness['config']['training']['rewardService']> = {}): Promise<Service> => {
     const all = { ...h.config.training.rewardService, port: await freePort(), ...settings };
     const metrics = rewardServiceMetrics();
-    const s = await startRewardService({ scorer: s3RewardScorer({ ...h.config, models }, h.stack.store, all, h.env), host: '127.0.0.1', port: all.port, cacheSize: all.cacheSize, metrics, log: () => undefined });
+    const s = await startRewardService({ scorer: s3RewardScorer({ ...h.config, models }, h.stack.store, all, h.env), host: '127.0.0.1', port: all.port, cacheSize: all.cacheSize, limits: all, metrics, log: () => undefined });
     started.push(s);
     return { ...s, metrics };
   };

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { OsworldHostConfig, OsworldVmConfig } from '../../../config/schema';
+import { downloadSettings, type OsworldHostConfig, type OsworldVmConfig } from '../../../config/schema';
 import type { GuiAction, Point } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
@@ -11,6 +11,7 @@ import { vmAppOf } from '../../../apps/vm-apps';
 import { evaluateChecks } from '../predicates/sandbox';
 import type { EvaluatePredicates, VmAppContext, VmAppSession } from '../../../apps/vm-app';
 import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
+import { download } from './download';
 import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy } from './http';
 import { checkPlot, checkValue, checkVariable, plotQuery } from '../../../apps/kalgebra/checks';
 import { createKalgebraState, type KalgebraState } from '../../../apps/kalgebra/vm';
@@ -51,7 +52,8 @@ export interface OsworldDesktopOptions {
   readonly appPolicy?: Partial<RetryPolicy>;
   /**
    * Fetches a `download` func's URL on this host, as ScienceBoard does before copying the file into
-   * the VM (the VM may have no network): the bytes, or a thrown error.
+   * the VM (the VM may have no network): the bytes, or a thrown error. By default public
+   * addresses only (download.ts), as hosts[].downloads says when none is listed.
    */
   readonly fetchUrl?: (url: string) => Promise<Buffer>;
 }
@@ -65,11 +67,7 @@ const sandboxPredicates: EvaluatePredicates = (checks, dump) => evaluateChecks(c
 /** How long a `download` may take on the host (ScienceBoard's urlretrieve has no limit; OSWorld's setup waits minutes). */
 export const DOWNLOAD_TIMEOUT_MS = 300_000;
 
-const fetchOnHost = async (url: string): Promise<Buffer> => {
-  const response = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
-  if (!response.ok) throw new Error(`GET ${url} answered HTTP ${response.status}`);
-  return Buffer.from(await response.arrayBuffer());
-};
+const fetchOnHost = (settings = downloadSettings.parse({})) => (url: string): Promise<Buffer> => download(url, { ...settings, timeoutMs: DOWNLOAD_TIMEOUT_MS });
 
 /**
  * A ScienceBoard/OSWorld VM as a Desktop: reset reverts its snapshot and replays the task's
@@ -339,7 +337,7 @@ export class OsworldDesktop implements Desktop {
    * the VM at `path` (OSWorld's /setup/upload, as its own setup controller copies files in).
    */
   private async download(url: string, file: string): Promise<void> {
-    const bytes = await (this.options.fetchUrl ?? fetchOnHost)(url);
+    const bytes = await (this.options.fetchUrl ?? fetchOnHost())(url);
     const form = new FormData();
     form.set('file_path', file);
     form.set('file_data', new Blob([new Uint8Array(bytes)]), file.split('/').pop() ?? 'download');
@@ -467,5 +465,6 @@ export function createOsworldDesktop(
     readyTimeoutMs: host.readyTimeoutSeconds * 1000,
     stepPauseMs: host.initializePauseSeconds * 1000,
     waitScale: host.initializeWaitScale,
+    fetchUrl: fetchOnHost(host.downloads),
   });
 }

@@ -1,26 +1,34 @@
 /**
  * The Python program of the predicate sandbox, run as `python3 -I -S -c RUNNER` (isolated mode,
- * no site packages). It reads one JSON request on stdin, imports what it needs itself, then
- * limits itself (CPU seconds, address space, no file writes, no new file descriptors) before it
- * evaluates a single task source, and answers one JSON line per source or check on stdout.
+ * no site packages). It reads one JSON request on stdin and imports what it needs itself. It
+ * never runs a task source itself: each check runs in a child it forks, which limits itself (CPU
+ * seconds, address space, no file writes, no new file descriptors) before it evaluates a task
+ * source, and writes its field and verdict to a pipe. The parent answers one JSON line per source
+ * or check on stdout.
  *
  * Task sources are evaluated with `eval` as ScienceBoard does, but against a fixed allow-list of
  * builtins, after their compiled code (every nested code object) was checked to name nothing
  * beginning with "_" (no `__class__`, `__subclasses__`, `__globals__` walks) nor the frame,
  * code, generator and traceback attributes (`gi_frame`, `f_back`, `tb_frame`, `co_code`, ...).
  * The one such name allowed is `__import__`, which here is a guard: it gives the `datetime`
- * classes (ChimeraX D-03's file check asks for today's date) and `math`'s functions (Celestia
- * B-12's key takes square roots), as plain namespaces, and refuses every other module.
- * A source that runs longer than its time is stopped by a timer (SIGALRM); one the timer cannot
- * stop (a long C call) by the CPU limit, or by the wall clock of the Node side.
+ * classes (ChimeraX D-03's file check asks for today's date), `math`'s functions (Celestia
+ * B-12's key takes square roots) and `time`'s readers of the clock, as plain namespaces, and
+ * refuses every other module. Never the `time` module itself: its clock_settime sets the host's
+ * clock where the worker may (root with CAP_SYS_TIME).
+ *
+ * Each check is bounded on its own: a source that runs longer than its time is stopped by its
+ * child's timer (SIGALRM), and one the timer cannot stop (a long C call) is killed by the parent
+ * at the same time and a grace; either way the check fails as timed out and the next check runs
+ * in a fresh child. Whatever a check raises, its message too, stays in its child: formatting an
+ * error that cannot be formatted (a KeyError of a 5000-digit int) fails that check alone.
  *
  * Requests: {"mode": "compile", "sources": [..]} -> {"i", "error"?} per source;
- * {"mode": "evaluate", "checks": [..], "dump": .., "timeoutMs", "cpuSeconds", "memoryBytes"} ->
+ * {"mode": "evaluate", "checks": [..], "dump": .., "timeoutMs", "memoryBytes"} ->
  * {"start": i} before and {"i", "ok", "field"?, "error"?, "detail"?} after each check (`field`: the
  * check field whose source was running when it failed).
  */
 export const RUNNER = String.raw`
-import sys, json, re, resource, signal, types, datetime, time, _strptime
+import sys, os, select, json, re, resource, signal, types, datetime, time, _strptime
 
 request = json.loads(sys.stdin.buffer.read().decode('utf-8'))
 # Warm what the datetime classes load lazily (time zone, strptime), before files are closed to us.
@@ -39,6 +47,11 @@ def emit(obj):
     sys.stdout.buffer.write((json.dumps(obj) + '\n').encode('utf-8'))
     sys.stdout.buffer.flush()
 
+def write_line(fd, obj):
+    data = (json.dumps(obj) + '\n').encode('utf-8')
+    while data:
+        data = data[os.write(fd, data):]
+
 def short(value, limit=300):
     if isinstance(value, str) and len(value) > limit:
         value = value[:limit]
@@ -51,14 +64,20 @@ DATETIME = types.SimpleNamespace(datetime=datetime.datetime, date=datetime.date,
 import math
 MATH = types.SimpleNamespace(**{n: getattr(math, n) for n in dir(math) if not n.startswith('_')})
 
+# What reads the clock or formats a time; nothing that sets a clock, sleeps or changes the process.
+TIME = types.SimpleNamespace(**{n: getattr(time, n) for n in [
+    'time', 'time_ns', 'monotonic', 'monotonic_ns', 'perf_counter', 'perf_counter_ns', 'gmtime', 'localtime',
+    'mktime', 'strftime', 'asctime', 'ctime', 'struct_time', 'timezone', 'altzone', 'daylight', 'tzname']})
+
 def guarded_import(name, *args, **kwargs):
     if name == 'datetime':
         return DATETIME
     if name == 'math':
         return MATH
     if name == 'time':
-        # datetime's C code imports it through this same hook (strftime); a module of functions only.
-        return time
+        # datetime's C code imports time through this same hook (strftime), but CPython then takes
+        # the module from sys.modules, not from what the hook returns: a predicate gets TIME only.
+        return TIME
     raise ImportError('import of %r is not allowed in a predicate' % (name,))
 
 ALLOWED = ['abs', 'all', 'any', 'bool', 'chr', 'dict', 'divmod', 'enumerate', 'filter', 'float',
@@ -90,7 +109,11 @@ def run(source):
     return eval(compiled(source), {'__builtins__': SAFE_BUILTINS}, {})
 
 def failure(err):
-    text = '%s: %s' % (type(err).__name__, err)
+    try:
+        text = '%s: %s' % (type(err).__name__, err)
+    except BaseException as again:
+        # str(KeyError(10**5000)) raises in turn: the check fails, named by its error's type alone.
+        text = '%s (its message could not be shown: %s)' % (type(err).__name__, type(again).__name__)
     return text if len(text) <= 500 else text[:500] + '...'
 
 class Timeout(BaseException):
@@ -100,11 +123,15 @@ def on_alarm(signum, frame):
     raise Timeout()
 
 class At:
-    # The check field whose source is running, for the error.
+    # The check field whose source is running, for the error; also told to the parent (fd), which
+    # names it when it has to kill the child.
     field = None
+    fd = None
 
 def at(field):
     At.field = field
+    if At.fd is not None:
+        write_line(At.fd, {'at': field})
 
 def check_info(check, dump):
     # ScienceBoard (Celestia, GRASS GIS): key is eval'd; a callable is applied to the dump, anything else is a key of it.
@@ -171,6 +198,85 @@ def check_file(check, _):
 
 KINDS = {'info': check_info, 'states': check_states, 'file': check_file}
 
+def verdict(check, dump, seconds):
+    # One check in its child: its outcome, whatever its sources raise.
+    at(None)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            ok, detail = KINDS[check.get('kind', 'info')](check, dump)
+            ok = bool(ok)
+        finally:
+            # The timer is off before any handler below runs, so none of them can be interrupted.
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        return {'ok': ok, 'detail': detail}
+    except Timeout:
+        return {'ok': False, 'field': At.field, 'error': 'timed out after %s s' % seconds}
+    except BaseException as err:
+        return {'ok': False, 'field': At.field, 'error': failure(err)}
+
+def child(w, check, dump, seconds, memory_bytes):
+    At.fd = w
+    try:
+        limit(int(math.ceil(seconds)) + 1, memory_bytes)
+        signal.signal(signal.SIGALRM, on_alarm)
+        write_line(w, verdict(check, dump, seconds))
+    finally:
+        os._exit(0)
+
+# Beyond its own timer, a child gets this long before it is killed (a C call the timer cannot stop).
+KILL_GRACE_SECONDS = 1.0
+# What a child may write to its pipe: a few field names and one verdict of bounded texts.
+CHILD_BYTES = 64 * 1024
+
+def read_child(r, deadline):
+    # Everything the child wrote, and why reading stopped early ('' when the child closed its pipe).
+    data = b''
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([r], [], [], left)[0]:
+            return data, 'deadline'
+        chunk = os.read(r, 65536)
+        if not chunk:
+            return data, ''
+        data += chunk
+        if len(data) > CHILD_BYTES:
+            return data, 'it wrote more than %d bytes' % CHILD_BYTES
+
+def ended(status):
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return signal.Signals(sig).name + (' (its CPU time ran out)' if sig in (signal.SIGXCPU, signal.SIGKILL) else '')
+    return 'exit code %d' % os.WEXITSTATUS(status)
+
+def evaluate(check, dump, seconds, memory_bytes):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        child(w, check, dump, seconds, memory_bytes)
+    os.close(w)
+    data, stopped = read_child(r, time.monotonic() + seconds + KILL_GRACE_SECONDS)
+    if stopped:
+        os.kill(pid, signal.SIGKILL)
+    os.close(r)
+    status = os.waitpid(pid, 0)[1]
+    field, outcome = None, None
+    for text in data.decode('utf-8', 'replace').split('\n'):
+        try:
+            line = json.loads(text)
+        except ValueError:
+            continue
+        if 'at' in line:
+            field = line['at']
+        elif 'ok' in line:
+            outcome = line
+    if outcome is not None:
+        return outcome
+    if stopped == 'deadline':
+        return {'ok': False, 'field': field, 'error': 'timed out after %s s (in a call its timer cannot interrupt: its process was killed)' % seconds}
+    return {'ok': False, 'field': field, 'error': 'its process ended without a verdict: %s' % (stopped or ended(status))}
+
 if request['mode'] == 'compile':
     limit(10, 512 * 1024 * 1024)
     for i, source in enumerate(request['sources']):
@@ -180,23 +286,11 @@ if request['mode'] == 'compile':
         except BaseException as err:
             emit({'i': i, 'error': failure(err)})
 else:
-    limit(request['cpuSeconds'], request['memoryBytes'])
-    signal.signal(signal.SIGALRM, on_alarm)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     seconds = request['timeoutMs'] / 1000.0
     for i, check in enumerate(request['checks']):
         emit({'start': i})
-        at(None)
-        try:
-            try:
-                signal.setitimer(signal.ITIMER_REAL, seconds)
-                ok, detail = KINDS[check.get('kind', 'info')](check, check['dump'] if 'dump' in check else request['dump'])
-            finally:
-                # The timer is off before any handler below runs, so none of them can be interrupted.
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            outcome = {'i': i, 'ok': bool(ok), 'detail': detail}
-        except Timeout:
-            outcome = {'i': i, 'ok': False, 'field': At.field, 'error': 'timed out after %s s' % seconds}
-        except BaseException as err:
-            outcome = {'i': i, 'ok': False, 'field': At.field, 'error': failure(err)}
+        outcome = evaluate(check, check['dump'] if 'dump' in check else request['dump'], seconds, request['memoryBytes'])
+        outcome['i'] = i
         emit(outcome)
 `;
