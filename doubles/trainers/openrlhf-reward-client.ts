@@ -12,7 +12,9 @@
  * - 0.11.0: shards by URL position, empty ones sent too: the first URL gets the sample, the others
  *   empty lists.
  * Each request is JSON with a 180 s total timeout, tried 5 times with a 1 s pause, any non-2xx
- * counting as a failure; the answers come back in shard order.
+ * counting as a failure; the answers come back in shard order. A URL's user and password go as
+ * HTTP Basic, as the aiohttp session OpenRLHF posts with sends them (the reward service's token,
+ * test/training/real-openrlhf-token.test.ts); fetch itself refuses a URL that holds them.
  */
 
 export interface RewardAnswer {
@@ -33,13 +35,24 @@ export interface RewardSamples {
   readonly labels: readonly string[];
 }
 
-async function post(url: string, payload: unknown, options: Required<RewardClientOptions>): Promise<RewardAnswer> {
+/** The URL without its user and password, and those as an HTTP Basic header, as aiohttp sends them. */
+function basicAuth(url: string): { url: string; headers: Record<string, string> } {
+  const parsed = new URL(url);
+  if (parsed.username === '' && parsed.password === '') return { url, headers: {} };
+  const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.toString(), headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } };
+}
+
+async function post(withCredentials: string, payload: unknown, options: Required<RewardClientOptions>): Promise<RewardAnswer> {
+  const { url, headers } = basicAuth(withCredentials);
   let last = '';
   for (let attempt = 0; attempt < options.tries; attempt++) {
     try {
       const response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(payload),
         signal: AbortSignal.timeout(options.timeoutMs),
       });

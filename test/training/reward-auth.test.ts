@@ -6,6 +6,7 @@ import { rewardServiceMetrics } from '../../activities/metrics';
 import type { RewardScorer } from '../../activities/training/reward';
 import { rewardServiceToken, startRewardService, type RewardService } from '../../activities/training/reward-service';
 import { startTrainer } from '../../activities/training/trainer-process';
+import { RewardClient } from '../../doubles/trainers/openrlhf-reward-client';
 import { freePort } from '../stack';
 
 /**
@@ -50,6 +51,16 @@ describe('reward service: only the trainer may ask', function () {
     assert.equal(service.trainerUrl, service.url.replace('http://', `http://openrlhf:${TOKEN}@`));
     const outcomes = Object.fromEntries((await metrics.requests.get()).values.map((v) => [v.labels.outcome, v.value]));
     assert.deepEqual(outcomes, { unauthorized: 4, ok: 3 });
+  });
+
+  it("is answered when the trainer double's client posts to the URL the trainer is given, token in it, as aiohttp does", async () => {
+    const service = await startRewardService({ scorer, host: '127.0.0.1', port: await freePort(), cacheSize: 10, limits: LIMITS, token: TOKEN, log: () => undefined });
+    services.push(service);
+    const before = scored;
+    const answers = await new RewardClient([service.trainerUrl], { tries: 1 }).fetch({ queries: ['q'], prompts: ['q'], labels: ['{}'] });
+    assert.equal(answers.length, 1);
+    assert.equal(scored, before + 1, 'scored once');
+    await assert.rejects(new RewardClient([service.url], { tries: 1, pauseMs: 0 }).fetch({ queries: ['q'], prompts: ['q'], labels: ['{}'] }), /401/);
   });
 
   it('refuses to listen beyond this machine without a token', async () => {
