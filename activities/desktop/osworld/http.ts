@@ -63,6 +63,8 @@ export interface VmRequest {
   /** Path with its query, e.g. `/read?path=%2Ftmp%2Fa`. */
   readonly path: string;
   readonly json?: unknown;
+  /** A JSON body already written (numbers spelled as a task file has them), sent as is with the JSON content type. */
+  readonly jsonText?: string;
   readonly text?: string;
   /** A multipart/form-data body (OSWorld's /setup/upload). */
   readonly form?: FormData;
@@ -103,9 +105,9 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
     const timeoutMs = request.timeoutMs ?? policy.timeoutMs;
     const headers: Record<string, string> = {};
     let body: string | FormData | undefined;
-    if (request.json !== undefined) {
+    if (request.json !== undefined || request.jsonText !== undefined) {
       headers['content-type'] = 'application/json';
-      body = JSON.stringify(request.json);
+      body = request.jsonText ?? JSON.stringify(request.json);
     } else if (request.text !== undefined) {
       headers['content-type'] = 'text/plain; charset=utf-8';
       body = request.text;
