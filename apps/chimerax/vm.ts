@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parsePythonJson } from '../../core/python-json';
 import type { CheckResult } from '../../core/evaluation';
 import { VmHttpError, type VmHttp } from '../../activities/desktop/osworld/http';
 import { sandboxChecks, type PythonCheck, type VmApp, type VmAppContext } from '../vm-app';
@@ -62,7 +63,13 @@ async function readStates(context: VmAppContext): Promise<Record<string, unknown
   const ran = await runChimerax(context.vmHttp, context.appPort, `states ${STATES_DIR} ${stamp}`);
   if (ran.error !== null) throw new Error(`ChimeraX refused its states dump: ${ran.error}`);
   const text = await context.client.readFile(`${STATES_DIR}/${stamp}.json`);
-  const states: unknown = JSON.parse(text);
+  // The bundle writes it with Python's json.dump: NaN and Infinity are numbers there, and reach the sandbox as such.
+  let states: unknown;
+  try {
+    states = parsePythonJson(text);
+  } catch (err) {
+    throw new Error(`the states dump is not JSON: ${(err as Error).message}`);
+  }
   if (states === null || typeof states !== 'object' || Array.isArray(states)) throw new Error('the states dump is not a JSON object');
   return states as Record<string, unknown>;
 }

@@ -90,8 +90,11 @@ export interface VmHttp {
   /** The 2xx response, or a VmHttpError after the allowed retries. */
   send(request: VmRequest): Promise<VmResponse>;
   text(request: VmRequest): Promise<string>;
-  /** Parses the JSON answer with `schema`; a mismatch is a `protocol` failure. */
-  json<S extends z.ZodType>(request: VmRequest, schema: S): Promise<z.output<S>>;
+  /**
+   * Parses the JSON answer with `schema`; a mismatch is a `protocol` failure. `parse` reads the
+   * text (JSON.parse; core/python-json.ts parsePythonJson for a dump written by Python's json).
+   */
+  json<S extends z.ZodType>(request: VmRequest, schema: S, parse?: (text: string) => unknown): Promise<z.output<S>>;
   /** Builds the `protocol` failure for an answer the caller found wrong. */
   protocolError(request: VmRequest, detail: string): VmHttpError;
 }
@@ -165,11 +168,11 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
     async text(request) {
       return (await send(request)).body.toString('utf8');
     },
-    async json(request, schema) {
+    async json(request, schema, parse = JSON.parse) {
       const response = await send(request);
       let parsed: unknown;
       try {
-        parsed = JSON.parse(response.body.toString('utf8'));
+        parsed = parse(response.body.toString('utf8'));
       } catch {
         throw protocolError(request, `expected JSON, got ${JSON.stringify(excerpt(response.body, ''))}`);
       }
