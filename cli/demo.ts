@@ -3,6 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { loadConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
 import { checkpointPrefix, runPrefix } from '../core/keys';
+import { APP_NOT_RUNNING } from '../core/evaluation';
 import { formatDifference, formatPoints, noiseSummary, type EvaluationReport } from '../core/report';
 import { POLICY_SOFTWARE } from '../core/policies';
 import { createObjectStore } from '../activities/storage/object-store';
@@ -131,7 +132,8 @@ function roundLine(round: RoundRecord | undefined, k: number): string {
   const interval = round.averageInterval === undefined ? '' : ` [${formatPoints(round.averageInterval.lower)}, ${formatPoints(round.averageInterval.upper)}]`;
   const base = round.baseAverageAtK === undefined ? '' : `, base ${round.baseAverageAtK.toFixed(2)}%`;
   const vs = round.vsBase === undefined ? '' : `, vs base (points) ${formatDifference(round.vsBase)}`;
-  return `Average@${k} ${round.averageAtK.toFixed(2)}%${interval}${base}${vs}`;
+  const gone = round.appNotRunning === undefined || round.appNotRunning === 0 ? '' : `; ${APP_NOT_RUNNING} in ${round.appNotRunning} attempts (not solved)`;
+  return `Average@${k} ${round.averageAtK.toFixed(2)}%${interval}${base}${vs}${gone}`;
 }
 
 main().catch((err) => {

@@ -24,7 +24,17 @@ export interface CheckResult {
 export interface EvaluationResult {
   readonly passed: boolean;
   readonly checks: readonly CheckResult[];
+  /**
+   * The app (its software name) that was not running when the task was evaluated: the agent closed
+   * it, or it crashed. The attempt is not solved (reward 0) and is its own outcome in every report.
+   * ScienceBoard's evaluation raises there for ChimeraX and its tester skips the task; here an agent
+   * that closes the app must not escape a failure (docs/scoring.md).
+   */
+  readonly appNotRunning?: string;
 }
+
+/** How reports name that outcome. */
+export const APP_NOT_RUNNING = 'the app was not running at evaluation';
 
 /** The same shapes as schemas, for reading results back from storage (trajectory manifests). */
 export const checkResultSchema: z.ZodType<CheckResult> = z.strictObject({
@@ -47,14 +57,20 @@ export function valueMatches(printed: string | undefined, expected: number): boo
   return Number.isFinite(found) && Math.abs(found - expected) <= VAL_TOLERANCE;
 }
 
-export const evaluationResultSchema: z.ZodType<EvaluationResult> = z.strictObject({
-  passed: z.boolean(),
-  checks: z.array(checkResultSchema),
-});
+export const evaluationResultSchema: z.ZodType<EvaluationResult> = z
+  .strictObject({
+    passed: z.boolean(),
+    checks: z.array(checkResultSchema),
+    appNotRunning: z.string().min(1).optional(),
+  })
+  .refine((r) => r.appNotRunning === undefined || !r.passed, { message: 'an evaluation whose app was not running is never passed', path: ['passed'] });
 
 export function combineChecks(checks: readonly CheckResult[]): EvaluationResult {
   return { passed: checks.length > 0 && checks.every((c) => c.passed), checks };
 }
+
+/** The result of a task whose app was not running at evaluation: not passed, whatever its checks say. */
+export const appNotRunning = (app: string, checks: readonly CheckResult[]): EvaluationResult => ({ passed: false, checks, appNotRunning: app });
 
 /**
  * ScienceBoard's `stop` check (sci/base/task.py, Task.eval): how the agent ended, and for ANS its

@@ -1,4 +1,5 @@
 import { APPS, appColumn, appOf } from '../apps/index';
+import { APP_NOT_RUNNING } from './evaluation';
 import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summary, type TaskRuns } from './metrics';
 import { averageInterval, compareWithBase, CONFIDENCE, DEFAULT_BOOTSTRAP, pairTasks, type BootstrapSettings, type Comparison, type Interval } from './uncertainty';
 
@@ -9,12 +10,14 @@ import { averageInterval, compareWithBase, CONFIDENCE, DEFAULT_BOOTSTRAP, pairTa
  * report of the same series (which tasks started or stopped passing, i.e. were solved at least
  * once in k attempts). Tasks the deployment cannot run are listed apart, never counted as failures.
  * Since v2 every Average@k carries its 95% interval and every row its paired comparison with the
- * row named `base` (core/uncertainty.ts); v1 reports, without them, still read and render.
+ * row named `base` (core/uncertainty.ts); since v3 every row lists the attempts whose app was not
+ * running at evaluation (not solved, counted apart), and a comparison's interval is the sign-flip
+ * test's own. v1 and v2 reports still read and render.
  */
 
-export const REPORT_SCHEMA = 'coda.evaluation-report/v2';
-/** Every schema a reader accepts: v1 has no `uncertainty`, `averageInterval` or `vsBase`. */
-export const REPORT_SCHEMAS = ['coda.evaluation-report/v1', REPORT_SCHEMA] as const;
+export const REPORT_SCHEMA = 'coda.evaluation-report/v3';
+/** Every schema a reader accepts: v1 has no `uncertainty`, `averageInterval` or `vsBase`; v1 and v2 no `appNotRunning`. */
+export const REPORT_SCHEMAS = ['coda.evaluation-report/v1', 'coda.evaluation-report/v2', REPORT_SCHEMA] as const;
 /** The row every other row is compared with, when a report has it. */
 export const BASE_ROW = 'base';
 
@@ -36,6 +39,8 @@ export interface ReportRow {
   readonly averageInterval?: AverageIntervals;
   /** This row minus the base row over the tasks both ran; absent on the base row, without a base, and in v1. */
   readonly vsBase?: BaseComparisons;
+  /** The attempts (`software/task/attempt`) not solved because their app was not running at evaluation; absent before v3. */
+  readonly appNotRunning?: readonly string[];
 }
 
 export interface AverageIntervals {
@@ -109,7 +114,13 @@ export function buildEvaluationReport(input: {
   bootstrap?: BootstrapSettings;
 }): EvaluationReport {
   const settings = input.bootstrap ?? DEFAULT_BOOTSTRAP;
-  const measured = input.rows.map((row) => ({ planner: row.planner, model: row.model, runs: row.runs, metrics: summarizeRuns(row.records, input.k) }));
+  const measured = input.rows.map((row) => ({
+    planner: row.planner,
+    model: row.model,
+    runs: row.runs,
+    metrics: summarizeRuns(row.records, input.k),
+    appNotRunning: row.records.filter((r) => r.appNotRunning === true).map((r) => `${r.software}/${r.taskId}/${r.run}`).sort(),
+  }));
   const softwares = columnOrder(measured.flatMap((row) => Object.keys(row.metrics.bySoftware)));
   const base = measured.find((row) => row.planner === BASE_ROW);
   const rows = measured.map((row): ReportRow => ({
@@ -297,6 +308,18 @@ function table(report: EvaluationReport, title: string, pick: (s: Summary) => nu
   ];
 }
 
+/** The attempts whose app was not running at evaluation, per row, with their count (every v3 report says it, none or not). */
+function appNotRunningSection(report: EvaluationReport): string[] {
+  const lines = [`## ${APP_NOT_RUNNING[0]!.toUpperCase()}${APP_NOT_RUNNING.slice(1)}`, ''];
+  if (report.rows.every((row) => row.appNotRunning === undefined)) return [...lines, `Not recorded in this report (${report.schema}).`, ''];
+  lines.push('Attempts whose app was not running when they were evaluated (the agent closed it, or it crashed): counted as not solved, reward 0, never a pass.', '');
+  for (const row of report.rows) {
+    const attempts = row.appNotRunning ?? [];
+    lines.push(`- ${row.planner}: ${attempts.length}${attempts.length === 0 ? '' : ` (${attempts.join(', ')})`}`);
+  }
+  return [...lines, ''];
+}
+
 /** The report as Markdown: the paper's table 1 layout, then the tasks, what was left out and the diff. */
 export function renderReportMarkdown(report: EvaluationReport): string {
   const lines = [
@@ -317,6 +340,7 @@ export function renderReportMarkdown(report: EvaluationReport): string {
       }),
     ),
     '',
+    ...appNotRunningSection(report),
   ];
   if (report.unsupported.length > 0) {
     const unsupported = columnOrder(report.unsupported.map((u) => u.software)).flatMap((software) => report.unsupported.filter((u) => u.software === software));

@@ -10,8 +10,9 @@ import { sandboxChecks, type PythonCheck, type VmApp, type VmAppContext } from '
  * REST server (`remotecontrol rest start json true port «PORTLIKE»`) and returns its JSON answer;
  * a command succeeded when the answer's `error` is null. Funcs: `clear_log` (log clear), `open`
  * (open <name>), `turn` (turn <axis> <angle>), `alphafold_match` (alphafold match <name>), `color`
- * (color <style>, or `rainbow`), `destroy`. After the stop, `states /home/user/Downloads <stamp>`
- * has ChimeraX write its states dump (a flat JSON object) that /read then fetches; the `states`
+ * (color <style>, or `rainbow`), `destroy`. After the stop, whatever the checks (as ScienceBoard's
+ * eval does first), `states /home/user/Downloads <stamp>` has ChimeraX write its states dump (a flat
+ * JSON object, Python's json.dump) that /read then fetches; the `states`
  * checks run on it in the predicate sandbox (their `key`, `find` and `pattern` are Python's), the
  * `file` checks there too on the VM file's text (`value` may be a lambda); `info` checks compare
  * the note lines ChimeraX logs for `info <key>` with `value` as sets.
@@ -90,10 +91,12 @@ export const chimeraxVm: VmApp = {
         await context.vmHttp.json({ method: 'POST', path: '/chimerax/run', json: { command: 'version', port: context.appPort }, idempotent: true, timeoutMs, retries: 0 }, restAnswer);
       },
       async evaluate(checks) {
+        if (checks.length === 0) return [];
         const results: CheckResult[] = [];
+        // As ScienceBoard's eval, the states dump comes first whatever the checks: a ChimeraX that is not running fails here.
+        const dump = await readStates(context);
         const states = checks.filter(({ check }) => check.type === 'states');
         if (states.length > 0) {
-          const dump = await readStates(context);
           const python = ({ check }: (typeof states)[number]): PythonCheck => ({
             kind: 'states',
             key: String(check.key),

@@ -83,7 +83,7 @@ describe('evaluation reports', () => {
   });
 });
 
-describe('evaluation reports with their uncertainty (schema v2)', () => {
+describe('evaluation reports with their uncertainty (schema v2 and later)', () => {
   /** 20 KAlgebra and 12 TeXstudio tasks x 4 attempts; task i passes `passes(software, i)` of them. */
   const records = (passes: (software: string, i: number) => number): RunRecord[] =>
     (['KAlgebra', 'TeXstudio'] as const).flatMap((software) =>
@@ -99,7 +99,7 @@ describe('evaluation reports with their uncertainty (schema v2)', () => {
   const report = build();
 
   it('records the seed, the resamples and the base, and gives every row its Average@k interval', () => {
-    assert.equal(report.schema, 'coda.evaluation-report/v2');
+    assert.equal(report.schema, 'coda.evaluation-report/v3');
     assert.deepEqual({ ...report.uncertainty, method: undefined }, { confidence: 0.95, seed: 5, resamples: 500, base: 'base', method: undefined });
     for (const row of report.rows) {
       const interval = row.averageInterval!;
@@ -146,6 +146,23 @@ describe('evaluation reports with their uncertainty (schema v2)', () => {
   it('writes negative differences with a minus sign and says within noise when the interval holds 0', () => {
     assert.equal(formatComparison({ difference: -0.03, interval: { lower: -0.081, upper: 0.14 }, pValue: 0.61, tasks: 32, withinNoise: true }), '\u22123.0 [\u22128.1, 14.0] within noise, p 0.610');
     assert.equal(formatComparison({ difference: 0.15, interval: { lower: 0.042, upper: 0.251 }, pValue: 0.0004, tasks: 32, withinNoise: false }), '+15.0 [4.2, 25.1], p < 0.001');
+  });
+
+  it('counts the attempts whose app was not running at evaluation as not solved, and lists them with their count in every report', () => {
+    const records: RunRecord[] = [
+      { software: 'ChimeraX', taskId: 'A-08', run: 0, success: false, appNotRunning: true },
+      { software: 'ChimeraX', taskId: 'A-08', run: 1, success: true },
+      { software: 'ChimeraX', taskId: 'D-03', run: 0, success: false },
+      { software: 'ChimeraX', taskId: 'D-03', run: 1, success: false, appNotRunning: true },
+    ];
+    const built = buildEvaluationReport({ series: 's', run: 'r', k: 2, createdAt: 't', rows: [{ planner: 'base', model: 'm', runs: {}, records }, { planner: 'other', model: 'm', runs: {}, records: runs('ChimeraX', 'A-08', 1) }] });
+    assert.equal(built.schema, 'coda.evaluation-report/v3');
+    assert.equal(built.rows[0]!.metrics.overall.averageAtK, 0.25);
+    assert.deepEqual(built.rows.map((r) => r.appNotRunning), [['ChimeraX/A-08/0', 'ChimeraX/D-03/1'], []]);
+    const markdown = renderReportMarkdown(built);
+    assert.match(markdown, /## The app was not running at evaluation\n\nAttempts whose app was not running when they were evaluated \(the agent closed it, or it crashed\): counted as not solved, reward 0, never a pass\.\n\n- base: 2 \(ChimeraX\/A-08\/0, ChimeraX\/D-03\/1\)\n- other: 0\n/);
+    const v2 = { ...built, schema: 'coda.evaluation-report/v2', rows: built.rows.map((r) => ({ ...r, appNotRunning: undefined })) } as EvaluationReport;
+    assert.match(renderReportMarkdown(v2), /## The app was not running at evaluation\n\nNot recorded in this report \(coda\.evaluation-report\/v2\)\./);
   });
 
   it('still renders a v1 report, without intervals or comparisons', () => {

@@ -443,10 +443,10 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       assert.equal(kalgebra.requests.length, 0);
     });
 
-    it('fails the check, without throwing, when the app is gone (connection refused)', async () => {
+    it('fails the check, without throwing, when the app is gone (connection refused): the app was not running at evaluation', async () => {
       await kalgebra.close();
       const result = await desktopFor().evaluate(loadTask('A-01'), { reason: 'DONE' });
-      assert.equal(result.passed, false);
+      assert.deepEqual([result.passed, result.appNotRunning], [false, 'KAlgebra']);
       assert.match(result.checks[0]?.detail ?? '', /^the app's state server refused the connection \(app not running\): GET \/vars on .*ECONNREFUSED/);
       kalgebra = await startKalgebraStateDouble();
     });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KEY_SEGMENT, reportSeriesPrefix } from '../../core/keys';
 import { percent } from '../../core/metrics';
+import { APP_NOT_RUNNING } from '../../core/evaluation';
 import { columnOrder, columnTitle, formatComparison, formatInterval, noiseSummary, REPORT_SCHEMAS } from '../../core/report';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
@@ -37,6 +38,7 @@ const reportSchema = z.object({
       metrics: z.object({ tasks: z.array(task), bySoftware: z.record(z.string(), summary), overall: summary }),
       averageInterval: z.object({ bySoftware: z.record(z.string(), interval), overall: interval }).optional(),
       vsBase: z.object({ bySoftware: z.record(z.string(), comparison), overall: comparison }).optional(),
+      appNotRunning: z.array(z.string()).optional(),
     }),
   ),
   unsupported: z.array(z.object({ software: z.string(), taskId: z.string(), reason: z.string() })),
@@ -114,6 +116,7 @@ ${averageTable(report)}
 ${comparisonTable(report)}
 ${uncertaintyNote(report)}
 ${metricTable(report, 'Pass', (s) => s.passAtK, 'pass-table')}
+${appNotRunningSection(report)}
 ${diffSection(report, previous)}
 ${report.unsupported.length === 0 ? '' : html`<h3>Not run here (not counted)</h3><ul>${report.unsupported.map((u) => html`<li>${u.software}/${u.taskId}: ${u.reason}</li>`)}</ul>`}
 </section>
@@ -222,6 +225,17 @@ export function seriesPlots(reports: readonly Report[], colours: ReadonlyMap<str
     lineChart(labels, lines((s) => s.passAtK, false), 'Pass@k (%)', 'report (run)'),
     `Overall Pass@k per planner, ${reports.length} reports`,
   )}</div>`;
+}
+
+/** The attempts whose app was not running at evaluation, with their count per planner (v3 reports; older ones did not record them). */
+function appNotRunningSection(report: Report): Html {
+  const title = html`<h3>${APP_NOT_RUNNING[0]!.toUpperCase()}${APP_NOT_RUNNING.slice(1)}</h3>`;
+  if (report.rows.every((row) => row.appNotRunning === undefined)) return html`${title}<p class="muted">Not recorded in this report (${report.schema}).</p>`;
+  return html`${title}<p class="muted">Counted as not solved, reward 0, never a pass.</p>${table(
+    ['planner', 'attempts', 'which'],
+    report.rows.map((row) => [row.planner, (row.appNotRunning ?? []).length, (row.appNotRunning ?? []).join(', ')]),
+    { id: 'app-not-running' },
+  )}`;
 }
 
 /** Each task of each planner now and in the previous report: successes of runs, and what changed. */

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { OsworldHostConfig, OsworldVmConfig } from '../../../config/schema';
 import type { GuiAction } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
-import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
+import { appNotRunning, combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
 import { checkFile, checkInclude, usesBibtex } from '../../../apps/texstudio/checks';
 import type { InitializeStep, Task } from '../../../core/task';
@@ -166,6 +166,7 @@ export class OsworldDesktop implements Desktop {
     if (app !== undefined) return this.evaluateApp(task, stop, app.session(task, this.appContext()));
     const { appState } = this.options;
     let variables: Promise<Record<string, string>> | undefined;
+    let gone = false;
     const checks: CheckResult[] = [];
     for (const [index, check] of task.evaluate.entries()) {
       if (check.type === 'stop') {
@@ -208,23 +209,25 @@ export class OsworldDesktop implements Desktop {
             checks.push({ index, type: check.type, passed: false, detail: `this host does not read ${task.type}'s "${check.type}" checks` });
         }
       } catch (err) {
-        // A refused connection means the app is gone (the agent may have closed it): the task
-        // failed, as ScienceBoard scores it. Anything else is the VM's fault, not the agent's.
+        // A refused connection means the app is gone (the agent may have closed it): not solved,
+        // its own outcome (ScienceBoard fails the check). Anything else is the VM's fault, not the agent's.
         if (err instanceof VmHttpError && err.code === 'ECONNREFUSED') {
+          gone = true;
           checks.push({ index, type: check.type, passed: false, detail: `the app's state server refused the connection (app not running): ${err.message}` });
         } else {
           throw this.error(err, `evaluate[${index}] ${check.type}`, task.id);
         }
       }
     }
-    return combineChecks(checks);
+    return gone ? appNotRunning(task.type, checks) : combineChecks(checks);
   }
 
   /**
    * The checks of an app with a vm.ts: `stop` here, the rest read from the app as its vm.ts says.
    * An app that refuses the connection (or that the VM's server cannot reach: ChimeraX behind
-   * /chimerax/run) is not running: the agent's failure, as ScienceBoard scores it. Any other failure
-   * to read its state is the VM's fault.
+   * /chimerax/run) is not running: the attempt is not solved, and that is its outcome (ScienceBoard
+   * fails such a task, or for ChimeraX skips it: docs/scoring.md). Any other failure to read its
+   * state is the VM's fault.
    */
   private async evaluateApp(task: Task, stop: StopInfo, session: VmAppSession): Promise<EvaluationResult> {
     const checks: CheckResult[] = [];
@@ -239,6 +242,7 @@ export class OsworldDesktop implements Desktop {
       if (!appGone(err)) throw this.error(err, `evaluate ${task.type}`, task.id);
       const detail = `${task.type} is not running (its server does not answer): ${(err as Error).message}`;
       checks.push(...own.map(({ index, check }) => ({ index, type: check.type as CheckResult['type'], passed: false, detail })));
+      return appNotRunning(task.type, checks.sort((a, b) => a.index - b.index));
     }
     return combineChecks(checks.sort((a, b) => a.index - b.index));
   }
