@@ -18,7 +18,6 @@ import { sandboxChecks, type PythonCheck, type VmApp, type VmAppContext } from '
  * the note lines ChimeraX logs for `info <key>` with `value` as sets.
  */
 
-export const REST_TIMEOUT_MS = 240_000;
 export const STATES_DIR = '/home/user/Downloads';
 
 const restAnswer = z.looseObject({
@@ -33,7 +32,8 @@ export interface ChimeraxReply {
 }
 
 export async function runChimerax(vmHttp: VmHttp, port: number, command: string): Promise<ChimeraxReply> {
-  const answer = await vmHttp.json({ method: 'POST', path: '/chimerax/run', json: { command, port }, idempotent: false, timeoutMs: REST_TIMEOUT_MS }, restAnswer);
+  // The VM server's client waits the context's appTimeoutMs (ScienceBoard's 240 s) for ChimeraX's answer.
+  const answer = await vmHttp.json({ method: 'POST', path: '/chimerax/run', json: { command, port }, idempotent: false }, restAnswer);
   const error = answer.error;
   const message = error === null || error === undefined ? null : typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : JSON.stringify(error);
   return { notes: answer['log messages']?.note ?? [], error: message };
@@ -63,7 +63,7 @@ async function readStates(context: VmAppContext): Promise<Record<string, unknown
   const stamp = String(Date.now());
   const ran = await runChimerax(context.vmHttp, context.appPort, `states ${STATES_DIR} ${stamp}`);
   if (ran.error !== null) throw new Error(`ChimeraX refused its states dump: ${ran.error}`);
-  const text = await context.client.readFile(`${STATES_DIR}/${stamp}.json`);
+  const text = await context.client.readFile(`${STATES_DIR}/${stamp}.json`, { timeoutMs: context.appTimeoutMs });
   // The bundle writes it with Python's json.dump: NaN and Infinity are numbers there, and reach the sandbox as such.
   let states: unknown;
   try {
@@ -111,7 +111,7 @@ export const chimeraxVm: VmApp = {
         for (const entry of checks.filter(({ check }) => check.type === 'file')) {
           let content: string | null;
           try {
-            content = await context.client.readFile(String(entry.check.key));
+            content = await context.client.readFile(String(entry.check.key), { timeoutMs: context.appTimeoutMs });
           } catch (err) {
             // ScienceBoard's read_file answers None on a failed read, which fails the check; a VM that does not answer is its own fault.
             if (!(err instanceof VmHttpError && err.failure === 'status')) throw err;

@@ -7,7 +7,7 @@ import { infoCheck, sandboxChecks, type VmApp } from '../vm-app';
 /**
  * GRASS GIS on a ScienceBoard VM, as sci/GrassGIS/grass.py and task.py run it: the GUI's Flask
  * server (FLASK_PORT in the launch command; ScienceBoard's VMManager port) at the VM's address,
- * 240 s per request. Its funcs: `cmd` GET /init/cmd, `map` POST /init/map {grassdb, location,
+ * 240 s per request (the context's appTimeoutMs). Its funcs: `cmd` GET /init/cmd, `map` POST /init/map {grassdb, location,
  * mapset}, `layer` POST /init/layer {query}, `scale` POST /init/scale {scale}; each succeeds when
  * the app answers exactly "OK". After the stop one GET /dump answers the dump the `info` checks
  * read; each `db` check runs its GRASS module through POST /gcmd {cmd, kwargs} and reads the
@@ -16,8 +16,6 @@ import { infoCheck, sandboxChecks, type VmApp } from '../vm-app';
  * module failed, e.g. on a missing map) fails its check, with the reason in its detail, as
  * ScienceBoard's `.json()` raising there fails the task (sci/GrassGIS/task.py).
  */
-
-export const APP_TIMEOUT_MS = 240_000;
 
 const dumpAnswer = z.record(z.string(), z.unknown());
 
@@ -30,7 +28,7 @@ async function expectOk(http: VmHttp, request: Parameters<VmHttp['text']>[0]): P
 async function runModule(appHttp: VmHttp, cmd: unknown, kwargs: unknown): Promise<{ stdout: unknown } | { failed: string }> {
   let text: string;
   try {
-    text = await appHttp.text({ method: 'POST', path: '/gcmd', json: { cmd, kwargs }, idempotent: false, timeoutMs: APP_TIMEOUT_MS });
+    text = await appHttp.text({ method: 'POST', path: '/gcmd', json: { cmd, kwargs }, idempotent: false });
   } catch (err) {
     if (err instanceof VmHttpError && err.failure === 'status' && err.status === 500) return { failed: `the module failed (${err.message})` };
     throw err;
@@ -48,12 +46,12 @@ async function runModule(appHttp: VmHttp, cmd: unknown, kwargs: unknown): Promis
 export const grassVm: VmApp = {
   software: 'GrassGIS',
   session(_task, { appHttp, predicates }) {
-    const post = (path: string, json: unknown) => expectOk(appHttp, { method: 'POST', path, json, idempotent: true, timeoutMs: APP_TIMEOUT_MS });
+    const post = (path: string, json: unknown) => expectOk(appHttp, { method: 'POST', path, json, idempotent: true });
     return {
       async initialize(func, step) {
         switch (func) {
           case 'cmd':
-            await expectOk(appHttp, { method: 'GET', path: '/init/cmd', idempotent: true, timeoutMs: APP_TIMEOUT_MS });
+            await expectOk(appHttp, { method: 'GET', path: '/init/cmd', idempotent: true });
             return true;
           case 'map':
             await post('/init/map', { grassdb: step.grassdb, location: step.location, mapset: step.mapset });
@@ -75,7 +73,7 @@ export const grassVm: VmApp = {
         const results: CheckResult[] = [];
         const info = checks.filter(({ check }) => check.type === 'info');
         if (info.length > 0) {
-          const dump = await appHttp.json({ method: 'GET', path: '/dump', idempotent: true, timeoutMs: APP_TIMEOUT_MS }, dumpAnswer, parsePythonJson);
+          const dump = await appHttp.json({ method: 'GET', path: '/dump', idempotent: true }, dumpAnswer, parsePythonJson);
           results.push(...(await sandboxChecks(predicates, info.map((c) => ({ ...c, python: infoCheck(c.check) })), dump, "GRASS GIS's /dump")));
         }
         // Each db check runs its module; its key and pred read the run's stdout (not retried once it reached the app: v.to.db may write).

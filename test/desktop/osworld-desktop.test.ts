@@ -588,9 +588,10 @@ describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', 
     return { ...moved, initialize: [...moved.initialize.filter((s) => s.func === 'touch'), { func: 'launch', command: 'true' }, ...extra] };
   }
 
-  const desktop = (): OsworldDesktop => {
+  const desktop = (appTimeoutMs?: number): OsworldDesktop => {
     const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8123 };
     return new OsworldDesktop({
+      ...(appTimeoutMs === undefined ? {} : { appTimeoutMs }),
       id: 'rack-1/0',
       vm,
       provider: new CommandVmProvider(5000),
@@ -642,6 +643,15 @@ describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', 
     assert.match((await d.evaluate(unread, { reason: 'DONE' })).checks[0]?.detail ?? '', /^cannot read .*gone\.tex: the VM's \/read failed/);
   });
 
+  it('waits for /tex/check as long as the host lets an app request take (appTimeoutSeconds; ScienceBoard\'s 240 s by default)', async () => {
+    const task = taskIn('C-06');
+    const d = desktop(300);
+    await d.reset(task);
+    vmServer.fault('/tex/check', { kind: 'hang' }, 10);
+    const err = await rejectsWith(d.evaluate(task, { reason: 'DONE' }), DesktopError);
+    assert.match(err.message, /POST \/tex\/check on .*: no answer within 300 ms$/);
+  });
+
   it('names the ChimeraX step that failed and ChimeraX\'s message; a VM without ChimeraX fails the step', async () => {
     const err = await rejectsWith(desktop().reset(taskIn('D-01', [{ func: 'chimerax_open', name: '9zzz' }])), DesktopError);
     assert.equal(err.step, 'initialize[2] chimerax_open');
@@ -672,7 +682,9 @@ describe('osworld hosts in temporal.yaml', () => {
     const config = parseConfig(configWithExample(), 'temporal.yaml', {});
     const host = config.hosts.find((h): h is OsworldHostConfig => h.kind === 'osworld');
     assert.ok(host);
-    assert.deepEqual([host.resetTimeoutSeconds, host.readyTimeoutSeconds, host.vms[0]?.appStatePort], [300, 300, 8000]);
+    assert.deepEqual([host.resetTimeoutSeconds, host.readyTimeoutSeconds, host.appTimeoutSeconds, host.vms[0]?.appStatePort], [300, 300, 240, 8000]);
+    const bare = parseConfig(configWithExample((e) => e.replace(/\n\s+appTimeoutSeconds: 240[^\n]*/, '')), 'temporal.yaml', {});
+    assert.equal(bare.hosts.find((h): h is OsworldHostConfig => h.kind === 'osworld')?.appTimeoutSeconds, 240, "ScienceBoard's HOMO_TIMEOUT is the default");
     const desktops = createOsworldDesktops(host);
     assert.deepEqual(
       desktops.map((d) => [d.id, d.screen.width]),

@@ -47,14 +47,22 @@ export interface OsworldDesktopOptions {
   readonly waitScale?: number;
   /** Evaluates the Python `key`/`pred` checks of the apps (the predicate sandbox). */
   readonly predicates?: EvaluatePredicates;
-  /** Retry policy of the requests to the VM's and the app's servers made for the apps' funcs and checks. */
+  /** Retry policy of the requests to the VM's and the app's servers made for the apps' funcs and checks (its timeout: appTimeoutMs). */
   readonly appPolicy?: Partial<RetryPolicy>;
+  /**
+   * How long each request to the app's server, or to the VM's server on the app's behalf (a dump's
+   * or a checked file's /read, /tex/check, /chimerax/run, /lean/check), may take (APP_TIMEOUT_MS by default).
+   */
+  readonly appTimeoutMs?: number;
   /**
    * Fetches a `download` func's URL on this host, as ScienceBoard does before copying the file into
    * the VM (the VM may have no network): the bytes, or a thrown error.
    */
   readonly fetchUrl?: (url: string) => Promise<Buffer>;
 }
+
+/** ScienceBoard's Manager.HOMO_TIMEOUT: every request to an app's server, and the VM's on its behalf, may take 240 s. */
+export const APP_TIMEOUT_MS = 240_000;
 
 /** How long each check's Python sources may run in the sandbox (ScienceBoard sets none; a predicate is one expression). */
 export const PREDICATE_TIMEOUT_MS = 5000;
@@ -193,14 +201,14 @@ export class OsworldDesktop implements Desktop {
               checks.push({ index, type: check.type, passed: false, detail: `this host does not read ${task.type}'s "${check.type}" checks` });
               break;
             }
-            const text = await this.readVmFile(check.path);
+            const text = await this.readVmFile(check.path, this.appContext().appTimeoutMs);
             const found = 'text' in text ? text.text : undefined;
             const problem = 'problem' in text ? text.problem : undefined;
             checks.push(check.type === 'file' ? checkFile(task, check, index, found, problem) : checkInclude(check, index, found, problem));
             break;
           }
           case 'compile': {
-            const passed = await this.options.client.texCheck(check.path, check.file, usesBibtex(task));
+            const passed = await this.options.client.texCheck(check.path, check.file, usesBibtex(task), { timeoutMs: this.appContext().appTimeoutMs });
             const runs = usesBibtex(task) ? 'pdflatex, bibtex, pdflatex, pdflatex' : 'pdflatex';
             checks.push({ index, type: 'compile', passed, detail: `${runs} of ${check.file}.tex in ${check.path} ${passed ? 'succeeded' : 'failed'} (the VM's /tex/check)` });
             break;
@@ -250,13 +258,14 @@ export class OsworldDesktop implements Desktop {
   /** The apps' view of this VM, made once: its servers' clients keep one request at a time each, as the VM's server needs. */
   private appContext(): VmAppContext {
     if (this.context !== undefined) return this.context;
-    const { vm, client, appPolicy } = this.options;
-    const policy = { ...DEFAULT_RETRY_POLICY, ...appPolicy };
+    const { vm, client, appPolicy, appTimeoutMs = APP_TIMEOUT_MS } = this.options;
+    const policy = { ...DEFAULT_RETRY_POLICY, timeoutMs: appTimeoutMs, ...appPolicy };
     this.context = {
       client,
       vmHttp: createVmHttp(vm.url, policy),
       appHttp: createVmHttp(appStateUrl(vm), policy),
       appPort: vm.appStatePort,
+      appTimeoutMs: policy.timeoutMs,
       predicates: this.options.predicates ?? sandboxPredicates,
     };
     return this.context;
@@ -276,9 +285,9 @@ export class OsworldDesktop implements Desktop {
   async close(): Promise<void> {}
 
   /** A VM file's text; a file the server cannot read (Flask answers 500) is the task's failure, not the VM's. */
-  private async readVmFile(path: string): Promise<{ text: string } | { problem: string }> {
+  private async readVmFile(path: string, timeoutMs: number): Promise<{ text: string } | { problem: string }> {
     try {
-      return { text: await this.options.client.readFile(path) };
+      return { text: await this.options.client.readFile(path, { timeoutMs }) };
     } catch (err) {
       if (err instanceof VmHttpError && err.failure === 'status' && err.status === 500) return { problem: `the VM's /read failed (${err.message})` };
       throw err;
@@ -458,7 +467,8 @@ export function createOsworldDesktop(
     vm,
     provider,
     client: createOsworldClient(vm.url),
-    appState: createKalgebraState(appStateUrl(vm)),
+    appState: createKalgebraState(appStateUrl(vm), { timeoutMs: host.appTimeoutSeconds * 1000 }),
+    appTimeoutMs: host.appTimeoutSeconds * 1000,
     readyTimeoutMs: host.readyTimeoutSeconds * 1000,
     stepPauseMs: host.initializePauseSeconds * 1000,
     waitScale: host.initializeWaitScale,
