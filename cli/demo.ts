@@ -4,7 +4,7 @@ import { loadConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
 import { checkpointPrefix, runPrefix } from '../core/keys';
 import { APP_NOT_RUNNING } from '../core/evaluation';
-import { formatDifference, formatPoints, noiseSummary, type EvaluationReport } from '../core/report';
+import { COMPARISON_NOTE, formatDifference, formatPoints, noiseSummary, type EvaluationReport } from '../core/report';
 import { POLICY_SOFTWARE } from '../core/policies';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv, formatStack, stackUp } from '../infra/stack';
@@ -96,6 +96,7 @@ async function main(): Promise<void> {
     );
     const round = result.history.at(-1);
     console.log(`  specialist ${result.specialist.name}: ${roundLine(round, k)} on the real ${name} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
+    if (round?.vsBase !== undefined) console.log(`  (${COMPARISON_NOTE})`);
     specialists.push({ software: name, checkpoint: result.specialist.name, result });
   }
 

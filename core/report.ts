@@ -64,7 +64,11 @@ export interface ReportUncertainty {
 }
 
 export const UNCERTAINTY_METHOD =
-  'Average@k interval: percentile bootstrap resampling tasks with replacement within each software, then each resampled task\'s k attempts; vs base: percentile bootstrap resampling the tasks both rows ran, on the per-task difference of success rates, p-value from a sign-flip permutation test; within noise when the interval contains 0 or p >= 0.05';
+  'Average@k interval: percentile bootstrap resampling tasks with replacement within each software, then each resampled task\'s k attempts; vs base: over the tasks both rows ran, the mean per-task difference of success rates, its p-value from a sign-flip permutation test (within noise when p >= 0.05), its interval the differences that same test does not reject at 5%';
+
+/** What a comparison's interval is, for the footnote of every place that shows one (reports, viewer, demo, CLI). */
+export const COMPARISON_NOTE =
+  'vs base: the difference with the base in percentage points over the tasks both ran, p from a sign-flip permutation test; [lower, upper] holds the differences that test does not reject at 5%, so it excludes 0 exactly when p < 0.05 and holds 0 exactly when the difference is within noise.';
 
 export interface RowDiff {
   readonly planner: string;
@@ -216,10 +220,21 @@ export function formatComparison(c: Comparison): string {
   return `${formatDifference({ difference: c.difference * 100, lower: c.interval.lower * 100, upper: c.interval.upper * 100, withinNoise: c.withinNoise })}, p ${formatP(c.pValue)}`;
 }
 
-/** A difference already in points (a RoundRecord's vsBase): `+15.0 [4.2, 25.1]`, or `+3.0 [−8.1, 14.0] within noise`. */
+/**
+ * A difference already in points (a RoundRecord's vsBase): `+15.0 [4.2, 25.1]`, or `+3.0 [−8.1, 14.0]
+ * within noise`. The interval holds 0 exactly when the difference is within noise (core/uncertainty.ts);
+ * one that does not (a percentile bootstrap's, in reports and records made before v3) is left out,
+ * and an end that would print as 0.0 on an interval excluding 0 keeps the digits that show it does.
+ */
 export function formatDifference(c: { readonly difference: number; readonly lower: number; readonly upper: number; readonly withinNoise: boolean }): string {
   const difference = formatPoints(c.difference);
-  return `${c.difference > 0 && difference !== '0.0' ? '+' : ''}${difference} [${formatPoints(c.lower)}, ${formatPoints(c.upper)}]${c.withinNoise ? ' within noise' : ''}`;
+  const holdsZero = c.lower <= 0 && 0 <= c.upper;
+  const end = (value: number): string => {
+    const text = formatPoints(value);
+    return holdsZero || !/^\u2212?0\.0$/.test(text) ? text : value.toPrecision(1).replace(/^-/, '\u2212');
+  };
+  const interval = holdsZero === c.withinNoise ? ` [${end(c.lower)}, ${end(c.upper)}]` : ' (interval of an earlier method left out)';
+  return `${c.difference > 0 && difference !== '0.0' ? '+' : ''}${difference}${interval}${c.withinNoise ? ' within noise' : ''}`;
 }
 
 const formatP = (p: number): string => (p < 0.001 ? '< 0.001' : p.toFixed(3));
@@ -235,6 +250,8 @@ const hasComparisons = (report: ComparedRows): boolean => report.rows.some((row)
 
 function averageTable(report: EvaluationReport): string[] {
   const compared = hasComparisons(report);
+  // The per-software table below carries the note when there is one.
+  const note = compared && report.softwares.length < 2 ? [COMPARISON_NOTE, ''] : [];
   const vsBase = (row: ReportRow): string[] => (!compared ? [] : [row.vsBase === undefined ? (row.planner === report.uncertainty?.base ? '(the base)' : '–') : formatComparison(row.vsBase.overall)]);
   return [
     `## Average@${report.k} (%)${report.uncertainty === undefined ? '' : `, with its ${report.uncertainty.confidence * 100}% interval`}`,
@@ -246,6 +263,7 @@ function averageTable(report: EvaluationReport): string[] {
         `| ${row.planner} (\`${row.model}\`) | ${report.softwares.map((s) => averageCell(row.metrics.bySoftware[s], row.averageInterval?.bySoftware[s])).join(' | ')} | ${averageCell(row.metrics.overall, row.averageInterval?.overall)} |${vsBase(row).map((c) => ` ${c} |`).join('')}`,
     ),
     '',
+    ...note,
   ];
 }
 
@@ -262,6 +280,8 @@ function comparisonTable(report: EvaluationReport): string[] {
       const bySoftware = report.softwares.map((s) => (row.vsBase!.bySoftware[s] === undefined ? '–' : formatComparison(row.vsBase!.bySoftware[s]!)));
       return `| ${row.planner} | ${bySoftware.join(' | ')} | ${formatComparison(row.vsBase!.overall)} |`;
     }),
+    '',
+    COMPARISON_NOTE,
     '',
   ];
 }
@@ -291,7 +311,7 @@ function uncertaintyNote(report: EvaluationReport): string[] {
   const u = report.uncertainty;
   if (u === undefined) return ['This report (schema v1) has no intervals.', ''];
   const base = u.base === undefined ? 'There is no row named `base`, so no row is compared with it.' : (noiseSummary(report) ?? `No other row ran a task \`${u.base}\` ran, so none is compared with it.`);
-  return [`Intervals: ${u.confidence * 100}%, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}. ${base}`, ''];
+  return [`Intervals: ${u.confidence * 100}%, bootstrap with seed ${u.seed} and ${u.resamples} resamples (as many sign assignments for the test). ${u.method}. ${base}`, ''];
 }
 
 function table(report: EvaluationReport, title: string, pick: (s: Summary) => number): string[] {
