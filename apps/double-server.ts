@@ -1,11 +1,12 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { stringifyPythonJson } from '../core/python-json';
 
 /**
  * What the TEST DOUBLES of the apps' in-VM servers share: a Flask-like HTTP server on 127.0.0.1
  * that is not listening until the app is launched (as in the VM, where the app's server starts
- * with the app), closes each connection after its response, answers an uncaught error with a 500
- * HTML page (Flask without debug), and can be
+ * with the app), closes each connection after its response, writes JSON as Python's json does (NaN,
+ * Infinity), answers an uncaught error with a 500 HTML page (Flask without debug), and can be
  * told to fail its next requests with a status or to hang (accept and never answer).
  */
 
@@ -78,7 +79,7 @@ export function appServerDouble(port: number, route: Route): AppServerDouble {
     }
     if (answer === undefined) return reply(res, 404, 'text/html; charset=utf-8', NOT_FOUND_PAGE);
     const json = typeof answer.body !== 'string';
-    reply(res, answer.status ?? 200, answer.type ?? (json ? 'application/json' : 'text/html; charset=utf-8'), json ? `${JSON.stringify(answer.body)}\n` : (answer.body as string));
+    reply(res, answer.status ?? 200, answer.type ?? (json ? 'application/json' : 'text/html; charset=utf-8'), json ? `${stringifyPythonJson(answer.body)}\n` : (answer.body as string));
   }
 
   return {

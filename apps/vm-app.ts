@@ -24,6 +24,12 @@ export interface VmAppContext {
   readonly appHttp: VmHttp;
   /** The port the app's launch command got for «PORTLIKE». */
   readonly appPort: number;
+  /**
+   * How long each request to the app's server, or to the VM's server on the app's behalf (a dump's
+   * /read, /chimerax/run, /lean/check), may take: ScienceBoard's Manager.HOMO_TIMEOUT (240 s) by
+   * default, the host's `appTimeoutSeconds`. `appHttp` and `vmHttp` use it.
+   */
+  readonly appTimeoutMs: number;
   readonly predicates: EvaluatePredicates;
 }
 

@@ -7,6 +7,7 @@ import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import { attemptOfManifest, attemptPrefix, judgeEvalKeyBase, reportSeriesPrefix, safeRelative } from '../core/keys';
+import { COMPARISON_NOTE } from '../core/report';
 import { ValidationError } from '../core/validation';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
@@ -93,7 +94,17 @@ async function start(ctx: Context, kind: string, options: StartOptions & { wait?
   });
   print(`started ${request.workflowType} ${request.workflowId}`);
   print(`  ${workflowUrl(ctx.config, request.workflowId)}`);
-  if (options.wait) print(json(await watch(client, request.workflowId)));
+  if (!options.wait) return;
+  const result = await watch(client, request.workflowId);
+  print(json(result));
+  // An evaluation's rows, a specialization's rounds: their vsBase interval is the sign-flip test's own.
+  if (holdsComparison(result)) print(COMPARISON_NOTE);
+}
+
+/** Whether a workflow's result holds a comparison with the base (a `vsBase` anywhere in it). */
+function holdsComparison(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([key, item]) => (key === 'vsBase' && item !== undefined) || holdsComparison(item));
 }
 
 function runRow(e: WorkflowExecutionInfo): string[] {

@@ -3,7 +3,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { loadConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
 import { checkpointPrefix, runPrefix } from '../core/keys';
-import { formatDifference, formatPoints, noiseSummary, type EvaluationReport } from '../core/report';
+import { APP_NOT_RUNNING } from '../core/evaluation';
+import { COMPARISON_NOTE, formatDifference, formatPoints, noiseSummary, type EvaluationReport } from '../core/report';
 import { POLICY_SOFTWARE } from '../core/policies';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv, formatStack, stackUp } from '../infra/stack';
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
     );
     const round = result.history.at(-1);
     console.log(`  specialist ${result.specialist.name}: ${roundLine(round, k)} on the real ${name} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
+    if (round?.vsBase !== undefined) console.log(`  (${COMPARISON_NOTE})`);
     specialists.push({ software: name, checkpoint: result.specialist.name, result });
   }
 
@@ -133,7 +135,8 @@ function roundLine(round: RoundRecord | undefined, k: number): string {
   const interval = round.averageInterval === undefined ? '' : ` [${formatPoints(round.averageInterval.lower)}, ${formatPoints(round.averageInterval.upper)}]`;
   const base = round.baseAverageAtK === undefined ? '' : `, base ${round.baseAverageAtK.toFixed(2)}%`;
   const vs = round.vsBase === undefined ? '' : `, vs base (points) ${formatDifference(round.vsBase)}`;
-  return `Average@${k} ${round.averageAtK.toFixed(2)}%${interval}${base}${vs}`;
+  const gone = round.appNotRunning === undefined || round.appNotRunning === 0 ? '' : `; ${APP_NOT_RUNNING} in ${round.appNotRunning} attempts (not solved)`;
+  return `Average@${k} ${round.averageAtK.toFixed(2)}%${interval}${base}${vs}${gone}`;
 }
 
 main().catch((err) => {

@@ -119,6 +119,12 @@ const osworldHost = z.strictObject({
   /** The share of each initialize step's own `wait` that is slept: 1 as ScienceBoard; a test against doubles sets 0. */
   initializeWaitScale: z.number().min(0).max(1).default(1),
   downloads: downloadSettings.prefault({}),
+  /**
+   * How long each request to a task's app may take: the app's own server (KAlgebra's, Celestia's,
+   * GRASS GIS's), and the VM's server on its behalf (ChimeraX's /chimerax/run, /lean/check,
+   * /tex/check, a dump's or a checked file's /read). 240 s is ScienceBoard's Manager.HOMO_TIMEOUT.
+   */
+  appTimeoutSeconds: z.number().positive().max(3600).default(240),
   metricsPort: localHost.shape.metricsPort,
 });
 

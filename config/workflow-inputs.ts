@@ -106,8 +106,10 @@ export interface BatchTotals {
   readonly completed: number;
   /** Evaluators passed. */
   readonly passed: number;
-  /** Ended normally but the evaluators failed. */
+  /** Ended normally but the evaluators failed, the app running. */
   readonly failed: number;
+  /** Ended normally but the app was not running at evaluation: not solved either, counted apart (docs/scoring.md). */
+  readonly appNotRunning: number;
   /** Ended normally on a task without evaluators (generated): the judge says whether it passed. */
   readonly unevaluated: number;
   /** Ended in ERROR (model endpoint down, desktop lost too often, ...). */
@@ -143,6 +145,8 @@ export const batchRequestSchema = z.strictObject({
         completed: z.number().int().min(0),
         passed: z.number().int().min(0),
         failed: z.number().int().min(0),
+        // Absent in a batch carried over by a version that did not count it.
+        appNotRunning: z.number().int().min(0).default(0),
         unevaluated: z.number().int().min(0),
         errors: z.number().int().min(0),
       }),
@@ -494,6 +498,8 @@ const roundRecord = z.strictObject({
   vsBase: z
     .strictObject({ difference: z.number(), lower: z.number(), upper: z.number(), pValue: z.number(), withinNoise: z.boolean() })
     .optional(),
+  /** Attempts of the round's evaluation not solved because the app was not running at evaluation (absent in older records). */
+  appNotRunning: z.number().int().min(0).optional(),
   reportKey: z.string().min(1),
   /**
    * The planner that rolled out the round's generated tasks ('base' or a round's checkpoint name): the

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { StopReason } from './episode';
+import { answerArgs } from './planner-parser';
 import { EVALUATOR_TYPES, type Evaluator } from './task';
 
 /** How an episode ended, as the `stop` evaluator sees it. */
@@ -23,7 +24,17 @@ export interface CheckResult {
 export interface EvaluationResult {
   readonly passed: boolean;
   readonly checks: readonly CheckResult[];
+  /**
+   * The app (its software name) that was not running when the task was evaluated: the agent closed
+   * it, or it crashed. The attempt is not solved (reward 0) and is its own outcome in every report.
+   * ScienceBoard's evaluation raises there for ChimeraX and its tester skips the task; here an agent
+   * that closes the app must not escape a failure (docs/scoring.md).
+   */
+  readonly appNotRunning?: string;
 }
+
+/** How reports name that outcome. */
+export const APP_NOT_RUNNING = 'the app was not running at evaluation';
 
 /** The same shapes as schemas, for reading results back from storage (trajectory manifests). */
 export const checkResultSchema: z.ZodType<CheckResult> = z.strictObject({
@@ -46,26 +57,33 @@ export function valueMatches(printed: string | undefined, expected: number): boo
   return Number.isFinite(found) && Math.abs(found - expected) <= VAL_TOLERANCE;
 }
 
-export const evaluationResultSchema: z.ZodType<EvaluationResult> = z.strictObject({
-  passed: z.boolean(),
-  checks: z.array(checkResultSchema),
-});
+export const evaluationResultSchema: z.ZodType<EvaluationResult> = z
+  .strictObject({
+    passed: z.boolean(),
+    checks: z.array(checkResultSchema),
+    appNotRunning: z.string().min(1).optional(),
+  })
+  .refine((r) => r.appNotRunning === undefined || !r.passed, { message: 'an evaluation whose app was not running is never passed', path: ['passed'] });
 
 export function combineChecks(checks: readonly CheckResult[]): EvaluationResult {
   return { passed: checks.length > 0 && checks.every((c) => c.passed), checks };
 }
 
-/** ScienceBoard's `stop` check: how the agent ended, and for ANS the exact answer. */
+/** The result of a task whose app was not running at evaluation: not passed, whatever its checks say. */
+export const appNotRunning = (app: string, checks: readonly CheckResult[]): EvaluationResult => ({ passed: false, checks, appNotRunning: app });
+
+/**
+ * ScienceBoard's `stop` check (sci/base/task.py, Task.eval): how the agent ended, and for ANS its
+ * arguments equal to `args`, list for list, as its ANS received them (the answer split on single
+ * spaces: core/planner-parser.ts answerArgs). Nothing is trimmed, unquoted or collapsed.
+ */
 export function evaluateStop(check: Extract<Evaluator, { type: 'stop' }>, index: number, stop: StopInfo): CheckResult {
   const expected = check.value === 'ANS' ? `ANS ${JSON.stringify(check.args ?? [])}` : check.value;
-  const found = stop.reason === 'ANS' ? `ANS ${JSON.stringify([stop.answer ?? ''])}` : stop.reason;
+  const args = answerArgs(stop.answer ?? '');
+  const found = stop.reason === 'ANS' ? `ANS ${JSON.stringify(args)}` : stop.reason;
   let passed = stop.reason === check.value;
   if (passed && check.value === 'ANS' && check.args !== undefined) {
-    // ScienceBoard's ANS takes the answer's words as its args (`ANS TYC 2082-2143-1` -> ["TYC", "2082-2143-1"]).
-    passed = check.args.length > 0 && normaliseAnswer(check.args.join(' ')) === normaliseAnswer(stop.answer ?? '');
+    passed = check.args.length === args.length && check.args.every((arg, i) => arg === args[i]);
   }
   return { index, type: 'stop', passed, detail: `expected ${expected}, found ${found}` };
 }
-
-/** Answers compare without surrounding whitespace or quotes, their words separated by single spaces. */
-const normaliseAnswer = (text: string): string => text.trim().replace(/^["'`]|["'`]$/g, '').trim().replace(/\s+/g, ' ');

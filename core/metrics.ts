@@ -17,6 +17,8 @@ export interface RunRecord {
   /** Run number; each (software, task, run) appears once. */
   readonly run: number;
   readonly success: boolean;
+  /** The run was not solved because its app was not running at evaluation (core/evaluation.ts). */
+  readonly appNotRunning?: boolean;
 }
 
 export interface TaskRuns {

@@ -1,4 +1,5 @@
 import { APPS, appColumn, appOf } from '../apps/index';
+import { APP_NOT_RUNNING } from './evaluation';
 import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summary, type TaskRuns } from './metrics';
 import { averageInterval, compareWithBase, CONFIDENCE, DEFAULT_BOOTSTRAP, pairTasks, type BootstrapSettings, type Comparison, type Interval } from './uncertainty';
 
@@ -9,12 +10,14 @@ import { averageInterval, compareWithBase, CONFIDENCE, DEFAULT_BOOTSTRAP, pairTa
  * report of the same series (which tasks started or stopped passing, i.e. were solved at least
  * once in k attempts). Tasks the deployment cannot run are listed apart, never counted as failures.
  * Since v2 every Average@k carries its 95% interval and every row its paired comparison with the
- * row named `base` (core/uncertainty.ts); v1 reports, without them, still read and render.
+ * row named `base` (core/uncertainty.ts); since v3 every row lists the attempts whose app was not
+ * running at evaluation (not solved, counted apart), and a comparison's interval is the sign-flip
+ * test's own. v1 and v2 reports still read and render.
  */
 
-export const REPORT_SCHEMA = 'coda.evaluation-report/v2';
-/** Every schema a reader accepts: v1 has no `uncertainty`, `averageInterval` or `vsBase`. */
-export const REPORT_SCHEMAS = ['coda.evaluation-report/v1', REPORT_SCHEMA] as const;
+export const REPORT_SCHEMA = 'coda.evaluation-report/v3';
+/** Every schema a reader accepts: v1 has no `uncertainty`, `averageInterval` or `vsBase`; v1 and v2 no `appNotRunning`. */
+export const REPORT_SCHEMAS = ['coda.evaluation-report/v1', 'coda.evaluation-report/v2', REPORT_SCHEMA] as const;
 /** The row every other row is compared with, when a report has it. */
 export const BASE_ROW = 'base';
 
@@ -36,6 +39,8 @@ export interface ReportRow {
   readonly averageInterval?: AverageIntervals;
   /** This row minus the base row over the tasks both ran; absent on the base row, without a base, and in v1. */
   readonly vsBase?: BaseComparisons;
+  /** The attempts (`software/task/attempt`) not solved because their app was not running at evaluation; absent before v3. */
+  readonly appNotRunning?: readonly string[];
 }
 
 export interface AverageIntervals {
@@ -59,7 +64,11 @@ export interface ReportUncertainty {
 }
 
 export const UNCERTAINTY_METHOD =
-  'Average@k interval: percentile bootstrap resampling tasks with replacement within each software, then each resampled task\'s k attempts; vs base: percentile bootstrap resampling the tasks both rows ran, on the per-task difference of success rates, p-value from a sign-flip permutation test; within noise when the interval contains 0 or p >= 0.05';
+  'Average@k interval: percentile bootstrap resampling tasks with replacement within each software, then each resampled task\'s k attempts; vs base: over the tasks both rows ran, the mean per-task difference of success rates, its p-value from a sign-flip permutation test (within noise when p >= 0.05), its interval the differences that same test does not reject at 5%';
+
+/** What a comparison's interval is, for the footnote of every place that shows one (reports, viewer, demo, CLI). */
+export const COMPARISON_NOTE =
+  'vs base: the difference with the base in percentage points over the tasks both ran, p from a sign-flip permutation test; [lower, upper] holds the differences that test does not reject at 5%, so it excludes 0 exactly when p < 0.05 and holds 0 exactly when the difference is within noise.';
 
 export interface RowDiff {
   readonly planner: string;
@@ -109,7 +118,13 @@ export function buildEvaluationReport(input: {
   bootstrap?: BootstrapSettings;
 }): EvaluationReport {
   const settings = input.bootstrap ?? DEFAULT_BOOTSTRAP;
-  const measured = input.rows.map((row) => ({ planner: row.planner, model: row.model, runs: row.runs, metrics: summarizeRuns(row.records, input.k) }));
+  const measured = input.rows.map((row) => ({
+    planner: row.planner,
+    model: row.model,
+    runs: row.runs,
+    metrics: summarizeRuns(row.records, input.k),
+    appNotRunning: row.records.filter((r) => r.appNotRunning === true).map((r) => `${r.software}/${r.taskId}/${r.run}`).sort(),
+  }));
   const softwares = columnOrder(measured.flatMap((row) => Object.keys(row.metrics.bySoftware)));
   const base = measured.find((row) => row.planner === BASE_ROW);
   const rows = measured.map((row): ReportRow => ({
@@ -205,10 +220,21 @@ export function formatComparison(c: Comparison): string {
   return `${formatDifference({ difference: c.difference * 100, lower: c.interval.lower * 100, upper: c.interval.upper * 100, withinNoise: c.withinNoise })}, p ${formatP(c.pValue)}`;
 }
 
-/** A difference already in points (a RoundRecord's vsBase): `+15.0 [4.2, 25.1]`, or `+3.0 [−8.1, 14.0] within noise`. */
+/**
+ * A difference already in points (a RoundRecord's vsBase): `+15.0 [4.2, 25.1]`, or `+3.0 [−8.1, 14.0]
+ * within noise`. The interval holds 0 exactly when the difference is within noise (core/uncertainty.ts);
+ * one that does not (a percentile bootstrap's, in reports and records made before v3) is left out,
+ * and an end that would print as 0.0 on an interval excluding 0 keeps the digits that show it does.
+ */
 export function formatDifference(c: { readonly difference: number; readonly lower: number; readonly upper: number; readonly withinNoise: boolean }): string {
   const difference = formatPoints(c.difference);
-  return `${c.difference > 0 && difference !== '0.0' ? '+' : ''}${difference} [${formatPoints(c.lower)}, ${formatPoints(c.upper)}]${c.withinNoise ? ' within noise' : ''}`;
+  const holdsZero = c.lower <= 0 && 0 <= c.upper;
+  const end = (value: number): string => {
+    const text = formatPoints(value);
+    return holdsZero || !/^\u2212?0\.0$/.test(text) ? text : value.toPrecision(1).replace(/^-/, '\u2212');
+  };
+  const interval = holdsZero === c.withinNoise ? ` [${end(c.lower)}, ${end(c.upper)}]` : ' (interval of an earlier method left out)';
+  return `${c.difference > 0 && difference !== '0.0' ? '+' : ''}${difference}${interval}${c.withinNoise ? ' within noise' : ''}`;
 }
 
 const formatP = (p: number): string => (p < 0.001 ? '< 0.001' : p.toFixed(3));
@@ -224,6 +250,8 @@ const hasComparisons = (report: ComparedRows): boolean => report.rows.some((row)
 
 function averageTable(report: EvaluationReport): string[] {
   const compared = hasComparisons(report);
+  // The per-software table below carries the note when there is one.
+  const note = compared && report.softwares.length < 2 ? [COMPARISON_NOTE, ''] : [];
   const vsBase = (row: ReportRow): string[] => (!compared ? [] : [row.vsBase === undefined ? (row.planner === report.uncertainty?.base ? '(the base)' : '–') : formatComparison(row.vsBase.overall)]);
   return [
     `## Average@${report.k} (%)${report.uncertainty === undefined ? '' : `, with its ${report.uncertainty.confidence * 100}% interval`}`,
@@ -235,6 +263,7 @@ function averageTable(report: EvaluationReport): string[] {
         `| ${row.planner} (\`${row.model}\`) | ${report.softwares.map((s) => averageCell(row.metrics.bySoftware[s], row.averageInterval?.bySoftware[s])).join(' | ')} | ${averageCell(row.metrics.overall, row.averageInterval?.overall)} |${vsBase(row).map((c) => ` ${c} |`).join('')}`,
     ),
     '',
+    ...note,
   ];
 }
 
@@ -251,6 +280,8 @@ function comparisonTable(report: EvaluationReport): string[] {
       const bySoftware = report.softwares.map((s) => (row.vsBase!.bySoftware[s] === undefined ? '–' : formatComparison(row.vsBase!.bySoftware[s]!)));
       return `| ${row.planner} | ${bySoftware.join(' | ')} | ${formatComparison(row.vsBase!.overall)} |`;
     }),
+    '',
+    COMPARISON_NOTE,
     '',
   ];
 }
@@ -280,7 +311,7 @@ function uncertaintyNote(report: EvaluationReport): string[] {
   const u = report.uncertainty;
   if (u === undefined) return ['This report (schema v1) has no intervals.', ''];
   const base = u.base === undefined ? 'There is no row named `base`, so no row is compared with it.' : (noiseSummary(report) ?? `No other row ran a task \`${u.base}\` ran, so none is compared with it.`);
-  return [`Intervals: ${u.confidence * 100}%, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}. ${base}`, ''];
+  return [`Intervals: ${u.confidence * 100}%, bootstrap with seed ${u.seed} and ${u.resamples} resamples (as many sign assignments for the test). ${u.method}. ${base}`, ''];
 }
 
 function table(report: EvaluationReport, title: string, pick: (s: Summary) => number): string[] {
@@ -295,6 +326,18 @@ function table(report: EvaluationReport, title: string, pick: (s: Summary) => nu
     ),
     '',
   ];
+}
+
+/** The attempts whose app was not running at evaluation, per row, with their count (every v3 report says it, none or not). */
+function appNotRunningSection(report: EvaluationReport): string[] {
+  const lines = [`## ${APP_NOT_RUNNING[0]!.toUpperCase()}${APP_NOT_RUNNING.slice(1)}`, ''];
+  if (report.rows.every((row) => row.appNotRunning === undefined)) return [...lines, `Not recorded in this report (${report.schema}).`, ''];
+  lines.push('Attempts whose app was not running when they were evaluated (the agent closed it, or it crashed): counted as not solved, reward 0, never a pass.', '');
+  for (const row of report.rows) {
+    const attempts = row.appNotRunning ?? [];
+    lines.push(`- ${row.planner}: ${attempts.length}${attempts.length === 0 ? '' : ` (${attempts.join(', ')})`}`);
+  }
+  return [...lines, ''];
 }
 
 /** The report as Markdown: the paper's table 1 layout, then the tasks, what was left out and the diff. */
@@ -317,6 +360,7 @@ export function renderReportMarkdown(report: EvaluationReport): string {
       }),
     ),
     '',
+    ...appNotRunningSection(report),
   ];
   if (report.unsupported.length > 0) {
     const unsupported = columnOrder(report.unsupported.map((u) => u.software)).flatMap((software) => report.unsupported.filter((u) => u.software === software));

@@ -75,4 +75,23 @@ export interface AppSchema {
    * calls `eval` on the text whatever it is) or 'lambda' (only text starting with "lambda").
    */
   readonly python?: Readonly<Record<string, Readonly<Record<string, 'always' | 'lambda'>>>>;
+  /**
+   * The check field, by check type, whose numbers reach the app as the task file spells them
+   * (KAlgebra's plot points: its server names a point from the numbers as it received them, so
+   * `-1.0` must not become `-1`). Task files are read with their spelling (core/task.ts
+   * parseTaskText) and these numbers are kept as text from there to the request.
+   */
+  readonly verbatimNumbers?: Readonly<Record<string, string>>;
 }
+
+/** A JSON number as text, e.g. `-1.0`, `33`, `1e-5`: how a task file spells a number kept verbatim. */
+export const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+
+/**
+ * A number of a field listed in `verbatimNumbers`: its spelling in the task file, or (for a task
+ * made in code) JavaScript's spelling of the number given.
+ */
+export const verbatimNumber = z.union([
+  z.string().regex(JSON_NUMBER, 'expected a number as JSON writes it'),
+  z.number().refine(Number.isFinite, 'expected a finite number').transform(String),
+]);

@@ -156,6 +156,62 @@ export function parseTask(raw: unknown, id: string): Task {
   return unknown.length > 0 ? { ...task, unknown } : task;
 }
 
+/** JSON.parse with the source text of each primitive value (ES2025; Node 22 and later). */
+type Reviver = (this: unknown, key: string, value: unknown, context?: { readonly source?: string }) => unknown;
+const parseJsonWithSource = JSON.parse as (text: string, reviver: Reviver) => unknown;
+
+/**
+ * A task file's text read as parseTask reads its object, except that the numbers of the fields its
+ * app lists in `verbatimNumbers` (KAlgebra's plot points) keep the file's spelling, as text: the
+ * app receives them as written (ScienceBoard sends them with Python's json, which keeps `-1.0`),
+ * which JavaScript's numbers would not. A file that is not JSON throws a ValidationError naming the task.
+ */
+export function parseTaskText(text: string, id: string): Task {
+  const spellings = new WeakMap<object, Map<string, string>>();
+  let raw: unknown;
+  try {
+    raw = parseJsonWithSource(text, function (key, value, context) {
+      if (typeof value !== 'number') return value;
+      if (context?.source === undefined) throw new Error('this JavaScript engine does not give JSON source text (Node 22 or later does)');
+      const holder = this as object;
+      const map = spellings.get(holder) ?? new Map<string, string>();
+      spellings.set(holder, map.set(key, context.source));
+      return value;
+    });
+  } catch (err) {
+    throw new ValidationError(`task ${id}`, [`the file is not JSON: ${(err as Error).message}`]);
+  }
+  return parseTask(withVerbatimNumbers(raw, spellings, id), id);
+}
+
+/** The task file's object with the numbers of its app's `verbatimNumbers` fields replaced by their spelling. */
+function withVerbatimNumbers(raw: unknown, spellings: WeakMap<object, Map<string, string>>, id: string): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const file = raw as { type?: unknown; evaluate?: unknown };
+  const table = typeof file.type === 'string' ? appOf(file.type)?.verbatimNumbers : undefined;
+  if (table === undefined || !Array.isArray(file.evaluate)) return raw;
+  const problems: string[] = [];
+  // Numbers become their spelling; a string among them would reach ScienceBoard's app as a string, so it is refused.
+  const spell = (value: unknown, path: ReadonlyArray<string | number>): unknown => {
+    if (value === null || typeof value !== 'object') return value;
+    const entries = Object.entries(value).map(([key, item]): [string, unknown] => {
+      const at = [...path, Array.isArray(value) ? Number(key) : key];
+      if (typeof item === 'number') return [key, spellings.get(value)?.get(key) ?? item];
+      if (typeof item === 'string') problems.push(`${formatPath(at)}: expected a number, found the string ${JSON.stringify(item)}`);
+      return [key, spell(item, at)];
+    });
+    return Array.isArray(value) ? entries.map(([, item]) => item) : Object.fromEntries(entries);
+  };
+  const evaluate = file.evaluate.map((check: unknown, i) => {
+    const type = (check as { type?: unknown } | null)?.type;
+    const field = typeof type === 'string' && Object.hasOwn(table, type) ? table[type] : undefined;
+    if (field === undefined || !Object.hasOwn(check as object, field)) return check;
+    return { ...(check as object), [field]: spell((check as Record<string, unknown>)[field], ['evaluate', i, field]) };
+  });
+  if (problems.length > 0) throw new ValidationError(`task ${id}`, problems);
+  return { ...file, evaluate };
+}
+
 /** ScienceBoard's Lean tasks state exactly one theorem, with `query`, ending in `by sorry` (sci/Lean/task.py check_config). */
 function leanProblems(initialize: readonly InitializeStep[]): string[] {
   const queries = [...initialize.entries()].filter(([, step]) => step.func === 'query');

@@ -13,15 +13,18 @@ import { mulberry32, randomIndex } from './prng';
  *   which tasks the benchmark happens to hold and which attempts happened to succeed. It is a
  *   little conservative (the task level already carries some attempt noise).
  * - A row is compared with the base row over the tasks both ran (paired: the same task in both),
- *   on the per-task difference of success rates: its 95% interval is a percentile bootstrap of
- *   the mean difference resampling the tasks (each task's difference already carries its attempts'
- *   noise, and the pairing cancels how hard each task is, which dominates the interval of a single
- *   row); the p-value is a sign-flip permutation test of the mean difference (under "no difference"
- *   each task's difference is as likely positive as negative). A difference is "within noise" when
- *   its interval contains 0, or when the test's p-value is 0.05 or more: with few tasks that all
- *   differ alike the bootstrap's interval collapses to a point (2 tasks, both 100 points worse:
- *   [−100, −100]) while the permutation test rightly says 2 tasks cannot show anything (p 0.5). Simulated on the local tasks (bench/evaluation-noise.ts), two copies of
- *   one planner are called different in 3–4.5% of evaluations, at most the nominal 5%.
+ *   on the per-task difference of success rates (the pairing cancels how hard each task is, which
+ *   dominates the interval of a single row). The decision is a sign-flip permutation test of the
+ *   mean difference: under "the mean difference is δ" each task's difference minus δ is as likely
+ *   positive as negative; the two-sided p-value at δ = 0 says whether the rows differ, and the
+ *   difference is "within noise" when it is 0.05 or more. The 95% interval is that same test
+ *   inverted: every shift δ of the mean difference the test does not reject at 5% (with the same
+ *   sign assignments), so it excludes 0 exactly when p < 0.05 and a report never shows an interval
+ *   and a verdict that disagree. (A percentile bootstrap over tasks, used before, collapses with few
+ *   tasks that differ alike — 2 tasks both 100 points worse gave [−100, −100] beside p 0.5 — and
+ *   could exclude 0 beside "within noise".) Simulated on the local tasks (bench/evaluation-noise.ts),
+ *   two copies of one planner are called different in at most the nominal 5% of evaluations
+ *   (docs/evaluation-uncertainty.md has the figures).
  * Everything is seeded: the same data, seed and number of resamples give the same figures.
  * Figures are fractions in [0, 1] like core/metrics.ts's.
  */
@@ -41,12 +44,13 @@ export interface BootstrapSettings {
 export interface Comparison {
   /** Mean over the paired tasks of (row's success rate − base's), Overall the mean over software. */
   readonly difference: number;
+  /** The shifts of the difference the sign-flip test does not reject at 5%, within [−1, 1]: it holds 0 exactly when withinNoise. */
   readonly interval: Interval;
   /** Two-sided, from the sign-flip permutation test. */
   readonly pValue: number;
   /** Tasks in both rows. */
   readonly tasks: number;
-  /** The interval contains 0 or p >= 0.05 (see the module comment). */
+  /** p >= 0.05 (see the module comment). */
   readonly withinNoise: boolean;
 }
 
@@ -110,34 +114,81 @@ export function averageInterval(groups: readonly (readonly TaskRuns[])[], settin
 const meanDifference = (groups: readonly (readonly number[])[]): number => mean(groups.filter((g) => g.length > 0).map(mean));
 
 /**
+ * The sign-flip test of a mean per-task difference, ready to test any shift of it: its random sign
+ * assignments and, for each, the mean of the flipped differences (`flipped`) and of the signs alone
+ * (`signs`). Under "the mean difference is δ" an assignment's statistic is flipped − δ·signs (the
+ * mean is linear), against the observed `observed` − δ.
+ */
+interface SignFlips {
+  readonly observed: number;
+  readonly flipped: Float64Array;
+  readonly signs: Float64Array;
+}
+
+function signFlips(groups: readonly (readonly number[])[], settings: BootstrapSettings): SignFlips {
+  const random = mulberry32(settings.seed ^ 0x5bd1e995);
+  const flipped = new Float64Array(settings.resamples);
+  const signs = new Float64Array(settings.resamples);
+  for (let i = 0; i < settings.resamples; i++) {
+    const drawn = groups.map((g) => g.map(() => (random() < 0.5 ? -1 : 1)));
+    flipped[i] = meanDifference(groups.map((g, j) => g.map((d, t) => (drawn[j]![t]! < 0 ? -d : d))));
+    signs[i] = meanDifference(drawn);
+  }
+  return { observed: meanDifference(groups), flipped, signs };
+}
+
+/** The test's two-sided p-value for "the mean difference is `shift`": the share of assignments at least as extreme as the observed, counting the observed (so never 0). */
+function pValueAt(test: SignFlips, shift: number): number {
+  const observed = Math.abs(test.observed - shift);
+  let atLeast = 0;
+  for (let i = 0; i < test.flipped.length; i++) if (Math.abs(test.flipped[i]! - shift * test.signs[i]!) >= observed - 1e-12) atLeast++;
+  return (atLeast + 1) / (test.flipped.length + 1);
+}
+
+const accepted = (test: SignFlips, shift: number): boolean => pValueAt(test, shift) >= 1 - CONFIDENCE;
+
+/**
+ * The end of the test's acceptance region between the observed difference (always accepted) and
+ * `bound` (±1): the region is one interval around the observed difference (each assignment's
+ * statistic moves with the shift at most as fast as the observed one), so bisection finds its end;
+ * 0 is decided by the test itself first, so the interval holds 0 exactly when p at 0 is 0.05 or more.
+ */
+function acceptedEnd(test: SignFlips, bound: number): number {
+  if (accepted(test, bound)) return bound;
+  let inside = test.observed;
+  let outside = bound;
+  if ((0 - inside) * (bound - inside) > 0) {
+    if (accepted(test, 0)) inside = 0;
+    else outside = 0;
+  }
+  for (let i = 0; i < 50; i++) {
+    const mid = (inside + outside) / 2;
+    if (accepted(test, mid)) inside = mid;
+    else outside = mid;
+  }
+  return inside;
+}
+
+/**
  * The sign-flip permutation test's two-sided p-value of the mean per-task difference: the share of
  * random sign assignments whose |mean| is at least the observed one (counting the observed one, so
  * never 0).
  */
 export function signFlipPValue(groups: readonly (readonly number[])[], settings: BootstrapSettings): number {
-  const observed = Math.abs(meanDifference(groups));
-  const random = mulberry32(settings.seed ^ 0x5bd1e995);
-  let atLeast = 0;
-  for (let i = 0; i < settings.resamples; i++) {
-    const flipped = groups.map((g) => g.map((d) => (random() < 0.5 ? -d : d)));
-    if (Math.abs(meanDifference(flipped)) >= observed - 1e-12) atLeast++;
-  }
-  return (atLeast + 1) / (settings.resamples + 1);
+  return pValueAt(signFlips(groups, settings), 0);
 }
 
 /** A row against the base over paired tasks, grouped by software (see the module comment). */
 export function compareWithBase(groups: readonly (readonly TaskPair[])[], settings: BootstrapSettings): Comparison {
   const differences = groups.map((g) => g.map((pair) => rate(pair.row) - rate(pair.base)));
-  const random = mulberry32(settings.seed);
-  const replicates = Array.from({ length: settings.resamples }, () => replicate(differences, random, (d) => d));
-  const interval = percentileInterval(replicates);
-  const pValue = signFlipPValue(differences, settings);
+  const test = signFlips(differences, settings);
+  const pValue = pValueAt(test, 0);
   return {
-    difference: meanDifference(differences),
-    interval,
+    difference: test.observed,
+    interval: { lower: acceptedEnd(test, -1), upper: acceptedEnd(test, 1) },
     pValue,
     tasks: groups.reduce((sum, g) => sum + g.length, 0),
-    withinNoise: (interval.lower <= 0 && interval.upper >= 0) || pValue >= 1 - CONFIDENCE,
+    withinNoise: pValue >= 1 - CONFIDENCE,
   };
 }
 

@@ -59,7 +59,7 @@ const runs = proxyActivities<RunActivities>({
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
 
-const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, unevaluated: 0, errors: 0 };
+const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, appNotRunning: 0, unevaluated: 0, errors: 0 };
 
 /**
  * Fans out rollouts of a task set (tasks x attempts), at most `concurrency` at a time, one child
@@ -100,11 +100,13 @@ export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
   const total = entries.length * input.attempts;
 
   const record = (result: RolloutResult): void => {
+    const notRunning = result.evaluation?.appNotRunning !== undefined;
     totals = {
       ...totals,
       completed: totals.completed + 1,
       passed: totals.passed + (result.passed === true ? 1 : 0),
-      failed: totals.failed + (result.stop.reason !== 'ERROR' && result.passed === false ? 1 : 0),
+      failed: totals.failed + (result.stop.reason !== 'ERROR' && result.passed === false && !notRunning ? 1 : 0),
+      appNotRunning: totals.appNotRunning + (notRunning ? 1 : 0),
       unevaluated: totals.unevaluated + (result.stop.reason !== 'ERROR' && result.passed === undefined ? 1 : 0),
       errors: totals.errors + (result.stop.reason === 'ERROR' ? 1 : 0),
     };

@@ -180,6 +180,7 @@ export async function trainRound(resolved: SpecializationInput, r: number, paren
     ...(figures?.averageInterval?.[software] === undefined ? {} : { averageInterval: figures.averageInterval[software] }),
     ...(baseFigures?.averageAtK[software] === undefined ? {} : { baseAverageAtK: baseFigures.averageAtK[software] }),
     ...(figures?.vsBase?.[software] === undefined ? {} : { vsBase: figures.vsBase[software] }),
+    ...(figures?.appNotRunning?.[software] === undefined ? {} : { appNotRunning: figures.appNotRunning[software] }),
     reportKey: report.key,
     rolloutPlanner: collected.planner.name,
     ...(skipped === undefined ? {} : { skipped }),

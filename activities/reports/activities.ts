@@ -39,6 +39,8 @@ export interface RowSummary {
   readonly averageInterval?: Record<string, PercentInterval>;
   /** Against the report's `base` row; absent on the base row and when there is none. */
   readonly vsBase?: Record<string, PercentComparison>;
+  /** Attempts not solved because their app was not running at evaluation, per software and `overall`. */
+  readonly appNotRunning: Record<string, number>;
 }
 
 /** What a workflow keeps of a report: where it is and its headline figures (percent). */
@@ -67,6 +69,11 @@ export function rowSummary(row: ReportRow): RowSummary {
     passAtK: perColumn(m.bySoftware, m.overall, (s) => percent(s.passAtK)),
     ...(row.averageInterval === undefined ? {} : { averageInterval: perColumn(row.averageInterval.bySoftware, row.averageInterval.overall, percentInterval) }),
     ...(row.vsBase === undefined ? {} : { vsBase: perColumn(row.vsBase.bySoftware, row.vsBase.overall, percentComparison) }),
+    appNotRunning: perColumn(
+      Object.fromEntries(Object.keys(m.bySoftware).map((s) => [s, (row.appNotRunning ?? []).filter((a) => a.startsWith(`${s}/`)).length])),
+      (row.appNotRunning ?? []).length,
+      (n) => n,
+    ),
   };
 }
 

@@ -41,7 +41,7 @@ export async function runRecords(store: ObjectStore, prefix: string, run: string
   return (await readRunManifests(store, prefix, run, software))
     .map(({ manifest }) => manifest)
     .filter((m) => m.task.evaluated !== false)
-    .map((m) => ({ software: m.software, taskId: m.taskId, run: m.attempt, success: m.evaluation?.passed === true }));
+    .map((m) => ({ software: m.software, taskId: m.taskId, run: m.attempt, success: m.evaluation?.passed === true, ...(m.evaluation?.appNotRunning === undefined ? {} : { appNotRunning: true }) }));
 }
 
 export interface RunSummary {
@@ -127,12 +127,15 @@ export function createTrajectoryActivities(deps: {
 
     /**
      * Average@k and Pass@k of a run from the manifests in S3 (k = attempts), written beside them
-     * as summary.json. Reading S3 rather than workflow state keeps it right across continue-as-new.
+     * as summary.json with the attempts whose app was not running at evaluation. Reading S3 rather
+     * than workflow state keeps it right across continue-as-new.
      */
     async summarizeRun(input: { run: string; software: string; stage: string; attempts: number; unsupported?: UnsupportedTask[] }): Promise<RunSummary> {
-      const report = summarizeRuns(await runRecords(store, prefix, input.run, input.software), input.attempts);
+      const records = await runRecords(store, prefix, input.run, input.software);
+      const report = summarizeRuns(records, input.attempts);
+      const appNotRunning = records.filter((r) => r.appNotRunning === true).map((r) => `${r.taskId}/${r.run}`);
       const key = runSummaryKey(prefix, input.run, input.software);
-      await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report, unsupported: input.unsupported ?? [] });
+      await store.putJson(key, { run: input.run, software: input.software, stage: input.stage, ...report, appNotRunning, unsupported: input.unsupported ?? [] });
       const software = report.bySoftware[input.software];
       return { key, averageAtK: software?.averageAtK ?? 0, passAtK: software?.passAtK ?? 0 };
     },

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { SCIENCEBOARD_VM, deploymentCapabilities, probesOf, unmetNeeds, type Capabilities, type DeploymentDescription, type Need } from '../../core/requirements';
-import { parseTask, type Task } from '../../core/task';
+import { parseTaskText, type Task } from '../../core/task';
 import type { LocalApp } from '../../config/schema';
 import { defaultDrivers } from '../desktop/local/drivers';
 import { probeLocalHost } from '../desktop/local/host-facts';
@@ -73,7 +73,7 @@ export async function taskCensus(options: CensusOptions): Promise<TaskCensus> {
     const errors: Array<{ file: string; error: string }> = [];
     for (const file of files) {
       try {
-        tasks.push(parseTask(JSON.parse(readFileSync(path.join(dir, file), 'utf8')), file.slice(0, -'.json'.length)));
+        tasks.push(parseTaskText(readFileSync(path.join(dir, file), 'utf8'), file.slice(0, -'.json'.length)));
       } catch (err) {
         errors.push({ file, error: err instanceof Error ? err.message : String(err) });
       }

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskKey, taskSetManifestKey, taskSetTaskKey } from '../../core/keys';
-import { hasEvaluators, parseTask, pythonSources, type Task } from '../../core/task';
+import { hasEvaluators, parseTask, parseTaskText, pythonSources, type Task } from '../../core/task';
 import { taskSetManifestSchema } from '../../core/task-set';
 import { ValidationError } from '../../core/validation';
 import type { ObjectStore } from '../storage/object-store';
@@ -44,8 +44,7 @@ export class TaskLibrary {
     const tasks: Task[] = [];
     for (const id of wanted.filter((i) => available.includes(i))) {
       try {
-        const raw: unknown = JSON.parse(readFileSync(path.join(dir, `${id}.json`), 'utf8'));
-        const task = parseTask(raw, id);
+        const task = parseTaskText(readFileSync(path.join(dir, `${id}.json`), 'utf8'), id);
         if (task.type !== software) problems.push(`task ${id}: type is "${task.type}", expected "${software}"`);
         tasks.push(task);
       } catch (err) {

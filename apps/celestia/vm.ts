@@ -1,17 +1,16 @@
 import { z } from 'zod';
+import { parsePythonJson } from '../../core/python-json';
 import { infoCheck, sandboxChecks, type VmApp } from '../vm-app';
 
 /**
  * Celestia on a ScienceBoard VM, as sci/Celestia/celestia.py and task.py run it: the modified
  * Celestia serves its state on the port its launch command got («PORTLIKE»); ScienceBoard's
- * VMManager reaches it at the VM's address with a 240 s timeout. Celestia has no funcs of its own
+ * VMManager reaches it at the VM's address with a 240 s timeout (the context's appTimeoutMs). Celestia has no funcs of its own
  * (`opt` is the VM server's, common to every app). After the stop one POST /dump, its body the
  * task's `query` list as raw JSON (`[]` without one), answers the dump every `info` check reads
- * with its `key` lambda and `pred` (equality by default).
+ * with its `key` lambda and `pred` (equality by default), read in Python's JSON dialect (NaN and
+ * Infinity are numbers) and handed to the predicate sandbox as Python's json.loads gives it.
  */
-
-/** ScienceBoard's Manager.HOMO_TIMEOUT: how long each request to the app may take. */
-export const APP_TIMEOUT_MS = 240_000;
 
 const dumpAnswer = z.record(z.string(), z.unknown());
 
@@ -25,8 +24,8 @@ export const celestiaVm: VmApp = {
       },
       async evaluate(checks) {
         if (checks.length === 0) return [];
-        const request = { method: 'POST', path: '/dump', text: JSON.stringify(task.query ?? []), idempotent: true, timeoutMs: APP_TIMEOUT_MS } as const;
-        const dump = await appHttp.json(request, dumpAnswer);
+        const request = { method: 'POST', path: '/dump', text: JSON.stringify(task.query ?? []), idempotent: true } as const;
+        const dump = await appHttp.json(request, dumpAnswer, parsePythonJson);
         return sandboxChecks(predicates, checks.map((c) => ({ ...c, python: infoCheck(c.check) })), dump, "Celestia's /dump");
       },
     };

@@ -1,5 +1,6 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { stringifyPythonJson } from '../../core/python-json';
 
 /**
  * TEST DOUBLE of ChimeraX's REST server (`remotecontrol rest start json true port N`) as the VM's
@@ -7,7 +8,7 @@ import * as path from 'node:path';
  * sci/ChimeraX/chimerax.py and task.py: every answer is ChimeraX's JSON one (`python values`,
  * `json values`, `log messages` by level, `error` null or {type, message}); `states <dir> <stamp>`
  * (the chimerax-states bundle of ScienceBoard's VM) writes the session's states as one flat JSON
- * object to <dir>/<stamp>.json; `info <spec>` logs one note whose lines the test gives. Not compared
+ * object to <dir>/<stamp>.json, as Python's json.dump writes it (NaN, Infinity); `info <spec>` logs one note whose lines the test gives. Not compared
  * with a running ChimeraX. Like ChimeraX it answers nothing until launched (the VM's /chimerax/run
  * then fails with a ConnectionError 500), opens only the structures it knows (a PDB id or a file
  * of the VM) and answers a command it does not know with a UserError.
@@ -79,7 +80,8 @@ export function chimeraxDouble(vmRoot: string, state: ChimeraxState = { states: 
           if (dir === undefined || stamp === undefined) return userError('Missing required argument');
           const file = path.join(vmRoot, path.resolve('/', dir), `${stamp}.json`);
           mkdirSync(path.dirname(file), { recursive: true });
-          writeFileSync(file, JSON.stringify(self.state.states));
+          // As the bundle's json.dump writes it: NaN and Infinity as Python's constants.
+          writeFileSync(file, stringifyPythonJson(self.state.states));
           return answer([]);
         }
         case 'info': {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parsePythonJson } from '../../core/python-json';
 import type { CheckResult } from '../../core/evaluation';
 import { VmHttpError, type VmHttp } from '../../activities/desktop/osworld/http';
 import { sandboxChecks, type PythonCheck, type VmApp, type VmAppContext } from '../vm-app';
@@ -9,14 +10,14 @@ import { sandboxChecks, type PythonCheck, type VmApp, type VmAppContext } from '
  * REST server (`remotecontrol rest start json true port «PORTLIKE»`) and returns its JSON answer;
  * a command succeeded when the answer's `error` is null. Funcs: `clear_log` (log clear), `open`
  * (open <name>), `turn` (turn <axis> <angle>), `alphafold_match` (alphafold match <name>), `color`
- * (color <style>, or `rainbow`), `destroy`. After the stop, `states /home/user/Downloads <stamp>`
- * has ChimeraX write its states dump (a flat JSON object) that /read then fetches; the `states`
+ * (color <style>, or `rainbow`), `destroy`. After the stop, whatever the checks (as ScienceBoard's
+ * eval does first), `states /home/user/Downloads <stamp>` has ChimeraX write its states dump (a flat
+ * JSON object, Python's json.dump) that /read then fetches; the `states`
  * checks run on it in the predicate sandbox (their `key`, `find` and `pattern` are Python's), the
  * `file` checks there too on the VM file's text (`value` may be a lambda); `info` checks compare
  * the note lines ChimeraX logs for `info <key>` with `value` as sets.
  */
 
-export const REST_TIMEOUT_MS = 240_000;
 export const STATES_DIR = '/home/user/Downloads';
 
 const restAnswer = z.looseObject({
@@ -31,7 +32,8 @@ export interface ChimeraxReply {
 }
 
 export async function runChimerax(vmHttp: VmHttp, port: number, command: string): Promise<ChimeraxReply> {
-  const answer = await vmHttp.json({ method: 'POST', path: '/chimerax/run', json: { command, port }, idempotent: false, timeoutMs: REST_TIMEOUT_MS }, restAnswer);
+  // The VM server's client waits the context's appTimeoutMs (ScienceBoard's 240 s) for ChimeraX's answer.
+  const answer = await vmHttp.json({ method: 'POST', path: '/chimerax/run', json: { command, port }, idempotent: false }, restAnswer);
   const error = answer.error;
   const message = error === null || error === undefined ? null : typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : JSON.stringify(error);
   return { notes: answer['log messages']?.note ?? [], error: message };
@@ -61,8 +63,14 @@ async function readStates(context: VmAppContext): Promise<Record<string, unknown
   const stamp = String(Date.now());
   const ran = await runChimerax(context.vmHttp, context.appPort, `states ${STATES_DIR} ${stamp}`);
   if (ran.error !== null) throw new Error(`ChimeraX refused its states dump: ${ran.error}`);
-  const text = await context.client.readFile(`${STATES_DIR}/${stamp}.json`);
-  const states: unknown = JSON.parse(text);
+  const text = await context.client.readFile(`${STATES_DIR}/${stamp}.json`, { timeoutMs: context.appTimeoutMs });
+  // The bundle writes it with Python's json.dump: NaN and Infinity are numbers there, and reach the sandbox as such.
+  let states: unknown;
+  try {
+    states = parsePythonJson(text);
+  } catch (err) {
+    throw new Error(`the states dump is not JSON: ${(err as Error).message}`);
+  }
   if (states === null || typeof states !== 'object' || Array.isArray(states)) throw new Error('the states dump is not a JSON object');
   return states as Record<string, unknown>;
 }
@@ -83,10 +91,12 @@ export const chimeraxVm: VmApp = {
         await context.vmHttp.json({ method: 'POST', path: '/chimerax/run', json: { command: 'version', port: context.appPort }, idempotent: true, timeoutMs, retries: 0 }, restAnswer);
       },
       async evaluate(checks) {
+        if (checks.length === 0) return [];
         const results: CheckResult[] = [];
+        // As ScienceBoard's eval, the states dump comes first whatever the checks: a ChimeraX that is not running fails here.
+        const dump = await readStates(context);
         const states = checks.filter(({ check }) => check.type === 'states');
         if (states.length > 0) {
-          const dump = await readStates(context);
           const python = ({ check }: (typeof states)[number]): PythonCheck => ({
             kind: 'states',
             key: String(check.key),
@@ -101,7 +111,7 @@ export const chimeraxVm: VmApp = {
         for (const entry of checks.filter(({ check }) => check.type === 'file')) {
           let content: string | null;
           try {
-            content = await context.client.readFile(String(entry.check.key));
+            content = await context.client.readFile(String(entry.check.key), { timeoutMs: context.appTimeoutMs });
           } catch (err) {
             // ScienceBoard's read_file answers None on a failed read, which fails the check; a VM that does not answer is its own fault.
             if (!(err instanceof VmHttpError && err.failure === 'status')) throw err;

@@ -6,18 +6,18 @@ import { appServerDouble, jsonBody, ViewError, type AppServerDouble } from '../d
  * GET /init/cmd, POST /init/map {grassdb, location, mapset}, POST /init/layer {query},
  * POST /init/scale {scale} (each "OK"), GET /dump (the GUI's state as JSON), POST /gcmd
  * {cmd, kwargs} (a GRASS module's run: {stdout, stderr, returncode}, stdout parsed when the
- * module printed JSON), POST /quit (the app exits: a 500). Not compared with a running GRASS.
- * Like the app it serves only while GRASS runs; /init/map of a location or mapset the grassdata
- * does not have, /init/layer of a map the mapset does not have, and a body without the fields
- * fail with a 500 (the view raises); a module it has no answer for exits 1 as GRASS does for an
- * unknown module.
+ * module printed JSON; the text `ERROR` when the GUI did not run it in time), POST /quit (the app
+ * exits: a 500). Not compared with a running GRASS. Like the app it serves only while GRASS runs;
+ * /init/map of a location or mapset the grassdata does not have, /init/layer of a map the mapset
+ * does not have, and a body without the fields fail with a 500 (the view raises), as does a module
+ * that fails (a nonzero exit, or one it has no answer for: GRASS's read_command raises).
  */
 
 export interface GrassState {
   /** What /dump answers: `layers`, `toolbars`, `statusbar`, `region`, `windows`, `output`... */
   dump: Record<string, unknown>;
-  /** /gcmd answers by `cmd` and its kwargs as JSON (`v.db.select {"map":...}`). */
-  gcmd: Record<string, { stdout: unknown; stderr?: string; returncode?: number }>;
+  /** /gcmd answers by `cmd` and its kwargs as JSON (`v.db.select {"map":...}`); 'ERROR' when the GUI times out on it. */
+  gcmd: Record<string, { stdout: unknown; stderr?: string; returncode?: number } | 'ERROR'>;
 }
 
 /** The VM's grassdata: location -> mapset -> maps (ScienceBoard's snapshot has these three). */
@@ -75,8 +75,9 @@ export function grassDouble(port: number, state: GrassState = { dump: {}, gcmd: 
       case 'POST /gcmd': {
         const { cmd, kwargs } = fields(jsonBody(request), 'cmd', 'kwargs');
         const ran = self.state.gcmd[gcmdKey(String(cmd), kwargs)];
-        if (ran === undefined) return { body: { stdout: '', stderr: `ERROR: Module <${String(cmd)}> not found`, returncode: 1 } };
-        return { body: { stdout: ran.stdout, stderr: ran.stderr ?? '', returncode: ran.returncode ?? 0 } };
+        if (ran === 'ERROR') return { body: 'ERROR', type: 'text/html; charset=utf-8' };
+        if (ran === undefined || (ran.returncode ?? 0) !== 0) throw new ViewError(`CalledModuleError: module ${String(cmd)} failed`);
+        return { body: { stdout: ran.stdout, stderr: ran.stderr ?? '', returncode: 0 } };
       }
       case 'POST /quit':
         // The app exits while answering: its 500 goes out, then nothing listens.

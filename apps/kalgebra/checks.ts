@@ -37,8 +37,8 @@ export function checkValue(check: ValCheck, index: number, variables: Readonly<R
   };
 }
 
-/** The points an `eqn` check asks about, and in how many dimensions (from its first point, as ScienceBoard does). */
-export function plotQuery(check: EqnCheck): { dimensions: 2 | 3; points: readonly (readonly number[])[] } {
+/** The points an `eqn` check asks about, as the task file spells them, and in how many dimensions (from its first point, as ScienceBoard does). */
+export function plotQuery(check: EqnCheck): { dimensions: 2 | 3; points: readonly (readonly string[])[] } {
   if (check.key === '#SIZE') return { dimensions: 2, points: [] };
   return { dimensions: check.key[0]?.length === 3 ? 3 : 2, points: check.key };
 }

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { wait, type AppSchema } from '../../core/task-common';
+import { verbatimNumber, wait, type AppSchema } from '../../core/task-common';
 
 /**
  * KAlgebra's funcs and checks (ScienceBoard sci/KAlgebra/task.py): its funcs drive ScienceBoard's
  * modified KAlgebra through its state server; its checks read the app's variables and plots.
  */
 
-const point = z.array(z.number()).min(2).max(3);
+/** A plot point: its coordinates as the task file spells them (`verbatimNumbers` below). */
+const point = z.array(verbatimNumber).min(2).max(3);
 
 export const kalgebra = {
   software: 'KAlgebra',
@@ -26,8 +27,9 @@ export const kalgebra = {
     val: z.strictObject({ type: z.literal('val'), key: z.string().min(1), value: z.number() }),
     /**
      * The plotted functions: `#SIZE` = how many; or points with, per point, whether it lies on a
-     * plotted function. `value` is keyed by the point written as "(x, y)"; extra keys (e.g.
-     * "color", "style") ask about the plot's look.
+     * plotted function. `value` is keyed by the point as the app's server names it, "(x, y)" from
+     * the numbers as sent (so `key` keeps the file's spelling: `-1.0` stays `-1.0`); extra keys
+     * (e.g. "color", "style") ask about the plot's look.
      */
     eqn: z.strictObject({
       type: z.literal('eqn'),
@@ -35,4 +37,5 @@ export const kalgebra = {
       value: z.union([z.number().int().min(0), z.record(z.string(), z.union([z.boolean(), z.string(), z.number()]))]),
     }),
   },
+  verbatimNumbers: { eqn: 'key' },
 } as const satisfies AppSchema;

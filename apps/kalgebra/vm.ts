@@ -24,9 +24,11 @@ export interface KalgebraState {
   plot(dimensions: 2 | 3, expr: string): Promise<void>;
   /**
    * POST /func/2d or /func/3d: one entry per plotted function, saying for each point whether it
-   * lies on that function. An empty `points` list just enumerates the functions.
+   * lies on that function. Each coordinate is a JSON number as the task file spells it, sent as
+   * is: the server names each point from the numbers as it received them ("(0, -1.0)"), and the
+   * task looks its points up by those names. An empty `points` list just enumerates the functions.
    */
-  functions(dimensions: 2 | 3, points: readonly (readonly number[])[]): Promise<PlottedFunction[]>;
+  functions(dimensions: 2 | 3, points: readonly (readonly string[])[]): Promise<PlottedFunction[]>;
 }
 
 const variablesAnswer = z.record(
@@ -68,7 +70,9 @@ export function createKalgebraState(url: string, policy: Partial<RetryPolicy> = 
     },
 
     async functions(dimensions, points) {
-      return http.json({ method: 'POST', path: `/func/${dimensions}d`, json: points, idempotent: true }, functionsAnswer);
+      // Written as Python's json.dumps writes ScienceBoard's list (", " between items), numbers as spelled.
+      const jsonText = `[${points.map((p) => `[${p.join(', ')}]`).join(', ')}]`;
+      return http.json({ method: 'POST', path: `/func/${dimensions}d`, jsonText, idempotent: true }, functionsAnswer);
     },
   };
 }

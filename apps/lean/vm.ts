@@ -13,8 +13,6 @@ import type { VmApp } from '../vm-app';
  */
 
 export const BASIC_LEAN = '/home/user/sci/Sci/Basic.lean';
-/** `lake build` of Mathlib's dependants takes minutes on the VM: ScienceBoard's requests wait 240 s. */
-export const CHECK_TIMEOUT_MS = 240_000;
 
 const checkAnswer = z.object({ pass: z.boolean() });
 
@@ -68,7 +66,8 @@ export const leanVm: VmApp = {
       async evaluate(checks) {
         if (checks.length === 0) return [];
         if (header === undefined) return checks.map(({ index, check }) => ({ index, type: check.type as CheckResult['type'], passed: false, detail: 'the task has no query: nothing to check' }));
-        const { pass } = await vmHttp.json({ method: 'POST', path: '/lean/check', json: { header }, idempotent: true, timeoutMs: CHECK_TIMEOUT_MS }, checkAnswer);
+        // `lake build` of Mathlib's dependants takes minutes: the context's appTimeoutMs (ScienceBoard's 240 s) applies.
+        const { pass } = await vmHttp.json({ method: 'POST', path: '/lean/check', json: { header }, idempotent: true }, checkAnswer);
         const detail = `lake build of ${BASIC_LEAN} with ${JSON.stringify(header.slice(0, 80))} ${pass ? 'succeeded without sorry' : 'failed, left a sorry, or the theorem line is gone'} (the VM's /lean/check)`;
         return checks.map(({ index, check }) => ({ index, type: check.type as CheckResult['type'], passed: pass, detail }));
       },

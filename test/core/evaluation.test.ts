@@ -13,18 +13,21 @@ describe('evaluation', () => {
     assert.equal(evaluateStop({ type: 'stop', value: 'FAIL' }, 1, { reason: 'FAIL' }).passed, true);
   });
 
-  it('compares ANS answers without surrounding whitespace or quotes', () => {
+  it('compares ANS arguments as ScienceBoard does: the answer split on single spaces, list for list', () => {
     const check = { type: 'stop' as const, value: 'ANS' as const, args: ['46368'] };
-    assert.equal(evaluateStop(check, 0, { reason: 'ANS', answer: ' "46368" ' }).passed, true);
-    assert.equal(evaluateStop(check, 0, { reason: 'ANS', answer: '46369' }).passed, false);
+    assert.equal(evaluateStop(check, 0, { reason: 'ANS', answer: '46368' }).passed, true);
+    for (const answer of [' 46368', '46368 ', '"46368"', '`46368`', '46369', '']) assert.equal(evaluateStop(check, 0, { reason: 'ANS', answer }).passed, false, answer);
     assert.equal(evaluateStop(check, 0, { reason: 'DONE' }).passed, false);
-    assert.equal(evaluateStop(check, 0, { reason: 'ANS', answer: '1' }).detail, 'expected ANS ["46368"], found ANS ["1"]');
+    assert.equal(evaluateStop(check, 0, { reason: 'ANS', answer: '"1"' }).detail, 'expected ANS ["46368"], found ANS ["\\"1\\""]');
     assert.equal(evaluateStop({ type: 'stop', value: 'ANS' }, 0, { reason: 'ANS', answer: 'anything' }).passed, true);
-    // ScienceBoard's ANS args are the answer's words (GRASS GIS C-03, Celestia C-06).
+    // GRASS GIS C-03 and Celestia C-06 have answers of several words.
     const words = { type: 'stop' as const, value: 'ANS' as const, args: ['Vigili', 'del', 'Fuoco'] };
-    assert.equal(evaluateStop(words, 0, { reason: 'ANS', answer: 'Vigili  del Fuoco' }).passed, true);
+    assert.equal(evaluateStop(words, 0, { reason: 'ANS', answer: 'Vigili del Fuoco' }).passed, true);
+    assert.equal(evaluateStop(words, 0, { reason: 'ANS', answer: 'Vigili  del Fuoco' }).detail, 'expected ANS ["Vigili","del","Fuoco"], found ANS ["Vigili","","del","Fuoco"]');
     assert.equal(evaluateStop(words, 0, { reason: 'ANS', answer: 'Vigili del' }).passed, false);
-    assert.equal(evaluateStop({ type: 'stop', value: 'ANS', args: [] }, 0, { reason: 'ANS', answer: '' }).passed, false);
+    // A bare ANS gives no arguments: it matches an empty args list only.
+    assert.equal(evaluateStop({ type: 'stop', value: 'ANS', args: [] }, 0, { reason: 'ANS', answer: '' }).passed, true);
+    assert.equal(evaluateStop({ type: 'stop', value: 'ANS', args: [''] }, 0, { reason: 'ANS', answer: '' }).passed, false);
   });
 
   it('passes a task only when every check passes', () => {

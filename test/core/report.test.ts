@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { confusion } from '../../core/judge/metrics';
 import { totalCost } from '../../core/judge/verdict-file';
 import type { RunRecord } from '../../core/metrics';
-import { buildEvaluationReport, columnOrder, formatComparison, noiseSummary, renderReportMarkdown, withDiff, type EvaluationReport } from '../../core/report';
+import { mulberry32 } from '../../core/prng';
+import { buildEvaluationReport, columnOrder, COMPARISON_NOTE, formatComparison, noiseSummary, renderReportMarkdown, withDiff, type EvaluationReport } from '../../core/report';
 
 /** k runs of `task`, the first `successes` of them successful. */
 const runs = (software: string, task: string, successes: number, k = 2): RunRecord[] =>
@@ -63,7 +64,7 @@ describe('evaluation reports', () => {
     const markdown = renderReportMarkdown(withDiff(second, first, 'k'));
     assert.match(markdown, /^# Evaluation nightly \/ n2\n/);
     assert.match(markdown, /## Average@2 \(%\), with its 95% interval\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 50\.00 \[0\.0, 100\.0\] \| 100\.00 \[100\.0, 100\.0\] \| 75\.00 \[50\.0, 100\.0\] \|\n/);
-    assert.match(markdown, /bootstrap with seed 20181124 and 2000 resamples\..* No other row ran a task `base` ran, so none is compared with it\./);
+    assert.match(markdown, /bootstrap with seed 20181124 and 2000 resamples \(as many sign assignments for the test\)\..* No other row ran a task `base` ran, so none is compared with it\./);
     assert.match(markdown, /## Pass@2 \(%\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 66\.67 \| 100\.00 \| 83\.33 \|/);
     assert.match(markdown, /- base, Algebra \(KAlgebra\): A-01 0\/2, C-01 1\/2, C-03 2\/2 \(run `n2-KAlgebra`\)/);
     assert.match(markdown, /## Not run here \(unsupported, not counted\)\n\n- TeXstudio\/A-01: needs ChimeraX/);
@@ -83,7 +84,7 @@ describe('evaluation reports', () => {
   });
 });
 
-describe('evaluation reports with their uncertainty (schema v2)', () => {
+describe('evaluation reports with their uncertainty (schema v2 and later)', () => {
   /** 20 KAlgebra and 12 TeXstudio tasks x 4 attempts; task i passes `passes(software, i)` of them. */
   const records = (passes: (software: string, i: number) => number): RunRecord[] =>
     (['KAlgebra', 'TeXstudio'] as const).flatMap((software) =>
@@ -99,7 +100,7 @@ describe('evaluation reports with their uncertainty (schema v2)', () => {
   const report = build();
 
   it('records the seed, the resamples and the base, and gives every row its Average@k interval', () => {
-    assert.equal(report.schema, 'coda.evaluation-report/v2');
+    assert.equal(report.schema, 'coda.evaluation-report/v3');
     assert.deepEqual({ ...report.uncertainty, method: undefined }, { confidence: 0.95, seed: 5, resamples: 500, base: 'base', method: undefined });
     for (const row of report.rows) {
       const interval = row.averageInterval!;
@@ -114,7 +115,10 @@ describe('evaluation reports with their uncertainty (schema v2)', () => {
     assert.equal(specialist.bySoftware.KAlgebra!.tasks, 20);
     assert.ok(Math.abs(specialist.bySoftware.KAlgebra!.difference - report.rows[1]!.metrics.bySoftware.KAlgebra!.averageAtK + report.rows[0]!.metrics.bySoftware.KAlgebra!.averageAtK) < 1e-12);
     assert.equal(specialist.bySoftware.KAlgebra!.withinNoise, false);
-    assert.deepEqual({ ...specialist.bySoftware.TeXstudio!, pValue: 0 }, { difference: 0, interval: { lower: 0, upper: 0 }, pValue: 0, tasks: 12, withinNoise: true });
+    const same = specialist.bySoftware.TeXstudio!;
+    assert.deepEqual({ ...same, interval: undefined, pValue: 0 }, { difference: 0, interval: undefined, pValue: 0, tasks: 12, withinNoise: true });
+    // No shift of a difference of 0 on 12 tasks survives the test: the interval is 0 (to the test's 1e-12 tolerance).
+    assert.ok(Math.abs(same.interval.lower) < 1e-9 && Math.abs(same.interval.upper) < 1e-9, JSON.stringify(same.interval));
     assert.equal(specialist.overall.tasks, 32);
     assert.equal(specialist.overall.withinNoise, false);
     assert.equal(report.rows[2]!.vsBase!.overall.withinNoise, true);
@@ -146,6 +150,55 @@ describe('evaluation reports with their uncertainty (schema v2)', () => {
   it('writes negative differences with a minus sign and says within noise when the interval holds 0', () => {
     assert.equal(formatComparison({ difference: -0.03, interval: { lower: -0.081, upper: 0.14 }, pValue: 0.61, tasks: 32, withinNoise: true }), '\u22123.0 [\u22128.1, 14.0] within noise, p 0.610');
     assert.equal(formatComparison({ difference: 0.15, interval: { lower: 0.042, upper: 0.251 }, pValue: 0.0004, tasks: 32, withinNoise: false }), '+15.0 [4.2, 25.1], p < 0.001');
+  });
+
+  it('counts the attempts whose app was not running at evaluation as not solved, and lists them with their count in every report', () => {
+    const records: RunRecord[] = [
+      { software: 'ChimeraX', taskId: 'A-08', run: 0, success: false, appNotRunning: true },
+      { software: 'ChimeraX', taskId: 'A-08', run: 1, success: true },
+      { software: 'ChimeraX', taskId: 'D-03', run: 0, success: false },
+      { software: 'ChimeraX', taskId: 'D-03', run: 1, success: false, appNotRunning: true },
+    ];
+    const built = buildEvaluationReport({ series: 's', run: 'r', k: 2, createdAt: 't', rows: [{ planner: 'base', model: 'm', runs: {}, records }, { planner: 'other', model: 'm', runs: {}, records: runs('ChimeraX', 'A-08', 1) }] });
+    assert.equal(built.schema, 'coda.evaluation-report/v3');
+    assert.equal(built.rows[0]!.metrics.overall.averageAtK, 0.25);
+    assert.deepEqual(built.rows.map((r) => r.appNotRunning), [['ChimeraX/A-08/0', 'ChimeraX/D-03/1'], []]);
+    const markdown = renderReportMarkdown(built);
+    assert.match(markdown, /## The app was not running at evaluation\n\nAttempts whose app was not running when they were evaluated \(the agent closed it, or it crashed\): counted as not solved, reward 0, never a pass\.\n\n- base: 2 \(ChimeraX\/A-08\/0, ChimeraX\/D-03\/1\)\n- other: 0\n/);
+    const v2 = { ...built, schema: 'coda.evaluation-report/v2', rows: built.rows.map((r) => ({ ...r, appNotRunning: undefined })) } as EvaluationReport;
+    assert.match(renderReportMarkdown(v2), /## The app was not running at evaluation\n\nNot recorded in this report \(coda\.evaluation-report\/v2\)\./);
+  });
+
+  it('never shows an interval that excludes 0 beside "within noise", nor one that holds 0 without it', () => {
+    const random = mulberry32(18);
+    const shown: string[] = [];
+    for (let trial = 0; trial < 60; trial++) {
+      const tasks = 2 + Math.floor(random() * 14);
+      const gain = Math.floor(random() * 3);
+      const rows = ['base', 'row'].map((planner, r) => ({
+        planner,
+        model: 'm',
+        runs: {},
+        records: ['KAlgebra', 'TeXstudio'].flatMap((software) => Array.from({ length: tasks }, (_, i) => runs(software, `T-${i}`, Math.min(2, Math.floor(random() * 3) + (r === 1 && i % 2 === 0 ? gain : 0)), 2)).flat()),
+      }));
+      const markdown = renderReportMarkdown(buildEvaluationReport({ series: 's', run: 'r', k: 2, createdAt: 't', rows, bootstrap: { seed: trial, resamples: 300 } }));
+      shown.push(...(markdown.match(/[+\u2212]?\d+\.\d \[[^\]]*\](?: within noise)?, p [<\d. ]+/g) ?? []));
+    }
+    const number = (text: string): number => Number(text.replace('\u2212', '-'));
+    let within = 0;
+    for (const cell of shown) {
+      const [, lower = '', upper = ''] = /\[([^,]+), ([^\]]+)\]/.exec(cell) ?? [];
+      assert.equal(number(lower) <= 0 && 0 <= number(upper), cell.includes('within noise'), cell);
+      if (cell.includes('within noise')) within++;
+    }
+    assert.ok(shown.length >= 180 && within > 0 && within < shown.length, `${shown.length} comparisons shown, ${within} within noise`);
+  });
+
+  it('leaves out an interval that disagrees with its verdict (a v2 report\'s bootstrap) and keeps the digits of an end near 0', () => {
+    assert.equal(formatComparison({ difference: 0.131, interval: { lower: 0.078, upper: 0.184 }, pValue: 0.053, tasks: 24, withinNoise: true }), '+13.1 (interval of an earlier method left out) within noise, p 0.053');
+    assert.equal(formatComparison({ difference: 0.2, interval: { lower: 0.00004, upper: 0.3 }, pValue: 0.04, tasks: 24, withinNoise: false }), '+20.0 [0.004, 30.0], p 0.040');
+    assert.equal(formatComparison({ difference: -0.2, interval: { lower: -0.3, upper: -0.00004 }, pValue: 0.04, tasks: 24, withinNoise: false }), '\u221220.0 [\u221230.0, \u22120.004], p 0.040');
+    assert.match(renderReportMarkdown(report), new RegExp(`\\n${COMPARISON_NOTE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
   });
 
   it('still renders a v1 report, without intervals or comparisons', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { taskSupport } from '../../core/requirements';
-import { commandLine, hasReferenceAnswer, parseTask } from '../../core/task';
+import { commandLine, hasReferenceAnswer, parseTask, parseTaskText } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 
 const DIR = path.resolve(__dirname, '../../../data/scienceboard/KAlgebra');
@@ -35,9 +35,34 @@ describe('ScienceBoard tasks', () => {
         const raw = load(name, dir) as Record<string, unknown>;
         const id = name.replace(/\.json$/, '');
         const task = parseTask(raw, id);
-        assert.deepEqual(task, { id, ...raw }, name);
+        // Plot points are text: numbers given as JavaScript numbers are spelled as JavaScript writes them.
+        const evaluate = (raw.evaluate as Array<{ type: string; key: unknown }>).map((c) => (c.type === 'eqn' && Array.isArray(c.key) ? { ...c, key: c.key.map((p: number[]) => p.map(String)) } : c));
+        assert.deepEqual(task, { id, ...raw, evaluate }, name);
       }
     }
+  });
+
+  it('reads a task file keeping the spelling of the plot points its app receives (parseTaskText)', () => {
+    const c07 = parseTaskText(readFileSync(path.join(DIR, 'C-07.json'), 'utf8'), 'C-07');
+    const eqn = c07.evaluate[0];
+    assert.ok(eqn?.type === 'eqn' && eqn.key !== '#SIZE');
+    assert.deepEqual(eqn.key[7], ['0', '-1.0']);
+    assert.deepEqual(eqn.key[0], ['-11', '-23.18032786885246']);
+    const c17 = parseTaskText(readFileSync(path.join(DIR, 'C-17.json'), 'utf8'), 'C-17');
+    assert.deepEqual(c17.evaluate[0]?.type === 'eqn' && c17.evaluate[0].key !== '#SIZE' ? [c17.evaluate[0].key[3], c17.evaluate[0].key[9]] : [], [['0', '-0.0', '1'], ['1.0', '0.9797958971132712', '-1.2']]);
+    // Everything else is read as parseTask reads the parsed file, and a parsed task reads back the same (S3, workflow payloads).
+    const text = readFileSync(path.join(DIR, 'B-04.json'), 'utf8');
+    const b04 = parseTaskText(text, 'B-04');
+    assert.deepEqual({ ...b04, evaluate: [] }, { ...parseTask(JSON.parse(text), 'B-04'), evaluate: [] });
+    const { id: _id, ...stored } = c07;
+    assert.deepEqual(parseTask(JSON.parse(JSON.stringify(stored)), 'C-07'), c07);
+  });
+
+  it('refuses a plot point written as a string, and a file that is not JSON, naming the task and the field', () => {
+    const raw = load('C-07.json') as { evaluate: Array<{ key: unknown[][] }> };
+    raw.evaluate[0]!.key[2] = ['-19', '-39.1'];
+    assert.throws(() => parseTaskText(JSON.stringify(raw), 'C-07'), (err: unknown) => err instanceof ValidationError && /evaluate\[0\]\.key\[2\]\[0\]: expected a number, found the string "-19"/.test(err.message));
+    assert.throws(() => parseTaskText('{"type": ', 'C-07'), (err: unknown) => err instanceof ValidationError && /task C-07[\s\S]*the file is not JSON/.test(err.message));
   });
 
   it('reads the fields the desktop needs', () => {

@@ -83,6 +83,8 @@ describe('evaluation uncertainty (core/uncertainty.ts)', () => {
     assert.equal(same.withinNoise, true);
     assert.equal(same.pValue, 1);
     assert.equal(same.tasks, 20);
+    // Every shift away from 0 is rejected: 20 tasks cannot all flip one way by chance.
+    assert.ok(Math.abs(same.interval.lower) < 1e-9 && Math.abs(same.interval.upper) < 1e-9, JSON.stringify(same.interval));
   });
 
   it('puts a 40-point difference over 20 tasks x 4 attempts outside the noise', () => {
@@ -108,11 +110,45 @@ describe('evaluation uncertainty (core/uncertainty.ts)', () => {
     assert.ok(result.pValue > 0.5, `p ${result.pValue}`);
   });
 
-  it('keeps a difference within noise when too few tasks show it, though every one differs alike', () => {
+  it('keeps a difference within noise when too few tasks show it, though every one differs alike: the interval says so too', () => {
     const result = compareWithBase([pairTasks(tasks(2, 2, () => 0), tasks(2, 2, () => 2))], SETTINGS);
-    assert.deepEqual(result.interval, { lower: -1, upper: -1 });
+    // 2 tasks cannot reject any shift: the inverted test's interval is every possible difference.
+    assert.deepEqual(result.interval, { lower: -1, upper: 1 });
     assert.ok(Math.abs(result.pValue - 0.5) < 0.05, `p ${result.pValue}`);
     assert.equal(result.withinNoise, true);
+  });
+
+  it('gives an interval that excludes 0 exactly when p < 0.05 and holds the difference, whatever the data (the sign-flip test inverted)', () => {
+    const random = mulberry32(2026);
+    let outside = 0;
+    for (let trial = 0; trial < 300; trial++) {
+      const n = 2 + Math.floor(random() * 20);
+      const k = 1 + Math.floor(random() * 4);
+      const gap = random() * 0.6 - 0.3;
+      const p = Array.from({ length: n }, () => 0.1 + random() * 0.6);
+      const groups = [pairTasks(simulate(p.map((x) => x + gap), k, random), simulate(p, k, random))];
+      if (trial % 3 === 0) groups.push(pairTasks(simulate([0.5, 0.5, 0.9], k, random), simulate([0.5, 0.2, 0.9], k, random)).map((pair) => ({ row: { ...pair.row, software: 'TeXstudio' }, base: { ...pair.base, software: 'TeXstudio' } })));
+      const c = compareWithBase(groups, { seed: trial, resamples: 400 });
+      const holdsZero = c.interval.lower <= 0 && 0 <= c.interval.upper;
+      assert.equal(holdsZero, c.pValue >= 0.05, `trial ${trial}: ${JSON.stringify(c)}`);
+      assert.equal(c.withinNoise, holdsZero);
+      assert.ok(c.interval.lower <= c.difference && c.difference <= c.interval.upper && c.interval.lower >= -1 && c.interval.upper <= 1, `trial ${trial}: ${JSON.stringify(c)}`);
+      if (!holdsZero) outside++;
+    }
+    assert.ok(outside > 20 && outside < 280, `both verdicts occur (${outside} of 300 outside the noise)`);
+  });
+
+  it('puts the ends of the interval where the test starts to reject: just inside accepted, just outside rejected', () => {
+    const random = mulberry32(5);
+    const groups = [pairTasks(simulate(Array(16).fill(0.7), 4, random), simulate(Array(16).fill(0.4), 4, random))];
+    const c = compareWithBase(groups, SETTINGS);
+    const differences = groups[0]!.map((pair) => pair.row.successes / pair.row.runs - pair.base.successes / pair.base.runs);
+    // Testing "the mean difference is δ" is testing the shifted differences against 0.
+    const p = (shift: number): number => signFlipPValue([differences.map((d) => d - shift)], SETTINGS);
+    for (const end of [c.interval.lower, c.interval.upper]) {
+      const outward = Math.sign(end - c.difference) * 1e-6;
+      assert.ok(p(end - outward) >= 0.05 && p(end + outward) < 0.05, `end ${end}: p inside ${p(end - outward)}, outside ${p(end + outward)}`);
+    }
   });
 
   it('gives the sign-flip test a p-value of about 2^(1-n) when every one of n differences has the same sign', () => {

@@ -6,6 +6,7 @@ import { celestiaDouble } from '../../apps/celestia/double';
 import { chimeraxDouble } from '../../apps/chimerax/double';
 import { gcmdKey, grassDouble } from '../../apps/grassgis/double';
 import { leanDouble } from '../../apps/lean/double';
+import { serverName, startKalgebraStateDouble } from '../../apps/kalgebra/double';
 import { freePort } from '../../infra/ephemeral';
 
 /** The app-server TEST DOUBLES answer as ScienceBoard's clients expect, and fail as the apps do. */
@@ -24,6 +25,23 @@ const refused = async (port: number) => {
 };
 
 describe('app-server test doubles', () => {
+  it('KAlgebra: names each point of /func from its numbers as the request spells them, as the real server does', async () => {
+    const cases: Array<[string, string]> = [
+      ['-1', '-1'], ['-1.0', '-1.0'], ['33.0', '33.0'], ['-0.0', '-0.0'], ['-0', '0'], ['0', '0'], ['0.0', '0.0'], ['1.50', '1.5'],
+      ['-23.18032786885246', '-23.18032786885246'], ['0.31085698061003864', '0.31085698061003864'], ['1e2', '100.0'], ['0.0001', '0.0001'],
+      ['0.00001', '1e-05'], ['1.5e-7', '1.5e-07'], ['1e14', '100000000000000.0'], ['1e15', '1e+15'], ['12345678901234567890', '12345678901234567890'],
+    ];
+    for (const [spelled, name] of cases) assert.equal(serverName(spelled), name, spelled);
+    const app = await startKalgebraStateDouble({ curves: { 'x->x-1': ([x = 0, y = 0]) => y - (x - 1) } });
+    try {
+      assert.equal(app.plot(2, 'x->x-1'), true);
+      const answer = await call(app.port, 'POST', '/func/2d', '[[0, -1.0], [1, 0], [2, 1.5]]', true);
+      assert.deepEqual(JSON.parse(answer.text), { color: '#000000', '(0, -1.0)': true, '(1, 0)': true, '(2, 1.5)': false });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('Celestia: nothing listens before its launch; /version, /dump of the queried bodies only, 400 and 500 for bad bodies', async () => {
     const port = await freePort();
     const app = celestiaDouble(port, { time: { value: 1 }, entity: { Mars: { visible: true }, Sol: { visible: false } } });
@@ -57,7 +75,7 @@ describe('app-server test doubles', () => {
       assert.deepEqual(await call(port, 'GET', '/init/cmd'), { status: 200, text: 'OK' });
       assert.deepEqual(app.initialized, ['map natural_earth_dataset/PERMANENT', 'layer countries', 'cmd']);
       assert.deepEqual(JSON.parse((await call(port, 'POST', '/gcmd', { cmd: 'v.db.select', kwargs: { map: 'm' } })).text), { stdout: { info: {} }, stderr: '', returncode: 0 });
-      assert.equal(JSON.parse((await call(port, 'POST', '/gcmd', { cmd: 'v.nothing', kwargs: {} })).text).returncode, 1);
+      assert.equal((await call(port, 'POST', '/gcmd', { cmd: 'v.nothing', kwargs: {} })).status, 500);
       assert.equal((await call(port, 'POST', '/quit')).status, 500);
       // The app exits once its answer is out: from then on the connection is refused.
       let gone = false;

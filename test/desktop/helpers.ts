@@ -8,7 +8,7 @@ import type { LocalHostConfig } from '../../config/schema';
 import type { GuiAction } from '../../core/actions';
 import { stopReasonOf } from '../../core/episode';
 import type { StopInfo } from '../../core/evaluation';
-import { parseTask, type Task } from '../../core/task';
+import { parseTaskText, type Task } from '../../core/task';
 import { createLocalDesktops, type LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { isAlive, processesOf, type TaggedProcess } from '../../activities/desktop/local/process';
 import { readKAlgebraState, type RunningKAlgebraState } from '../../activities/desktop/local/kalgebra/state';
@@ -21,7 +21,7 @@ export function loadTasks(software: string): Task[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => parseTask(JSON.parse(readFileSync(path.join(dir, f), 'utf8')), f.slice(0, -'.json'.length)));
+    .map((f) => parseTaskText(readFileSync(path.join(dir, f), 'utf8'), f.slice(0, -'.json'.length)));
 }
 
 const taskOf = (software: string, id: string): Task => {

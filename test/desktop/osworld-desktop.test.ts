@@ -11,7 +11,9 @@ import { DefaultLogger } from '@temporalio/worker';
 import { parseConfig } from '../../config/load';
 import type { OsworldHostConfig, OsworldVmConfig } from '../../config/schema';
 import { FAILURES } from '../../core/failures';
-import { parseTask, type Task } from '../../core/task';
+import { parseTask, parseTaskText, type Task } from '../../core/task';
+import { referencePlan } from '../../apps/kalgebra/reference';
+import { stopReasonOf } from '../../core/episode';
 import { createDesktopActivities, type StepInput, type StepOutcome } from '../../activities/desktop/activities';
 import { DesktopError, DesktopLostError } from '../../activities/desktop/desktop';
 import { createOsworldClient } from '../../activities/desktop/osworld/client';
@@ -31,12 +33,13 @@ import { freePort } from '../../infra/ephemeral';
 import { testStack } from '../stack';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from '../../apps/kalgebra/double';
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
+import { kalgebraGui } from './kalgebra-gui';
 import { pngSize, rejectsWith } from './helpers';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
 function loadTask(id: string): Task {
-  return parseTask(JSON.parse(readFileSync(path.join(REPO, 'data', 'scienceboard', 'KAlgebra', `${id}.json`), 'utf8')), id);
+  return parseTaskText(readFileSync(path.join(REPO, 'data', 'scienceboard', 'KAlgebra', `${id}.json`), 'utf8'), id);
 }
 
 /** TEST DOUBLE of the VM's pyautogui (absent here): every pyautogui command succeeds, or fails as told. */
@@ -443,10 +446,10 @@ describe('OsworldDesktop (in-VM server and KAlgebra state-server test doubles)',
       assert.equal(kalgebra.requests.length, 0);
     });
 
-    it('fails the check, without throwing, when the app is gone (connection refused)', async () => {
+    it('fails the check, without throwing, when the app is gone (connection refused): the app was not running at evaluation', async () => {
       await kalgebra.close();
       const result = await desktopFor().evaluate(loadTask('A-01'), { reason: 'DONE' });
-      assert.equal(result.passed, false);
+      assert.deepEqual([result.passed, result.appNotRunning], [false, 'KAlgebra']);
       assert.match(result.checks[0]?.detail ?? '', /^the app's state server refused the connection \(app not running\): GET \/vars on .*ECONNREFUSED/);
       kalgebra = await startKalgebraStateDouble();
     });
@@ -481,6 +484,57 @@ function vmPool(hostId: string, vm: OsworldVmConfig, options: Partial<OsworldDes
       }),
   });
 }
+
+describe('KAlgebra plot tasks with their reference plans on the OSWorld path (state server and GUI test doubles)', function () {
+  this.timeout(60_000);
+  /** What KAlgebra draws for the reference answers of C-07 (f'(x) of ln(x^2+1)+x^2-x), C-15 (a plane) and C-17 (a cylinder). */
+  const SURFACES = {
+    'diff(ln(x^2+1)+x^2-x:x)': ([x = 0, y = 0]: readonly number[]) => y - ((2 * x) / (x * x + 1) + 2 * x - 1),
+    'x+y/2+z/3=1': ([x = 0, y = 0, z = 0]: readonly number[]) => x + y / 2 + z / 3 - 1,
+    'x^2+y^2+z^2+2x*z=1': ([x = 0, y = 0, z = 0]: readonly number[]) => x * x + y * y + z * z + 2 * x * z - 1,
+  };
+  let kalgebra: KalgebraStateDouble;
+  let vmServer: OsworldServerDouble;
+
+  beforeEach(async () => {
+    kalgebra = await startKalgebraStateDouble({ curves: SURFACES });
+    vmServer = await startOsworldServerDouble({ screen: { width: 1920, height: 1080 }, execute: kalgebraGui(kalgebra) });
+  });
+  afterEach(async () => {
+    await vmServer.close();
+    await kalgebra.close();
+  });
+
+  for (const [id, spelled] of [['C-07', '[0, -1.0]'], ['C-15', '[-5, -10, 33.0]'], ['C-17', '[0, -0.0, 1]']] as const) {
+    it(`${id}: the plan's plot passes; each point reaches the server as the task file spells it (${spelled})`, async () => {
+      const task = loadTask(id);
+      const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1920, height: 1080 }, appStatePort: kalgebra.port };
+      const desktop = new OsworldDesktop({
+        id: 'rack-1/0',
+        vm,
+        provider: new CommandVmProvider(5000),
+        client: createOsworldClient(vm.url, { retries: 0 }),
+        appState: createKalgebraState(appStateUrl(vm), { retries: 0 }),
+        readyTimeoutMs: 3000,
+        pollIntervalMs: 50,
+        stepPauseMs: 0,
+        waitScale: 0,
+        resetScript: '/nonexistent/reset.sh',
+      });
+      await desktop.reset(task);
+      const plan = referencePlan(task, vm.screen);
+      assert.ok(plan.replayable, id);
+      for (const action of plan.actions) await desktop.act(action);
+      const stop = stopReasonOf(plan.actions.at(-1)!);
+      assert.ok(stop !== undefined);
+      const result = await desktop.evaluate(task, { reason: stop });
+      assert.equal(result.passed, true, JSON.stringify(result.checks));
+      const query = kalgebra.requests.find((r) => r.path.startsWith('/func/'));
+      assert.ok(query?.body.includes(spelled), query?.body);
+      assert.equal(query?.contentType, 'application/json');
+    });
+  }
+});
 
 describe('desktop activities on an OSWorld VM whose screenshots keep failing (in-VM server test double, real MinIO)', () => {
   it('fail the step as a lost lease, not retried, and give the lease up: the rollout leases again and its reset reverts the VM', async () => {
@@ -541,9 +595,10 @@ describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', 
     return { ...moved, initialize: [...moved.initialize.filter((s) => s.func === 'touch'), { func: 'launch', command: 'true' }, ...extra] };
   }
 
-  const desktop = (): OsworldDesktop => {
+  const desktop = (appTimeoutMs?: number): OsworldDesktop => {
     const vm: OsworldVmConfig = { url: vmServer.url, resetCommand: ['true'], screen: { width: 1280, height: 800 }, appStatePort: 8123 };
     return new OsworldDesktop({
+      ...(appTimeoutMs === undefined ? {} : { appTimeoutMs }),
       id: 'rack-1/0',
       vm,
       provider: new CommandVmProvider(5000),
@@ -595,6 +650,15 @@ describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', 
     assert.match((await d.evaluate(unread, { reason: 'DONE' })).checks[0]?.detail ?? '', /^cannot read .*gone\.tex: the VM's \/read failed/);
   });
 
+  it('waits for /tex/check as long as the host lets an app request take (appTimeoutSeconds; ScienceBoard\'s 240 s by default)', async () => {
+    const task = taskIn('C-06');
+    const d = desktop(300);
+    await d.reset(task);
+    vmServer.fault('/tex/check', { kind: 'hang' }, 10);
+    const err = await rejectsWith(d.evaluate(task, { reason: 'DONE' }), DesktopError);
+    assert.match(err.message, /POST \/tex\/check on .*: no answer within 300 ms$/);
+  });
+
   it('names the ChimeraX step that failed and ChimeraX\'s message; a VM without ChimeraX fails the step', async () => {
     const err = await rejectsWith(desktop().reset(taskIn('D-01', [{ func: 'chimerax_open', name: '9zzz' }])), DesktopError);
     assert.equal(err.step, 'initialize[2] chimerax_open');
@@ -643,7 +707,9 @@ describe('osworld hosts in temporal.yaml', () => {
     const config = parseConfig(configWithExample(), 'temporal.yaml', {});
     const host = config.hosts.find((h): h is OsworldHostConfig => h.kind === 'osworld');
     assert.ok(host);
-    assert.deepEqual([host.resetTimeoutSeconds, host.readyTimeoutSeconds, host.vms[0]?.appStatePort], [300, 300, 8000]);
+    assert.deepEqual([host.resetTimeoutSeconds, host.readyTimeoutSeconds, host.appTimeoutSeconds, host.vms[0]?.appStatePort], [300, 300, 240, 8000]);
+    const bare = parseConfig(configWithExample((e) => e.replace(/\n\s+appTimeoutSeconds: 240[^\n]*/, '')), 'temporal.yaml', {});
+    assert.equal(bare.hosts.find((h): h is OsworldHostConfig => h.kind === 'osworld')?.appTimeoutSeconds, 240, "ScienceBoard's HOMO_TIMEOUT is the default");
     const desktops = createOsworldDesktops(host);
     assert.deepEqual(
       desktops.map((d) => [d.id, d.screen.width]),

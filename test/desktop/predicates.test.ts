@@ -87,6 +87,20 @@ describe('Python predicate sandbox', function () {
       assert.equal(without?.ok, false);
     });
 
+    it('hands a dump\'s NaN and Infinity to the predicates as Python\'s json.loads gives them, not as null', async () => {
+      const dump = { a: Number.NaN, b: Number.POSITIVE_INFINITY, c: Number.NEGATIVE_INFINITY, d: null };
+      const results = await evaluateChecks(
+        [
+          { key: 'lambda d: (d["a"] != d["a"], d["b"] > 1e308, d["c"] < -1e308, d["d"] is None)', value: [true, true, true, true], pred: 'lambda l, r: list(l) == r' },
+          { key: 'lambda d: d["a"]', value: Number.NaN, pred: 'lambda l, r: str(l) == "nan" and str(r) == "nan"' },
+          { kind: 'states', key: 'b', value: Number.POSITIVE_INFINITY, dump: { b: Number.POSITIVE_INFINITY } },
+          { kind: 'states', key: 'a', pattern: '^NaN$', dump: { a: Number.NaN } },
+        ],
+        dump,
+      );
+      assert.deepEqual(results.map((r) => [r.ok, r.error]), [[true, undefined], [true, undefined], [true, undefined], [true, undefined]]);
+    });
+
     it('every Python source of every task file compiles under the sandbox\'s rules', () => {
       const sources: string[] = [];
       for (const software of ['Celestia', 'ChimeraX', 'GrassGIS']) {

@@ -77,7 +77,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
       assert.match(err.message, /POST \/dump .*500/);
       await vm.celestia.quit();
       const closed = await desktop.evaluate(t, { reason: 'DONE' });
-      assert.equal(closed.passed, false);
+      assert.deepEqual([closed.passed, closed.appNotRunning], [false, 'Celestia']);
       assert.match(closed.checks[0]?.detail ?? '', /^Celestia is not running/);
     });
   });
@@ -147,15 +147,20 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
       assert.match(err.message, /ConnectionError|500/);
     });
 
-    it('scores a ChimeraX the agent closed (the VM server cannot reach its REST port) as failed checks, not the VM\'s fault (A-08)', async () => {
-      const t = task('ChimeraX', 'A-08');
-      vm.prepare(t, 'pass');
-      await desktop.reset(t);
-      await desktop.screenshot();
-      vm.chimerax.quit();
-      const closed = await desktop.evaluate(t, { reason: 'DONE' });
-      assert.deepEqual(closed.checks.map((c) => c.passed), [false, false, false]);
-      assert.match(closed.checks[0]?.detail ?? '', /^ChimeraX is not running .*ConnectionError/);
+    it('scores a ChimeraX the agent closed as its own outcome, the app not running at evaluation: never a pass, not the VM\'s fault (states A-08, info A-05, files only D-03)', async () => {
+      // ScienceBoard's eval raises here (sci/ChimeraX/task.py: states_dump first) and its tester skips the task;
+      // the project departs on purpose: an agent that closes the app must not escape a failure (docs/scoring.md).
+      for (const id of ['A-08', 'A-05', 'D-03']) {
+        const t = task('ChimeraX', id);
+        vm.prepare(t, 'pass');
+        await desktop.reset(t);
+        await desktop.screenshot();
+        assert.equal((await desktop.evaluate(t, { reason: 'DONE' })).passed, true, `${id} passes while ChimeraX runs`);
+        vm.chimerax.quit();
+        const closed = await desktop.evaluate(t, { reason: 'DONE' });
+        assert.deepEqual([closed.passed, closed.appNotRunning], [false, 'ChimeraX'], id);
+        assert.ok(closed.checks.every((c) => !c.passed && /^ChimeraX is not running .*ConnectionError/.test(c.detail)), JSON.stringify(closed.checks));
+      }
     });
 
     it('checks info by the set of logged lines (A-05)', async () => {

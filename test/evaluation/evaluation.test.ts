@@ -44,7 +44,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     });
     assert.equal(first.previousKey, undefined);
     const certain = { lower: 100, upper: 100 };
-    assert.deepEqual(first.rows, [{ planner: 'base', averageAtK: { KAlgebra: 100, overall: 100 }, passAtK: { KAlgebra: 100, overall: 100 }, averageInterval: { KAlgebra: certain, overall: certain } }]);
+    assert.deepEqual(first.rows, [{ planner: 'base', averageAtK: { KAlgebra: 100, overall: 100 }, passAtK: { KAlgebra: 100, overall: 100 }, averageInterval: { KAlgebra: certain, overall: certain }, appNotRunning: { KAlgebra: 0, overall: 0 } }]);
     const report = await h.stack.store.getJson<EvaluationReport>(first.key);
     assert.equal(report.schema, REPORT_SCHEMA);
     assert.equal(report.k, 2);
@@ -53,6 +53,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     const markdown = (await h.stack.store.get(first.markdownKey)).toString('utf8');
     assert.match(markdown, /\| base \(`coda-planner`\) \| 100\.00 \[100\.0, 100\.0\] \| 100\.00 \[100\.0, 100\.0\] \|/);
     assert.match(markdown, /This is the first report of its series\./);
+    assert.match(markdown, /## The app was not running at evaluation\n\n.*\n\n- base: 0\n/);
 
     // The same checkpoint name served by a model the endpoint does not have: every rollout ends in ERROR.
     const second = await h.execute<EvaluationResult>('evaluation', `evaluation-second-${stamp}`, {
@@ -86,13 +87,13 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     const first = await evaluate('paired1');
     const broken = first.rows.find((r) => r.planner === 'broken')!;
     assert.equal(first.rows.find((r) => r.planner === 'base')!.vsBase, undefined);
-    // Both tasks 100 points worse; two tasks cannot show it beyond noise (the sign-flip test's p is 0.5).
-    assert.deepEqual({ ...broken.vsBase!.KAlgebra!, pValue: Math.round(broken.vsBase!.KAlgebra!.pValue * 10) / 10 }, { difference: -100, lower: -100, upper: -100, pValue: 0.5, withinNoise: true });
+    // Both tasks 100 points worse; two tasks cannot show it beyond noise (the sign-flip test's p is 0.5), nor reject any difference.
+    assert.deepEqual({ ...broken.vsBase!.KAlgebra!, pValue: Math.round(broken.vsBase!.KAlgebra!.pValue * 10) / 10 }, { difference: -100, lower: -100, upper: 100, pValue: 0.5, withinNoise: true });
     const report = await h.stack.store.getJson<EvaluationReport>(first.key);
     assert.deepEqual(report.rows.map((r) => r.runs.KAlgebra), [baseRun, `paired1-${stamp}.broken`]);
     assert.deepEqual({ ...report.uncertainty, method: undefined }, { confidence: 0.95, seed: DEFAULT_BOOTSTRAP.seed, resamples: DEFAULT_BOOTSTRAP.resamples, base: 'base', method: undefined });
     const markdown = (await h.stack.store.get(first.markdownKey)).toString('utf8');
-    assert.match(markdown, /\| broken \(`no-such-planner`\) \| 0\.00 \[0\.0, 0\.0\] \| 0\.00 \[0\.0, 0\.0\] \| \u2212100\.0 \[\u2212100\.0, \u2212100\.0\] within noise, p 0\.[45]\d\d \|/);
+    assert.match(markdown, /\| broken \(`no-such-planner`\) \| 0\.00 \[0\.0, 0\.0\] \| 0\.00 \[0\.0, 0\.0\] \| \u2212100\.0 \[\u2212100\.0, 100\.0\] within noise, p 0\.[45]\d\d \|/);
 
     const second = await evaluate('paired2');
     assert.deepEqual(second.rows.find((r) => r.planner === 'broken')!.vsBase, broken.vsBase);

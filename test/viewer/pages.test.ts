@@ -4,12 +4,14 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { runsQuery } from '../../cli/runs-query';
 import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import type { GuiAction } from '../../core/actions';
-import { columnOrder, columnTitle } from '../../core/report';
+import type { RunRecord } from '../../core/metrics';
+import { buildEvaluationReport, columnOrder, columnTitle, COMPARISON_NOTE } from '../../core/report';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema, type CheckpointManifest } from '../../core/training';
 import { ViewerError } from '../../viewer/errors';
 import { escapeHtml, html } from '../../viewer/html';
 import { actionOverlay } from '../../viewer/overlay';
-import { reportChart, seriesPlots } from '../../viewer/pages/evaluation';
+import { reportChart, seriesPage, seriesPlots } from '../../viewer/pages/evaluation';
+import type { ViewerSources } from '../../viewer/sources';
 import { plannerColours } from '../../viewer/pages/parts';
 import { filtersOf } from '../../viewer/pages/runs';
 import { renderTraining, type TrainingView } from '../../viewer/pages/training';
@@ -201,6 +203,18 @@ describe('viewer: pages without servers', () => {
     });
   });
 
+  it('shows on an evaluation page the attempts whose app was not running at evaluation, and what a comparison\'s interval is', async () => {
+    const records = (planner: string): RunRecord[] => ['A-08', 'D-03'].flatMap((taskId, t) => [0, 1].map((run) => ({ software: 'ChimeraX', taskId, run, success: planner === 'base' ? run === 0 : t === 0, ...(planner === 'base' && run === 1 && t === 1 ? { appNotRunning: true } : {}) })));
+    const built = buildEvaluationReport({ series: 'nightly', run: 'r1', k: 2, createdAt: '2026-11-26T02:00:00.000Z', rows: ['base', 'other'].map((planner) => ({ planner, model: planner, runs: {}, records: records(planner) })), bootstrap: { seed: 1, resamples: 200 } });
+    const key = 'coda/reports/nightly/20261126T020000Z-r1.json';
+    const src = { prefix: 'coda', list: async () => [key], json: async () => JSON.parse(JSON.stringify(built)) as unknown, uri: (k: string) => `s3://bucket/${k}` } as unknown as ViewerSources;
+    const page = (await seriesPage(src, 'nightly')).text;
+    const table = /<table id="app-not-running"[^>]*>.*?<\/table>/s.exec(page)?.[0] ?? '';
+    const rows = [...table.matchAll(/<tr><td>(.*?)<\/tr>/gs)].map((m) => m[1]!.replace(/<[^>]+>/g, '|'));
+    assert.deepEqual(rows, ['base||1||ChimeraX/D-03/1|', 'other||0|||']);
+    assert.ok(page.includes(`<p class="muted footnote" id="comparison-note">${escapeHtml(COMPARISON_NOTE)}</p>`));
+  });
+
   describe('the training page of a specialization', () => {
     const checkpoint = (name: string, parent: string | undefined, metrics: Record<string, number>): CheckpointManifest =>
       checkpointManifestSchema.parse({
@@ -286,6 +300,10 @@ describe('viewer: pages without servers', () => {
       const rows = [...(/<table id="rounds"[^>]*>.*?<\/table>/s.exec(text)?.[0] ?? '').matchAll(/<tr><td>(\d+)<\/td>(.*?)<\/tr>/gs)].map((m) => m[0].replace(/<[^>]+>/g, '|').replace(/\|+/g, '|'));
       assert.match(rows[0]!, /\|20\.00 \[12\.0, 28\.0\]\|30\.00\|15\.00\|\+5\.0 \[\u22123\.0, 13\.0\] within noise\|/);
       assert.match(rows[1]!, /\|30\.00 \[22\.0, 38\.0\]\|40\.00\|15\.00\|\+15\.0 \[7\.0, 23\.0\]\|/);
+      // What the interval is, under the table; a round recorded before it was the test's own shows without it.
+      assert.ok(text.includes(`<p class="muted footnote" id="comparison-note">${escapeHtml(COMPARISON_NOTE)}</p>`));
+      const older = renderTraining({ ...view, rounds: [{ ...compared(round(1, 20), 5, true), vsBase: { difference: 5, lower: 1, upper: 9, pValue: 0.06, withinNoise: true } }] }).text;
+      assert.match(older, /\+5\.0 \(interval of an earlier method left out\) within noise/);
       const datasets = chartsOf(text).get('rounds-evaluation-chart')!.data.datasets;
       assert.deepEqual(datasets.map((d) => [d.label, d.data]), [
         ['Average@k (%)', [20, 30]],

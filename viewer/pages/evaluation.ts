@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { KEY_SEGMENT, reportSeriesPrefix } from '../../core/keys';
 import { percent } from '../../core/metrics';
-import { columnOrder, columnTitle, formatComparison, formatInterval, noiseSummary, REPORT_SCHEMAS } from '../../core/report';
+import { APP_NOT_RUNNING } from '../../core/evaluation';
+import { columnOrder, columnTitle, COMPARISON_NOTE, formatComparison, formatInterval, noiseSummary, REPORT_SCHEMAS } from '../../core/report';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { check, type ViewerSources } from '../sources';
@@ -13,8 +14,9 @@ import { barChart, chart, keyValues, lineChart, link, plannerColours, table, utc
  * for one series, each planner's overall Average@k and Pass@k across its reports as lines, one
  * report as grouped bars (the paper's table 1 read at a glance: a group per software, Overall last,
  * a bar per planner with its 95% interval) and as tables — Average@k with its interval and every
- * row against the base row (v2 reports; v1 ones show without) — and its per-task difference to the
- * report before it. A planner has one colour on the whole page.
+ * row against the base row (v2 and later; v1 ones show without), with a footnote saying what the
+ * comparison's interval is, and the attempts whose app was not running at evaluation (v3) — and its
+ * per-task difference to the report before it. A planner has one colour on the whole page.
  */
 
 const summary = z.object({ taskCount: z.number(), runs: z.number(), successes: z.number(), averageAtK: z.number(), passAtK: z.number() });
@@ -37,6 +39,7 @@ const reportSchema = z.object({
       metrics: z.object({ tasks: z.array(task), bySoftware: z.record(z.string(), summary), overall: summary }),
       averageInterval: z.object({ bySoftware: z.record(z.string(), interval), overall: interval }).optional(),
       vsBase: z.object({ bySoftware: z.record(z.string(), comparison), overall: comparison }).optional(),
+      appNotRunning: z.array(z.string()).optional(),
     }),
   ),
   unsupported: z.array(z.object({ software: z.string(), taskId: z.string(), reason: z.string() })),
@@ -114,6 +117,7 @@ ${averageTable(report)}
 ${comparisonTable(report)}
 ${uncertaintyNote(report)}
 ${metricTable(report, 'Pass', (s) => s.passAtK, 'pass-table')}
+${appNotRunningSection(report)}
 ${diffSection(report, previous)}
 ${report.unsupported.length === 0 ? '' : html`<h3>Not run here (not counted)</h3><ul>${report.unsupported.map((u) => html`<li>${u.software}/${u.taskId}: ${u.reason}</li>`)}</ul>`}
 </section>
@@ -169,7 +173,7 @@ function uncertaintyNote(report: Report): Html {
   const u = report.uncertainty;
   if (u === undefined) return html`<p class="muted">This report (schema v1) has no intervals.</p>`;
   const noise = noiseSummary(report);
-  return html`${noise === undefined ? '' : html`<p id="noise">${noise}</p>`}<p class="muted">${u.confidence * 100}% intervals, bootstrap with seed ${u.seed} and ${u.resamples} resamples. ${u.method}.</p>`;
+  return html`${noise === undefined ? '' : html`<p id="noise">${noise}</p>`}<p class="muted">${u.confidence * 100}% intervals, bootstrap with seed ${u.seed} and ${u.resamples} resamples (as many sign assignments for the test). ${u.method}.</p>${report.rows.some((row) => row.vsBase !== undefined) ? html`<p class="muted footnote" id="comparison-note">${COMPARISON_NOTE}</p>` : ''}`;
 }
 
 const percentOrGap = (fraction: number | undefined): number | null => (fraction === undefined ? null : percent(fraction));
@@ -178,7 +182,7 @@ const whisker = (i: z.output<typeof interval> | undefined): Whisker | null => (i
 /**
  * One report as grouped bars: a group per software in the report's column order, Overall last; in
  * each, a bar per planner (its Average@k) with its 95% interval as a whisker where the report has
- * intervals (v2). One legend entry per planner, in its page colour.
+ * intervals (v2 and later). One legend entry per planner, in its page colour.
  */
 export function reportChart(report: Report, colours: ReadonlyMap<string, string> = plannerColours(report.rows.map((r) => r.planner))): Html {
   const columns = columnOrder(report.softwares);
@@ -222,6 +226,17 @@ export function seriesPlots(reports: readonly Report[], colours: ReadonlyMap<str
     lineChart(labels, lines((s) => s.passAtK, false), 'Pass@k (%)', 'report (run)'),
     `Overall Pass@k per planner, ${reports.length} reports`,
   )}</div>`;
+}
+
+/** The attempts whose app was not running at evaluation, with their count per planner (v3 reports; older ones did not record them). */
+function appNotRunningSection(report: Report): Html {
+  const title = html`<h3>${APP_NOT_RUNNING[0]!.toUpperCase()}${APP_NOT_RUNNING.slice(1)}</h3>`;
+  if (report.rows.every((row) => row.appNotRunning === undefined)) return html`${title}<p class="muted">Not recorded in this report (${report.schema}).</p>`;
+  return html`${title}<p class="muted">Counted as not solved, reward 0, never a pass.</p>${table(
+    ['planner', 'attempts', 'which'],
+    report.rows.map((row) => [row.planner, (row.appNotRunning ?? []).length, (row.appNotRunning ?? []).join(', ')]),
+    { id: 'app-not-running' },
+  )}`;
 }
 
 /** Each task of each planner now and in the previous report: successes of runs, and what changed. */

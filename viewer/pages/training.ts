@@ -1,6 +1,6 @@
 import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import { attemptOfManifest, checkpointManifestKey, KEY_SEGMENT } from '../../core/keys';
-import { formatDifference, formatPoints } from '../../core/report';
+import { COMPARISON_NOTE, formatDifference, formatPoints } from '../../core/report';
 import { checkpointManifestSchema, datasetManifestSchema, type CheckpointManifest } from '../../core/training';
 import { badRequest, notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
@@ -172,7 +172,7 @@ ${d.type === 'generalization' ? generalization(live, result) : ''}
             Object.entries(checkpointOf(r.checkpoint)?.metrics ?? {}).map(([k, v]) => `${k} ${formatNumber(v)}`).join(', '),
           ]),
           { id: 'rounds' },
-        )}
+        )}${rounds.some((r) => r.vsBase !== undefined) ? html`<p class="muted footnote" id="comparison-note">${COMPARISON_NOTE}</p>` : ''}
 <div class="charts">${chart('rounds-evaluation-chart', lineChart(labels, evaluationSeries(rounds), 'success rate (%)'), 'Evaluation of each round\u2019s checkpoint on the real tasks')}${chart(
           'rounds-data-chart',
           barChart(labels, [

@@ -1,6 +1,7 @@
 import { describeAction } from '../../core/actions';
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
 import { attemptPrefix, DEFAULT_VERDICT, manifestKey, runPrefix, runSummaryKey, verdictKey, type AttemptRef } from '../../core/keys';
+import { APP_NOT_RUNNING } from '../../core/evaluation';
 import type { MetricsReport } from '../../core/metrics';
 import { trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import { rolloutWorkflowId } from '../../workflows/rollout';
@@ -39,7 +40,7 @@ export async function trajectoryPage(src: ViewerSources, ref: AttemptRef, label:
 <p class="instruction">${manifest.task.instruction}</p>
 ${keyValues([
   ['stopped', html`${badge(manifest.stop.reason, manifest.stop.reason === 'DONE' || manifest.stop.reason === 'ANS' ? 'completed' : manifest.stop.reason === 'ERROR' ? 'failed' : 'other')}${manifest.stop.answer === undefined ? '' : html` answer <code>${manifest.stop.answer}</code>`}${manifest.stop.detail === undefined ? '' : html` — ${manifest.stop.detail}`}`],
-  ['evaluators', manifest.evaluation === undefined ? (manifest.task.evaluated === false ? 'none (a generated task: its judge decides)' : 'not run') : badge(manifest.evaluation.passed ? 'passed' : 'failed')],
+  ['evaluators', manifest.evaluation === undefined ? (manifest.task.evaluated === false ? 'none (a generated task: its judge decides)' : 'not run') : evaluationBadge(manifest.evaluation)],
   ['judge', judged.verdict === undefined ? 'not judged' : badge(judged.verdict.success ? 'success' : 'failure', judged.verdict.success ? 'passed' : 'failed')],
   ['steps', `${manifest.steps.length} of at most ${manifest.task.maxSteps}`],
   ['resumes', manifest.resumes],
@@ -73,6 +74,10 @@ async function readVerdict(src: ViewerSources, key: string, what: string, label:
     throw err;
   }
 }
+
+/** passed, failed, or the app not running at evaluation (not solved either, its own outcome). */
+const evaluationBadge = (evaluation: NonNullable<TrajectoryManifest['evaluation']>): Html =>
+  evaluation.appNotRunning !== undefined ? badge(`failed: ${APP_NOT_RUNNING} (${evaluation.appNotRunning})`, 'failed') : badge(evaluation.passed ? 'passed' : 'failed');
 
 function evaluationSection(manifest: TrajectoryManifest): Html {
   const evaluation = manifest.evaluation;
@@ -170,7 +175,8 @@ export async function trajectoriesPage(src: ViewerSources, run: string, software
   const manifests = keys.filter((k) => /\/[^/]+\/\d+\/manifest\.json$/.test(k)).sort();
   if (manifests.length === 0) throw notFound(`run ${run}/${software}`, `there is no trajectory under ${src.uri(`${prefix}/`)}`);
   const verdicts = new Set(keys.filter((k) => k.endsWith('/verdict.json')).map((k) => k.replace(/verdict\.json$/, 'manifest.json')));
-  const summary = (await src.optionalJson(runSummaryKey(src.prefix, run, software), `summary of ${run}/${software}`)) as MetricsReport | undefined;
+  // summary.json: the run's metrics and, since it is recorded, the attempts whose app was not running at evaluation.
+  const summary = (await src.optionalJson(runSummaryKey(src.prefix, run, software), `summary of ${run}/${software}`)) as (MetricsReport & { appNotRunning?: string[] }) | undefined;
   const LIMIT = 300;
   const rows = await Promise.all(
     manifests.slice(0, LIMIT).map(async (key) => {
@@ -178,7 +184,7 @@ export async function trajectoriesPage(src: ViewerSources, run: string, software
       const ref = { run, software, task: task!, attempt: Number(attempt) };
       try {
         const m = await src.parsed(trajectoryManifestSchema, key, `trajectory ${refText(ref)}`);
-        return [link(paths.trajectory(ref), `${m.taskId}/${m.attempt}`), m.task.instruction, m.steps.length, badge(m.stop.reason, 'other'), m.evaluation === undefined ? '–' : badge(m.evaluation.passed ? 'passed' : 'failed'), verdicts.has(key) ? 'judged' : '', m.resumes];
+        return [link(paths.trajectory(ref), `${m.taskId}/${m.attempt}`), m.task.instruction, m.steps.length, badge(m.stop.reason, 'other'), m.evaluation === undefined ? '–' : evaluationBadge(m.evaluation), verdicts.has(key) ? 'judged' : '', m.resumes];
       } catch (err) {
         if (!(err instanceof ViewerError) || err.status !== 422) throw err;
         return [link(paths.trajectory(ref), `${task}/${attempt}`), badge('damaged manifest', 'failed'), '', '', '', '', ''];
@@ -187,7 +193,7 @@ export async function trajectoriesPage(src: ViewerSources, run: string, software
   );
   const overall = summary?.overall;
   return html`<h1>Trajectories of ${run} <span class="muted">${software}</span></h1>
-${overall === undefined ? '' : html`<p>Average@${summary!.k} ${(overall.averageAtK * 100).toFixed(2)}% · Pass@${summary!.k} ${(overall.passAtK * 100).toFixed(2)}% over ${overall.taskCount} tasks with checks</p>`}
+${overall === undefined ? '' : html`<p>Average@${summary!.k} ${(overall.averageAtK * 100).toFixed(2)}% · Pass@${summary!.k} ${(overall.passAtK * 100).toFixed(2)}% over ${overall.taskCount} tasks with checks${summary!.appNotRunning === undefined ? '' : ` · ${APP_NOT_RUNNING}: ${summary!.appNotRunning.length} attempts (not solved)`}</p>`}
 <p class="muted">${manifests.length} trajectories in ${src.uri(`${prefix}/`)}${manifests.length > LIMIT ? `; the first ${LIMIT} shown` : ''}</p>
 ${table(['trajectory', 'task', 'steps', 'stopped', 'evaluators', 'judge', 'resumes'], rows, { id: 'trajectories' })}`;
 }

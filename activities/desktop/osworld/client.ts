@@ -54,7 +54,7 @@ export interface OsworldClient {
   /** Where the pointer is, in screen pixels. */
   cursorPosition(): Promise<{ x: number; y: number }>;
   /** GET /read?path=: a text file of the VM (UTF-8). */
-  readFile(path: string): Promise<string>;
+  readFile(path: string, options?: CallOptions): Promise<string>;
   /** POST /write: replaces a text file of the VM. */
   writeFile(path: string, content: string): Promise<void>;
   /** POST /append: appends to a text file of the VM. */
@@ -62,7 +62,7 @@ export interface OsworldClient {
   /** POST /chimerax/run: a ChimeraX command through its REST server in the VM (on `port`); ChimeraX's error text, or null. */
   chimeraxRun(command: string, port: number): Promise<string | null>;
   /** POST /tex/check: pdflatex (+ bibtex, pdflatex twice) of `file`.tex in the VM folder `path` all exited with 0. */
-  texCheck(path: string, file: string, bibtex: boolean): Promise<boolean>;
+  texCheck(path: string, file: string, bibtex: boolean, options?: CallOptions): Promise<boolean>;
 }
 
 const executeAnswer = z.object({
@@ -190,8 +190,8 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
       return { x: Number(match[1]), y: Number(match[2]) };
     },
 
-    async readFile(path) {
-      return http.text({ method: 'GET', path: `/read?${new URLSearchParams({ path }).toString()}`, idempotent: true });
+    async readFile(path, opts = {}) {
+      return http.text({ method: 'GET', path: `/read?${new URLSearchParams({ path }).toString()}`, idempotent: true, ...opts });
     },
 
     async writeFile(path, content) {
@@ -206,9 +206,9 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
       return http.json({ method: 'POST', path: '/chimerax/run', json: { command, port }, idempotent: false }, chimeraxAnswer);
     },
 
-    async texCheck(path, file, bibtex) {
+    async texCheck(path, file, bibtex, opts = {}) {
       // Compiling writes only the document's own outputs: running it twice is the same as once.
-      const request = { method: 'POST', path: '/tex/check', json: { path, file, bibtex }, idempotent: true, timeoutMs: executeTimeoutMs } as const;
+      const request = { method: 'POST', path: '/tex/check', json: { path, file, bibtex }, idempotent: true, timeoutMs: executeTimeoutMs, ...opts } as const;
       return (await http.json(request, texCheckAnswer)).pass;
     },
   };

@@ -63,6 +63,8 @@ export interface VmRequest {
   /** Path with its query, e.g. `/read?path=%2Ftmp%2Fa`. */
   readonly path: string;
   readonly json?: unknown;
+  /** A JSON body already written (numbers spelled as a task file has them), sent as is with the JSON content type. */
+  readonly jsonText?: string;
   readonly text?: string;
   /** A multipart/form-data body (OSWorld's /setup/upload). */
   readonly form?: FormData;
@@ -88,8 +90,11 @@ export interface VmHttp {
   /** The 2xx response, or a VmHttpError after the allowed retries. */
   send(request: VmRequest): Promise<VmResponse>;
   text(request: VmRequest): Promise<string>;
-  /** Parses the JSON answer with `schema`; a mismatch is a `protocol` failure. */
-  json<S extends z.ZodType>(request: VmRequest, schema: S): Promise<z.output<S>>;
+  /**
+   * Parses the JSON answer with `schema`; a mismatch is a `protocol` failure. `parse` reads the
+   * text (JSON.parse; core/python-json.ts parsePythonJson for a dump written by Python's json).
+   */
+  json<S extends z.ZodType>(request: VmRequest, schema: S, parse?: (text: string) => unknown): Promise<z.output<S>>;
   /** Builds the `protocol` failure for an answer the caller found wrong. */
   protocolError(request: VmRequest, detail: string): VmHttpError;
 }
@@ -103,9 +108,9 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
     const timeoutMs = request.timeoutMs ?? policy.timeoutMs;
     const headers: Record<string, string> = {};
     let body: string | FormData | undefined;
-    if (request.json !== undefined) {
+    if (request.json !== undefined || request.jsonText !== undefined) {
       headers['content-type'] = 'application/json';
-      body = JSON.stringify(request.json);
+      body = request.jsonText ?? JSON.stringify(request.json);
     } else if (request.text !== undefined) {
       headers['content-type'] = 'text/plain; charset=utf-8';
       body = request.text;
@@ -163,11 +168,11 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
     async text(request) {
       return (await send(request)).body.toString('utf8');
     },
-    async json(request, schema) {
+    async json(request, schema, parse = JSON.parse) {
       const response = await send(request);
       let parsed: unknown;
       try {
-        parsed = JSON.parse(response.body.toString('utf8'));
+        parsed = parse(response.body.toString('utf8'));
       } catch {
         throw protocolError(request, `expected JSON, got ${JSON.stringify(excerpt(response.body, ''))}`);
       }

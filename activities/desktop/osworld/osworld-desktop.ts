@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { downloadSettings, type OsworldHostConfig, type OsworldVmConfig } from '../../../config/schema';
 import type { GuiAction, Point } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
-import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
+import { appNotRunning, combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
 import { pyautoguiCommand, toPyautogui } from '../../../core/render/pyautogui';
 import { checkFile, checkInclude, usesBibtex } from '../../../apps/texstudio/checks';
 import type { InitializeStep, Task } from '../../../core/task';
@@ -48,8 +48,13 @@ export interface OsworldDesktopOptions {
   readonly waitScale?: number;
   /** Evaluates the Python `key`/`pred` checks of the apps (the predicate sandbox). */
   readonly predicates?: EvaluatePredicates;
-  /** Retry policy of the requests to the VM's and the app's servers made for the apps' funcs and checks. */
+  /** Retry policy of the requests to the VM's and the app's servers made for the apps' funcs and checks (its timeout: appTimeoutMs). */
   readonly appPolicy?: Partial<RetryPolicy>;
+  /**
+   * How long each request to the app's server, or to the VM's server on the app's behalf (a dump's
+   * or a checked file's /read, /tex/check, /chimerax/run, /lean/check), may take (APP_TIMEOUT_MS by default).
+   */
+  readonly appTimeoutMs?: number;
   /**
    * Fetches a `download` func's URL on this host, as ScienceBoard does before copying the file into
    * the VM (the VM may have no network): the bytes, or a thrown error. By default public
@@ -57,6 +62,9 @@ export interface OsworldDesktopOptions {
    */
   readonly fetchUrl?: (url: string) => Promise<Buffer>;
 }
+
+/** ScienceBoard's Manager.HOMO_TIMEOUT: every request to an app's server, and the VM's on its behalf, may take 240 s. */
+export const APP_TIMEOUT_MS = 240_000;
 
 /** How long each check's Python sources may run in the sandbox (ScienceBoard sets none; a predicate is one expression). */
 export const PREDICATE_TIMEOUT_MS = 5000;
@@ -173,6 +181,7 @@ export class OsworldDesktop implements Desktop {
     if (app !== undefined) return this.evaluateApp(task, stop, app.session(task, this.appContext()));
     const { appState } = this.options;
     let variables: Promise<Record<string, string>> | undefined;
+    let gone = false;
     const checks: CheckResult[] = [];
     for (const [index, check] of task.evaluate.entries()) {
       if (check.type === 'stop') {
@@ -199,14 +208,14 @@ export class OsworldDesktop implements Desktop {
               checks.push({ index, type: check.type, passed: false, detail: `this host does not read ${task.type}'s "${check.type}" checks` });
               break;
             }
-            const text = await this.readVmFile(check.path);
+            const text = await this.readVmFile(check.path, this.appContext().appTimeoutMs);
             const found = 'text' in text ? text.text : undefined;
             const problem = 'problem' in text ? text.problem : undefined;
             checks.push(check.type === 'file' ? checkFile(task, check, index, found, problem) : checkInclude(check, index, found, problem));
             break;
           }
           case 'compile': {
-            const passed = await this.options.client.texCheck(check.path, check.file, usesBibtex(task));
+            const passed = await this.options.client.texCheck(check.path, check.file, usesBibtex(task), { timeoutMs: this.appContext().appTimeoutMs });
             const runs = usesBibtex(task) ? 'pdflatex, bibtex, pdflatex, pdflatex' : 'pdflatex';
             checks.push({ index, type: 'compile', passed, detail: `${runs} of ${check.file}.tex in ${check.path} ${passed ? 'succeeded' : 'failed'} (the VM's /tex/check)` });
             break;
@@ -215,23 +224,25 @@ export class OsworldDesktop implements Desktop {
             checks.push({ index, type: check.type, passed: false, detail: `this host does not read ${task.type}'s "${check.type}" checks` });
         }
       } catch (err) {
-        // A refused connection means the app is gone (the agent may have closed it): the task
-        // failed, as ScienceBoard scores it. Anything else is the VM's fault, not the agent's.
+        // A refused connection means the app is gone (the agent may have closed it): not solved,
+        // its own outcome (ScienceBoard fails the check). Anything else is the VM's fault, not the agent's.
         if (err instanceof VmHttpError && err.code === 'ECONNREFUSED') {
+          gone = true;
           checks.push({ index, type: check.type, passed: false, detail: `the app's state server refused the connection (app not running): ${err.message}` });
         } else {
           throw this.error(err, `evaluate[${index}] ${check.type}`, task.id);
         }
       }
     }
-    return combineChecks(checks);
+    return gone ? appNotRunning(task.type, checks) : combineChecks(checks);
   }
 
   /**
    * The checks of an app with a vm.ts: `stop` here, the rest read from the app as its vm.ts says.
    * An app that refuses the connection (or that the VM's server cannot reach: ChimeraX behind
-   * /chimerax/run) is not running: the agent's failure, as ScienceBoard scores it. Any other failure
-   * to read its state is the VM's fault.
+   * /chimerax/run) is not running: the attempt is not solved, and that is its outcome (ScienceBoard
+   * fails such a task, or for ChimeraX skips it: docs/scoring.md). Any other failure to read its
+   * state is the VM's fault.
    */
   private async evaluateApp(task: Task, stop: StopInfo, session: VmAppSession): Promise<EvaluationResult> {
     const checks: CheckResult[] = [];
@@ -246,6 +257,7 @@ export class OsworldDesktop implements Desktop {
       if (!appGone(err)) throw this.error(err, `evaluate ${task.type}`, task.id);
       const detail = `${task.type} is not running (its server does not answer): ${(err as Error).message}`;
       checks.push(...own.map(({ index, check }) => ({ index, type: check.type as CheckResult['type'], passed: false, detail })));
+      return appNotRunning(task.type, checks.sort((a, b) => a.index - b.index));
     }
     return combineChecks(checks.sort((a, b) => a.index - b.index));
   }
@@ -253,13 +265,14 @@ export class OsworldDesktop implements Desktop {
   /** The apps' view of this VM, made once: its servers' clients keep one request at a time each, as the VM's server needs. */
   private appContext(): VmAppContext {
     if (this.context !== undefined) return this.context;
-    const { vm, client, appPolicy } = this.options;
-    const policy = { ...DEFAULT_RETRY_POLICY, ...appPolicy };
+    const { vm, client, appPolicy, appTimeoutMs = APP_TIMEOUT_MS } = this.options;
+    const policy = { ...DEFAULT_RETRY_POLICY, timeoutMs: appTimeoutMs, ...appPolicy };
     this.context = {
       client,
       vmHttp: createVmHttp(vm.url, policy),
       appHttp: createVmHttp(appStateUrl(vm), policy),
       appPort: vm.appStatePort,
+      appTimeoutMs: policy.timeoutMs,
       predicates: this.options.predicates ?? sandboxPredicates,
     };
     return this.context;
@@ -279,9 +292,9 @@ export class OsworldDesktop implements Desktop {
   async close(): Promise<void> {}
 
   /** A VM file's text; a file the server cannot read (Flask answers 500) is the task's failure, not the VM's. */
-  private async readVmFile(path: string): Promise<{ text: string } | { problem: string }> {
+  private async readVmFile(path: string, timeoutMs: number): Promise<{ text: string } | { problem: string }> {
     try {
-      return { text: await this.options.client.readFile(path) };
+      return { text: await this.options.client.readFile(path, { timeoutMs }) };
     } catch (err) {
       if (err instanceof VmHttpError && err.failure === 'status' && err.status === 500) return { problem: `the VM's /read failed (${err.message})` };
       throw err;
@@ -461,7 +474,8 @@ export function createOsworldDesktop(
     vm,
     provider,
     client: createOsworldClient(vm.url),
-    appState: createKalgebraState(appStateUrl(vm)),
+    appState: createKalgebraState(appStateUrl(vm), { timeoutMs: host.appTimeoutSeconds * 1000 }),
+    appTimeoutMs: host.appTimeoutSeconds * 1000,
     readyTimeoutMs: host.readyTimeoutSeconds * 1000,
     stepPauseMs: host.initializePauseSeconds * 1000,
     waitScale: host.initializeWaitScale,

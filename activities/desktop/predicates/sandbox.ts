@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { stringifyPythonJson } from '../../../core/python-json';
 import { RUNNER } from './runner';
 
 /**
@@ -71,7 +72,8 @@ export async function evaluateChecks(checks: readonly PredicateCheck[], dump: un
   const { timeoutMs, memoryBytes, maxOutputBytes, python } = { ...DEFAULTS, ...options };
   const wallMs = (timeoutMs + CHECK_ALLOWANCE_MS) * checks.length + START_ALLOWANCE_MS;
   // A states check's `value: undefined` leaves the JSON, as an absent value should (null stays: it asks for absence).
-  const request = JSON.stringify({ mode: 'evaluate', checks, dump, timeoutMs, memoryBytes });
+  // Written as Python's json writes it, so that a dump's NaN and Infinity reach the predicates as float('nan') and float('inf'), not null.
+  const request = stringifyPythonJson({ mode: 'evaluate', checks, dump, timeoutMs, memoryBytes });
   const results: PredicateResult[] = [];
   let started = -1;
   const lines = await runChild(python, request, wallMs, maxOutputBytes, (line) => {

@@ -139,9 +139,11 @@ class KAlgebraChecker {
       return result(functions.length === check.value, `expected ${check.value} functions in the 2D list, found ${functions.length}${listed ? `: ${listed}` : ''}`);
     }
     if (typeof check.value !== 'object') return result(false, `points need a table of expected values, the task gives ${JSON.stringify(check.value)}`);
-    const dimension = check.key[0]?.length;
-    if ((dimension !== 2 && dimension !== 3) || check.key.some((p) => p.length !== dimension)) {
-      return result(false, `points must all have 2 or 3 coordinates, found ${check.key.map(formatPoint).join(' ')}`);
+    // The task keeps the points as spelled for the VM's server; calgebra evaluates their values.
+    const keyPoints = check.key.map((p) => p.map(Number));
+    const dimension = keyPoints[0]?.length;
+    if ((dimension !== 2 && dimension !== 3) || keyPoints.some((p) => p.length !== dimension)) {
+      return result(false, `points must all have 2 or 3 coordinates, found ${keyPoints.map(formatPoint).join(' ')}`);
     }
 
     const expectations: { point: number[]; on: boolean }[] = [];
@@ -151,7 +153,7 @@ class KAlgebraChecker {
       if (point !== undefined && typeof expected === 'boolean') expectations.push({ point, on: expected });
       else attributes.push(this.attribute(key, expected, dimension));
     }
-    const missing = check.key.filter((p) => !expectations.some((e) => samePoint(e.point, p)));
+    const missing = keyPoints.filter((p) => !expectations.some((e) => samePoint(e.point, p)));
     if (missing.length > 0) attributes.push({ ok: false, detail: `no expected value for ${missing.map(formatPoint).join(', ')}` });
     const notes = attributes.map((a) => a.detail);
 
