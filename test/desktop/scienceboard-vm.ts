@@ -87,7 +87,8 @@ export async function startDoubledVm(): Promise<DoubledVm> {
     // A generated task has no checks and no test state: the app keeps what its reset left.
     if (entry === undefined && task.evaluate.length === 0) return;
     if (entry === undefined) throw new Error(`no test state for ${task.type} ${task.id}`);
-    const state = variant === 'off' && entry.off !== undefined ? withValue(entry.state, entry.off.path, entry.off.value) : entry.state;
+    // A copy: a test that changes the app's state (a NaN in ChimeraX's dump) must not change the fixture the next test reads.
+    const state = structuredClone(variant === 'off' && entry.off !== undefined ? withValue(entry.state, entry.off.path, entry.off.value) : entry.state);
     switch (task.type) {
       case 'Celestia':
         celestia.state = state as CelestiaState;

@@ -416,18 +416,24 @@ export class OsworldDesktop implements Desktop {
     );
   }
 
-  /** Runs `probe` every poll interval until it succeeds; throws naming `what` and the last failure after `timeoutMs`. */
+  /**
+   * Runs `probe` every poll interval until it succeeds; throws naming `what` and the last failure
+   * after `timeoutMs`. A try the deadline cut short that timed out says nothing of the server, so it
+   * does not hide an earlier answer (how long a loaded machine took to ask must not change the reason).
+   */
   private async poll(probe: (timeoutMs: number) => Promise<unknown>, timeoutMs: number, what: string, when: string, step: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) break;
+      const tryMs = Math.min(5000, left);
       try {
-        await probe(Math.min(5000, left));
+        await probe(tryMs);
         return;
       } catch (err) {
-        last = err;
+        const cutShort = tryMs < 5000 && err instanceof VmHttpError && err.failure === 'timeout';
+        if (!cutShort || last === undefined) last = err;
       }
       await sleep(Math.min(this.options.pollIntervalMs ?? 1000, Math.max(0, deadline - Date.now())));
     }
