@@ -32,10 +32,13 @@ export async function viewPrint(png: Buffer, box: Box): Promise<string> {
 const surfaceColoured = (r: number, g: number, b: number): boolean => r > 80 && g > 80 && Math.abs(r - g) < 40 && b < 0.6 * Math.min(r, g);
 
 /**
- * After an input, whether the picture changed from `before`: it must change within `startMs`
- * (KAlgebra plots as it handles the key), and is then given until `settleMs` to stop changing.
+ * After an input, whether the picture changed from `before`: it must change within `startMs`, and
+ * is then given until `settleMs` to stop changing. KAlgebra plots as it handles the key, but its
+ * software OpenGL on a loaded 2-core machine was seen to start drawing after more than 2 s, which
+ * then read as "not plotted" by chance (KAlgebra A-03's reference plan failed 1 run in 4); only an
+ * Enter that plots nothing (a refused expression) waits the whole `startMs`.
  */
-export async function viewChanged(grab: () => Promise<string>, before: string, startMs = 2_000, settleMs = 5_000): Promise<boolean> {
+export async function viewChanged(grab: () => Promise<string>, before: string, startMs = 10_000, settleMs = 15_000): Promise<boolean> {
   const started = Date.now();
   let last = await grab();
   while (last === before) {
