@@ -18,12 +18,12 @@ import { setFlag, startGpuHarness, type GpuHarness } from './gpu-harness';
  * the base. A wrong positive step, an unserved checkpoint or a reward read from the wrong field
  * breaks (a) or (b).
  *
- * The runs of (c) are shorter than (a)'s (test time): the inverted judge's has one round, after
- * which its specialist must be below the base and not better beyond the noise ("no better" alone
- * one healthy round may also leave, within noise; but a healthy round 1 has been above the base in
- * every run, +16.7 to +29.2 points, and the inverted one below it, −33.3 to −58.3, beyond the noise
- * in 3 clean-clone runs of 4); the shuffled labels' has two, where a healthy run is often beyond the noise
- * already, and trains on round 1's rows again.
+ * Every run has two rounds. The inverted judge's specialist must end below the base and not better
+ * beyond the noise; after one round it was only 4 points below for one seed, so it trains a second
+ * round on the pooled inverted labels. The shuffled labels' run trains on round 1's rows again too.
+ * Every draw of the doubles is keyed by what it decides and CODA_SEED (docs/doubles.md), and the
+ * planners are evaluated on common random numbers, so the figures are the same at any concurrency;
+ * the claims were checked with five seeds (docs/tests.md).
  *
  * The base planner writes the wrong step at 0.5 here (the dev stack's 0.25 would need many more
  * evaluation attempts for the same power): the real tasks are those whose kind (plan shape) the
@@ -32,7 +32,12 @@ import { setFlag, startGpuHarness, type GpuHarness } from './gpu-harness';
 const KALGEBRA = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'];
 /** The TeXstudio tasks a local host runs (docs/task-support.md) — four: too few for one application's difference to leave the noise alone (a sign-flip test over 4 tasks cannot go below p = 0.125). */
 const TEXSTUDIO = ['B-01', 'C-02', 'C-06', 'D-01'];
-const K = 2;
+/**
+ * Evaluation attempts per task. With 2, a base planner that was lucky on a few tasks left a healthy
+ * round 3 at p 0.048 for one seed (issue 26): 4 attempts make almost every task's paired difference
+ * non-zero, so the sign-flip test has the power it needs whatever the seed.
+ */
+const K = 4;
 /** One base run for every specialization and the generalization: the base is rolled out once per software. */
 const BASE_RUN = 'learn-base';
 
@@ -92,11 +97,11 @@ describe('the learning loop: a planner double that learns from what the pipeline
   });
   after(async () => g?.stop());
 
-  it('(a) three KAlgebra rounds of GRPO raise Average@k on the real tasks above the base by more than the report’s interval', async () => {
-    kalgebra = await g.h.execute<SpecializationResult>('specialization', specializationWorkflowId('KAlgebra', 'learn-k'), specializationInput('KAlgebra', 'learn-k', 3, KALGEBRA));
-    assert.equal(kalgebra.history.length, 3);
+  it('(a) two KAlgebra rounds of GRPO raise Average@k on the real tasks above the base by more than the report’s interval', async () => {
+    kalgebra = await g.h.execute<SpecializationResult>('specialization', specializationWorkflowId('KAlgebra', 'learn-k'), specializationInput('KAlgebra', 'learn-k', 2, KALGEBRA));
+    assert.equal(kalgebra.history.length, 2);
     const vsBase = lastVsBase(kalgebra);
-    assert.ok(better(vsBase) && vsBase.lower > 0, `round 3 against the base: ${JSON.stringify(vsBase)} (rounds: ${JSON.stringify(kalgebra.history.map((r) => [r.averageAtK, r.baseAverageAtK]))})`);
+    assert.ok(better(vsBase) && vsBase.lower > 0, `round 2 against the base: ${JSON.stringify(vsBase)} (rounds: ${JSON.stringify(kalgebra.history.map((r) => [r.averageAtK, r.baseAverageAtK]))})`);
   });
 
   it('(b) a generalist trained by SFT on the pooled specialists’ trajectories beats the base on both applications and is no worse than each specialist on its own', async () => {
@@ -131,7 +136,7 @@ describe('the learning loop: a planner double that learns from what the pipeline
   it('(c) the same run with a judge that inverts its verdicts leaves the specialist below the base', async () => {
     const plan = { ...g.h.config.judging.plan, judges: ['judge-inverted'] };
     const result = await g.h.execute<SpecializationResult>('specialization', specializationWorkflowId('KAlgebra', 'learn-inv'), {
-      ...specializationInput('KAlgebra', 'learn-inv', 1, KALGEBRA),
+      ...specializationInput('KAlgebra', 'learn-inv', 2, KALGEBRA),
       judging: plan,
       // The floor would stop the first round (that is what it is for, test/judging); here the damage is measured.
       judgePrecisionFloor: 0,
