@@ -59,6 +59,16 @@ function run(command: string, args: readonly string[], opts: { cwd?: string; env
   return new Promise((resolve) => child.on('close', (code) => resolve({ status: code ?? 1, seconds: (Date.now() - started) / 1000 })));
 }
 
+/**
+ * PATH without any project's Node 24 (infra/with-node.sh puts this checkout's first): the clone
+ * starts from the machine's own Node, as on a new machine, and installs its own.
+ */
+const machinePath = (): string =>
+  (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => dir !== '' && !dir.includes(`${path.sep}.tools${path.sep}node24`))
+    .join(path.delimiter);
+
 /** Empty caches of the clone's own: npm's, pip's and Go's modules and builds. */
 function freshCaches(dir: string): Record<string, string> {
   const cache = (name: string) => {
@@ -103,6 +113,7 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...(await isolatedEnv(path.join(repo, '.data'), 'coda')),
     ...freshCaches(opts.dir),
+    PATH: machinePath(),
     CODA_TIMES: times,
     CODA_DISPLAY_BASE: String(freeDisplay(opts.displayFrom)),
   };
