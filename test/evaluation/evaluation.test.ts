@@ -126,6 +126,28 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
     assert.match(markdown, /## Not run here \(unsupported, not counted\)\n\n- TeXstudio\/A-01: needs ChimeraX/);
   });
 
+  it('evaluates a row on the software it names only (a specialist on its own): no batch of the others, a gap in their column', async () => {
+    const run = `own-${stamp}`;
+    const result = await h.execute<EvaluationResult>('evaluation', `evaluation-${run}`, {
+      run,
+      series: run,
+      software: ['KAlgebra', 'TeXstudio'],
+      attempts: 1,
+      taskIds: { KAlgebra: ['C-03'], TeXstudio: ['D-01'] },
+      planners: [{ name: 'base', model: 'coda-planner' }, { name: 'specialist-KAlgebra', model: 'coda-planner', software: ['KAlgebra'] }],
+    });
+    assert.deepEqual(result.rows.map((r) => Object.keys(r.averageAtK)), [['KAlgebra', 'TeXstudio', 'overall'], ['KAlgebra', 'overall']]);
+    const report = await h.stack.store.getJson<EvaluationReport>(result.key);
+    assert.deepEqual(report.rows.map((r) => r.runs), [{ KAlgebra: `${run}.base`, TeXstudio: `${run}.base` }, { KAlgebra: `${run}.specialist-KAlgebra` }]);
+    const batches = [];
+    for await (const e of h.stack.client.workflow.list({ query: `WorkflowType = "rolloutBatch" AND CodaRun = "${run}.specialist-KAlgebra"` })) batches.push(e.workflowId);
+    assert.deepEqual(batches, [`batch-${run}.specialist-KAlgebra-KAlgebra`]);
+    // Compared with the base over the tasks both ran: KAlgebra only.
+    assert.deepEqual(Object.keys(report.rows[1]!.vsBase!.bySoftware), ['KAlgebra']);
+    const markdown = (await h.stack.store.get(result.markdownKey)).toString('utf8');
+    assert.match(markdown, /\| specialist-KAlgebra \(`coda-planner`\) \| 100\.00 \[100\.0, 100\.0\] \| – \| 100\.00 \[100\.0, 100\.0\] \|/);
+  });
+
   it('creates the nightly schedule idempotently, keeps an operator\'s pause, and a triggered run produces a report', async () => {
     const { client } = h.stack;
     assert.deepEqual(await syncSchedules(client, h.config), [`created ${scheduleId} (0 2 * * *, evaluation)`]);
@@ -169,6 +191,7 @@ describe('evaluation: Average@k and Pass@k reports with their diff, and the nigh
       [{ planners: [{ name: 'a', model: 'm' }, { name: 'a', model: 'n' }] }, /planners\[1\]\.name: duplicate planner "a"/],
       [{ planners: [{ name: 'a', model: 'm', run: 'r1' }, { name: 'b', model: 'n', run: 'r1' }] }, /planners\[1\]\.run: run "r1" is another planner's too/],
       [{ taskIds: { TeXstudio: ['A-01'] }, software: ['KAlgebra'] }, /taskIds\.TeXstudio: "TeXstudio" is not among the software evaluated/],
+      [{ software: ['KAlgebra'], planners: [{ name: 'a', model: 'm', software: ['TeXstudio'] }] }, /planners\[0\]\.software: "TeXstudio" is not among the software evaluated/],
       [{ series: 'Nightly Run' }, /series: expected a series name/],
     ];
     for (const [i, [input, expected]] of cases.entries()) {

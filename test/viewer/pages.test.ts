@@ -12,10 +12,17 @@ import { escapeHtml, html } from '../../viewer/html';
 import { actionOverlay } from '../../viewer/overlay';
 import { reportChart, seriesPage, seriesPlots } from '../../viewer/pages/evaluation';
 import type { ViewerSources } from '../../viewer/sources';
-import { plannerColours } from '../../viewer/pages/parts';
+import { anyValue, plannerColours } from '../../viewer/pages/parts';
+import { renderResult, type ResultExtras } from '../../viewer/pages/run-result';
 import { filtersOf } from '../../viewer/pages/runs';
 import { renderTraining, type TrainingView } from '../../viewer/pages/training';
 import { runPageUrl } from '../../viewer/urls';
+
+/** The text of every table cell of a page that reads as JSON: what no page may show (a "raw" toggle may, outside cells). */
+export function jsonCells(page: string): string[] {
+  const text = (cell: string) => cell.replace(/<details[^>]*>.*?<\/details>/gs, '').replace(/<[^>]+>/g, '').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
+  return [...page.matchAll(/<td>(.*?)<\/td>/gs)].map((m) => text(m[1]!)).filter((t) => /^[[{]/.test(t) && (t.includes('"') || /^(\[\]|\{\})$/.test(t)));
+}
 
 /** Chart.js configurations a page hands to viewer.js, by canvas id. */
 function chartsOf(page: string): Map<string, { type: string; data: { labels: string[]; datasets: Array<{ label: string; data: Array<number | null> }> } }> {
@@ -361,6 +368,86 @@ describe('viewer: pages without servers', () => {
       assert.deepEqual([...lineage.matchAll(/href="\/checkpoints\/([^"]+)"/g)].map((m) => m[1]), ['s1-r2', 's1-r1']);
       assert.match(lineage, /base coda-planner/);
       assert.match(lineage, /LoRA adapter \(trainer double: unchanged planner\)/);
+    });
+  });
+
+  describe('results as tables and links, never JSON in a cell', () => {
+    const reportKey = 'coda/reports/generalization-demo-1/20261126T100000Z-demo-1-eval.json';
+    const summary = {
+      run: 'demo-1-eval',
+      series: 'generalization-demo-1',
+      key: reportKey,
+      markdownKey: reportKey.replace(/json$/, 'md'),
+      rows: [
+        { planner: 'base', averageAtK: { KAlgebra: 50, TeXstudio: 75, overall: 62.5 }, passAtK: { KAlgebra: 50, TeXstudio: 75, overall: 62.5 }, averageInterval: { KAlgebra: { lower: 30, upper: 70 }, TeXstudio: { lower: 25, upper: 100 }, overall: { lower: 40, upper: 80 } } },
+        {
+          planner: 'specialist-KAlgebra',
+          averageAtK: { KAlgebra: 70, overall: 70 },
+          passAtK: { KAlgebra: 70, overall: 70 },
+          averageInterval: { KAlgebra: { lower: 50, upper: 90 }, overall: { lower: 50, upper: 90 } },
+          vsBase: { KAlgebra: { difference: 20, lower: 5, upper: 35, pValue: 0.01, withinNoise: false }, overall: { difference: 20, lower: 5, upper: 35, pValue: 0.01, withinNoise: false } },
+        },
+      ],
+    };
+    const manifest = checkpointManifestSchema.parse({
+      schema: CHECKPOINT_SCHEMA,
+      name: 'demo-1-generalist',
+      kind: 'sft',
+      createdAt: '2026-11-26T10:00:00.000Z',
+      base: { model: 'coda-planner', path: 'Qwen/Qwen2.5-VL-32B-Instruct' },
+      dataset: 'coda/datasets/demo-1-generalist/manifest.json',
+      sources: [{ manifestKey: 'coda/runs/demo-1-KAlgebra/KAlgebra/g-1/0/manifest.json', verdictKey: 'coda/runs/demo-1-KAlgebra/KAlgebra/g-1/0/verdict.json', software: 'KAlgebra', steps: [1, 2] }],
+      job: 'demo-1-generalist',
+      steps: 6,
+      metrics: { loss: 0.5 },
+      lora: true,
+      filesPrefix: 'coda/checkpoints/demo-1-generalist/files',
+      double: true,
+    });
+    const extras: ResultExtras = {
+      lineages: new Map([['demo-1-generalist', [{ name: 'demo-1-generalist', key: 'coda/checkpoints/demo-1-generalist/manifest.json', manifest }]]]),
+      datasetRowsKey: 'coda/datasets/demo-1-generalist/data.json',
+    };
+    const generalization = {
+      run: 'demo-1',
+      generalist: { name: 'demo-1-generalist', model: 'demo-1-generalist', checkpointKey: 'coda/checkpoints/demo-1-generalist/manifest.json' },
+      dataset: { key: 'coda/datasets/demo-1-generalist/manifest.json', rows: 14, trajectories: 4, bySoftware: { TeXstudio: { trajectories: 1, rows: 2 }, KAlgebra: { trajectories: 3, rows: 12 } } },
+      report: summary,
+    };
+    const tableOf = (page: string, id: string) => [...(new RegExp(`<table id="${id}"[^>]*>.*?</table>`, 's').exec(page)?.[0] ?? '').matchAll(/<tr>(.*?)<\/tr>/gs)].map((r) => [...r[1]!.matchAll(/<t[dh]>(.*?)<\/t[dh]>/gs)].map((c) => c[1]!.replace(/<[^>]+>/g, '')));
+
+    it('shows a generalization as the generalist\u2019s lineage, its dataset\u2019s counts with a link to its rows, and its report\u2019s table with a link to the chart', () => {
+      const page = renderResult('generalization', generalization, extras).text;
+      assert.deepEqual(jsonCells(page), []);
+      assert.deepEqual(tableOf(page, 'generalist-lineage')[1]?.slice(0, 5), ['demo-1-generalist', 'sft', '2026-11-26 10:00:00', 'base coda-planner', '1 trajectories']);
+      assert.match(page, /14 SFT rows from 4 judged trajectories: <a href="\/objects\/coda\/datasets\/demo-1-generalist\/data\.json">its rows<\/a>/);
+      assert.deepEqual(tableOf(page, 'dataset').slice(1), [['Algebra (KAlgebra)', '3', '12'], ['Documents (TeXstudio)', '1', '2']]);
+      const report = tableOf(page, 'result-report');
+      assert.deepEqual(report[0], ['planner', 'Algebra (KAlgebra) Average@k (%)', 'Documents (TeXstudio) Average@k (%)', 'Overall Average@k (%)', 'Overall Pass@k (%)', 'vs base (Overall, points)']);
+      assert.deepEqual(report.slice(1), [
+        ['base', '50.00 [30.0, 70.0]', '75.00 [25.0, 100.0]', '62.50 [40.0, 80.0]', '62.50', '(the base)'],
+        ['specialist-KAlgebra', '70.00 [50.0, 90.0]', '–', '70.00 [50.0, 90.0]', '70.00', '+20.0 [5.0, 35.0], p 0.010'],
+      ]);
+      assert.match(page, /<a href="\/evaluation\/generalization-demo-1\/20261126T100000Z-demo-1-eval">the report’s page: its chart/);
+      // The JSON is still there, behind the raw toggle, outside every cell.
+      assert.match(page, /<details class="raw"><summary>raw result \(JSON\)<\/summary><pre class="json">\{/);
+    });
+
+    it('shows an evaluation as its report\u2019s table, a specialization as its specialist and rounds, and anything else without JSON in a cell', () => {
+      const evaluation = renderResult('evaluation', summary, { lineages: new Map() }).text;
+      assert.deepEqual(jsonCells(evaluation), []);
+      assert.equal(tableOf(evaluation, 'result-report').length, 3);
+      const round: RoundRecord = { round: 1, checkpoint: 'demo-1-KAlgebra-r1', tasks: 2, rollouts: 2, judged: 2, positiveSteps: 3, samples: 3, sources: ['demo-1-KAlgebra-r1-gen'], averageAtK: 70, passAtK: 70, averageInterval: { lower: 50, upper: 90 }, reportKey: 'coda/reports/specialization-demo-1-kalgebra/20261126T090000Z-demo-1-KAlgebra-r1-eval.json' };
+      const specialization = renderResult('specialization', { run: 'demo-1-KAlgebra', software: 'KAlgebra', rounds: 1, specialist: { name: 'demo-1-KAlgebra-r1', model: 'demo-1-KAlgebra-r1' }, history: [round] }, { lineages: new Map() }).text;
+      assert.deepEqual(jsonCells(specialization), []);
+      assert.deepEqual(tableOf(specialization, 'result-rounds')[1], ['1', 'demo-1-KAlgebra-r1', '70.00 [50.0, 90.0]', '', 'the report']);
+      assert.match(specialization, /None trained: the planner is the base planner/);
+      // An evaluation's result before this page knew it, through the generic view: records inline.
+      const generic = anyValue({ rows: summary.rows }).text;
+      assert.deepEqual(jsonCells(generic), []);
+      assert.match(generic, /<td>KAlgebra 70, overall 70<\/td>/);
+      assert.match(generic, /<td>KAlgebra \(difference 20, lower 5, upper 35, pValue 0\.01, withinNoise false\), overall \(/);
+      assert.deepEqual(jsonCells('<td>{"a":1}</td><td>[]</td><td>[1, 2]</td><td>{ x }</td>'), ['{"a":1}', '[]'], 'the check finds JSON');
     });
   });
 });

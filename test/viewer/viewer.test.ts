@@ -73,9 +73,25 @@ describe('viewer in a real browser, on real rollouts', function () {
 
   afterEach(() => assert.deepEqual(pageErrors.splice(0), [], 'no script error and no failed request in the page'));
 
+  /** The visible text of every table cell that reads as JSON (a closed "raw" toggle is not visible). */
+  const jsonCells = () =>
+    page.$$eval('td', (cells) =>
+      cells
+        .map((td) => (td as unknown as { innerText: string }).innerText.trim())
+        .filter((text) => {
+          if (!/^[[{]/.test(text)) return false;
+          try {
+            return typeof JSON.parse(text) === 'object';
+          } catch {
+            return /^[[{]\s*"/.test(text);
+          }
+        }),
+    );
+  /** Opens a page, which must answer 200 and show no JSON in any table cell. */
   const open = async (url: string): Promise<void> => {
     const response = await page.goto(`${viewer.url}${url}`);
     assert.equal(response?.status(), 200, url);
+    assert.deepEqual(await jsonCells(), [], `${url} has no JSON in a cell`);
   };
   const shot = (name: string, fullPage = false) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage });
   /** Chart.js (from node_modules) has made a chart of the canvas's configuration. */
@@ -106,6 +122,20 @@ describe('viewer in a real browser, on real rollouts', function () {
     await page.selectOption('select[name=type]', 'rolloutBatch');
     await Promise.all([page.waitForURL(/type=rolloutBatch/), page.click('form.filters button')]);
     assert.deepEqual((await cells('#runs')).map((r) => r[0]), [`batch-${runs[0]}-KAlgebra`]);
+  });
+
+  it('shows an evaluation\u2019s result as its report\u2019s table, with the raw JSON behind a toggle, and leads to the report\u2019s chart', async () => {
+    await open(`/runs/evaluation-${runs[1]}`);
+    const report = await cells('#result-report');
+    const planner = h.config.models.planner.model;
+    assert.deepEqual(report.map((r) => r[0]), [planner, `${planner}-again`]);
+    assert.ok(report.every((r) => /^\d+\.\d\d \[[\d.]+, [\d.]+\]$/.test(r[1]!)), `Average@k with its interval: ${report.map((r) => r[1]).join('; ')}`);
+    assert.equal(await page.isVisible('details.raw pre'), false, 'the raw JSON is folded away');
+    await page.click('details.raw summary');
+    assert.match((await page.textContent('details.raw pre')) ?? '', /^\{\n {2}"run"/);
+    await Promise.all([page.waitForURL(/\/evaluation\//), page.click('#result a:has-text("the report’s page")')]);
+    await chartDrawn('report-chart');
+    assert.deepEqual(await jsonCells(), []);
   });
 
   it('shows a run: its result, its children, failures and retries, and leads from the batch to a rollout to its trajectory', async () => {

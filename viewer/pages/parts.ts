@@ -90,8 +90,9 @@ export const barChart = (labels: readonly string[], series: Series, yTitle: stri
 });
 
 /**
- * Any JSON value as people read it: scalars in a key/value list, arrays of records as tables,
- * the rest as indented JSON. For workflow progress and results, whose shapes differ by type.
+ * Any JSON value as people read it: scalars in a key/value list, arrays of records as tables whose
+ * cells read inline (never JSON). For workflow progress and results, whose shapes differ by type;
+ * the JSON itself, where a page offers it, is behind a "raw" toggle.
  */
 export function anyValue(value: unknown): Html {
   if (value === null || value === undefined) return html`<span class="muted">none</span>`;
@@ -99,14 +100,31 @@ export function anyValue(value: unknown): Html {
   if (Array.isArray(value)) {
     if (value.length === 0) return html`<span class="muted">none</span>`;
     const records = value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v));
-    if (!records) return html`${value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ')}`;
+    if (!records) return html`${inline(value)}`;
     const columns = [...new Set(value.flatMap((v) => Object.keys(v as object)))];
-    return table(columns, (value as Array<Record<string, unknown>>).map((row) => columns.map((c) => cell(row[c]))));
+    return table(columns, (value as Array<Record<string, unknown>>).map((row) => columns.map((c) => inline(row[c]))));
   }
-  return keyValues(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'object' && v !== null ? anyValue(v) : cell(v)]));
+  return keyValues(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'object' && v !== null ? anyValue(v) : inline(v)]));
 }
 
-const cell = (v: unknown): unknown => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v === undefined ? '' : String(v));
+/** Nesting shown inline before a value is only counted. */
+const INLINE_DEPTH = 3;
+
+/**
+ * A value inside a cell: scalars as they are, lists joined by `;`, records as `name value` pairs
+ * with nested records in parentheses (`KAlgebra 62.5, overall 60`), and past INLINE_DEPTH levels
+ * only how many entries there are.
+ */
+export function inline(value: unknown, depth = 0): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value !== 'object') return String(value);
+  if (depth >= INLINE_DEPTH) return Array.isArray(value) ? `${value.length} entries` : `${Object.keys(value).length} fields`;
+  if (Array.isArray(value)) return value.map((v) => inline(v, depth + 1)).join('; ');
+  return Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => (v !== null && typeof v === 'object' ? `${k} (${inline(v, depth + 1)})` : `${k} ${inline(v, depth + 1)}`))
+    .join(', ');
+}
 
 /** completed of total as a bar, when the progress has both. */
 export function progressBar(progress: unknown): Html | undefined {

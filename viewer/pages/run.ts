@@ -7,8 +7,9 @@ import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows
 import { ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { decodePayload, type ViewerSources } from '../sources';
-import { paths } from '../urls';
+import { paths, reportPath } from '../urls';
 import { anyValue, badge, duration, json, keyValues, link, pre, progressBar, table, utc } from './parts';
+import { readResultExtras, renderResult } from './run-result';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
 
@@ -93,6 +94,8 @@ export function relatedLinks(src: ViewerSources, state: RunState): Html[] {
     if (report) links.push(link(paths.evaluation(report[1], report[2]), 'the evaluation report'));
     if (judgeEval) links.push(link(paths.judge(judgeEval[1]), 'the judge evaluation'));
   }
+  const report = reportPath(typeof record(result.report).key === 'string' ? (record(result.report).key as string) : '');
+  if (report !== undefined) links.push(link(report, 'the evaluation report'));
   if (type === 'specialization' || type === 'generalization') links.push(link(paths.training(state.workflowId), 'the training page'));
   if (type === 'taskGeneration' && typeof result.manifestKey === 'string') links.push(link(paths.object(result.manifestKey), 'the task set manifest'));
   return links;
@@ -146,7 +149,7 @@ ${keyValues([
 ${
   running
     ? html`<section><h2>Progress <span class="muted live">live</span></h2><div id="progress" data-refresh="${paths.runProgress(workflowId)}">${progressSection(await readProgress(src, workflowId))}</div></section>`
-    : html`<section id="result"><h2>${state.failure === undefined ? 'Result' : 'Failure'}</h2>${state.failure === undefined ? anyValue(state.result) : pre(state.failure, 'failure')}</section>`
+    : html`<section id="result"><h2>${state.failure === undefined ? 'Result' : 'Failure'}</h2>${state.failure === undefined ? renderResult(d.type, state.result, await readResultExtras(src, d.type, state.result)) : pre(state.failure, 'failure')}</section>`
 }
 <section><h2>Children</h2>${
     summary.children.length === 0

@@ -5,8 +5,11 @@ import { checkpointManifestSchema, datasetManifestSchema, type CheckpointManifes
 import { badRequest, notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { check, decodePayload, type ViewerSources } from '../sources';
-import { paths } from '../urls';
+import { paths, reportPath } from '../urls';
 import { anyValue, badge, barChart, chart, keyValues, lineChart, link, table, utc } from './parts';
+import { formatNumber, lineage, lineageTable, readCheckpoint, type Checkpoint } from './lineage';
+import { readDatasetRowsKey } from './run-result';
+import { datasetCounts, isDatasetSummary, isReportSummary, reportSummaryTable } from './results';
 import { listRuns, RUN_HEADERS, runRow } from './runs';
 import { pendingActivities, progressSection, readProgress, readRun, type RunState } from './run';
 
@@ -28,30 +31,6 @@ export async function trainingListPage(src: ViewerSources): Promise<Html> {
   }`;
 }
 
-/** A checkpoint manifest, or what is wrong with it; undefined when there is none (the base planner). */
-type Checkpoint = { name: string; key: string; manifest?: CheckpointManifest; damage?: string };
-
-async function readCheckpoint(src: ViewerSources, key: string, name: string): Promise<Checkpoint> {
-  try {
-    const raw = await src.optionalJson(key, `checkpoint ${name}`);
-    return raw === undefined ? { name, key } : { name, key, manifest: check(checkpointManifestSchema, raw, `checkpoint ${name}`, src.uri(key)) };
-  } catch (err) {
-    if (err instanceof ViewerError && err.status === 422) return { name, key, damage: [err.message, ...err.details].join(' ') };
-    throw err;
-  }
-}
-
-/** The checkpoint and its ancestors, newest first (parents are manifest keys). */
-async function lineage(src: ViewerSources, first: Checkpoint): Promise<Checkpoint[]> {
-  const chain = [first];
-  for (let current = first; current.manifest?.parent !== undefined && chain.length < 50; ) {
-    const key = current.manifest.parent;
-    current = await readCheckpoint(src, key, key.split('/').at(-2) ?? key);
-    chain.push(current);
-  }
-  return chain;
-}
-
 const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {});
 
 export interface TrainingView {
@@ -65,6 +44,8 @@ export interface TrainingView {
   readonly lineage: readonly Checkpoint[];
   /** The last heartbeat of a `train` activity in flight (the trainer's step and figures). */
   readonly trainer?: unknown;
+  /** Where a generalization's SFT rows are. */
+  readonly datasetRowsKey?: string;
 }
 
 export async function readTraining(src: ViewerSources, workflowId: string): Promise<TrainingView> {
@@ -93,6 +74,7 @@ export async function readTraining(src: ViewerSources, workflowId: string): Prom
     checkpoints,
     lineage: latest === undefined ? [] : await lineage(src, latest),
     ...(train?.heartbeatDetails?.payloads?.length ? { trainer: decodePayload(train.heartbeatDetails.payloads.at(-1)) } : {}),
+    ...(await readDatasetRowsKey(src, result.dataset).then((key) => (key === undefined ? {} : { datasetRowsKey: key }))),
   };
 }
 
@@ -150,7 +132,7 @@ ${
     : html`<section><h2>Progress <span class="muted live">live</span></h2><div id="progress" data-refresh="${paths.runProgress(state.workflowId)}">${progressSection(progress === undefined ? { error: view.progressError ?? 'none' } : { progress })}</div></section>`
 }
 ${view.trainer === undefined ? '' : html`<section id="trainer"><h2>The trainer now <span class="muted">(last heartbeat)</span></h2>${anyValue(view.trainer)}</section>`}
-${d.type === 'generalization' ? generalization(live, result) : ''}
+${d.type === 'generalization' ? generalization(live, result, view.datasetRowsKey) : ''}
 <section><h2>Rounds</h2>${
     rounds.length === 0
       ? html`<p class="muted">No round finished yet.</p>`
@@ -245,47 +227,21 @@ ${
 }</section>`;
 }
 
-const formatNumber = (v: number): string => (Number.isInteger(v) ? String(v) : v.toPrecision(4));
 
 function reportLink(key: string): Html | string {
-  const match = /reports\/([^/]+)\/([^/]+)\.json$/.exec(key);
-  return match === null ? key : link(paths.evaluation(match[1], match[2]), match[2]);
+  const page = reportPath(key);
+  return page === undefined ? key : link(page, key.slice(key.lastIndexOf('/') + 1).replace(/\.json$/, ''));
 }
 
-function generalization(live: Record<string, unknown>, result: Record<string, unknown>): Html {
-  const dataset = record(result.dataset);
+function generalization(live: Record<string, unknown>, result: Record<string, unknown>, datasetRowsKey: string | undefined): Html {
   const generalist = record(result.generalist);
-  const report = record(result.report);
   return html`<section><h2>Generalist</h2>${keyValues([
     ['stage', typeof live.stage === 'string' ? live.stage : undefined],
     ['this stage', live.counts === undefined ? undefined : anyValue(live.counts)],
-    ['SFT data', dataset.key === undefined ? undefined : `${String(dataset.rows)} rows from ${String(dataset.trajectories)} trajectories`],
-    ['by software', dataset.bySoftware === undefined ? undefined : anyValue(dataset.bySoftware)],
     ['generalist', typeof generalist.name === 'string' ? link(paths.checkpoint(generalist.name), generalist.name) : undefined],
-    ['report', typeof report.key === 'string' ? reportLink(report.key) : undefined],
-  ])}</section>`;
-}
-
-function lineageTable(chain: readonly Checkpoint[]): Html {
-  if (chain.length === 0) return html`<p class="muted">No trained checkpoint yet: the planner is the base planner.</p>`;
-  return table(
-    ['checkpoint', 'kind', 'created (UTC)', 'from', 'dataset', 'steps', 'figures', 'weights'],
-    chain.map((c) =>
-      c.manifest === undefined
-        ? [link(paths.checkpoint(c.name), c.name), c.damage === undefined ? 'no manifest' : badge('damaged', 'failed'), '', '', c.damage ?? '', '', '', '']
-        : [
-            link(paths.checkpoint(c.manifest.name), c.manifest.name),
-            c.manifest.kind,
-            utc(c.manifest.createdAt),
-            c.manifest.parent === undefined ? `base ${c.manifest.base.model}` : c.manifest.parent.split('/').at(-2),
-            link(paths.object(c.manifest.dataset), `${c.manifest.sources.length} trajectories`),
-            c.manifest.steps,
-            Object.entries(c.manifest.metrics).map(([k, v]) => `${k} ${formatNumber(v)}`).join(', '),
-            `${c.manifest.lora ? 'LoRA adapter' : 'full'}${c.manifest.double ? ' (trainer double: unchanged planner)' : ''}`,
-          ],
-    ),
-    { id: 'lineage' },
-  );
+  ])}
+${isDatasetSummary(result.dataset) ? html`<h3>SFT dataset</h3>${datasetCounts(result.dataset, 'SFT', datasetRowsKey)}` : ''}
+${isReportSummary(result.report) ? html`<h3>Report</h3>${reportSummaryTable(result.report)}` : ''}</section>`;
 }
 
 /** One checkpoint: its manifest, its ancestors, and the data it was trained on. */

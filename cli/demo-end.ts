@@ -1,0 +1,63 @@
+import type { LoadedConfig } from '../config/load';
+import { checkpointPrefix, runPrefix } from '../core/keys';
+import { noiseSummary, type EvaluationReport } from '../core/report';
+import type { ObjectStore } from '../activities/storage/object-store';
+import type { GeneralizationResult, SpecializationResult } from '../workflows/training';
+import { paths, reportPageUrl, viewerUrl } from '../viewer/urls';
+import { workflowUrl } from './client';
+import { forTerminal } from './terminal';
+import { FULL, FULL_RUN_MEASURED, type DemoOptions } from './demo-options';
+
+/**
+ * The end of the demo: the report (the paper's table 1 layout, with intervals), what its own tests
+ * say of the noise, the command for a table whose differences can leave it, where the data is, and
+ * the links a person opens next: the viewer's report page (its chart) and the Temporal Web UI.
+ */
+export interface DemoEnd {
+  readonly config: LoadedConfig;
+  readonly store: ObjectStore;
+  readonly options: DemoOptions;
+  readonly specialists: readonly SpecializationResult[];
+  readonly general: GeneralizationResult;
+  readonly generalizationId: string;
+}
+
+export async function printDemoEnd(end: DemoEnd): Promise<void> {
+  const { store, options, general } = end;
+  const report = await store.getJson<EvaluationReport>(general.report.key);
+  // The report holds task ids and planner names: text others wrote (cli/terminal.ts).
+  console.log(forTerminal(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`));
+  console.log(forTerminal(noiseSummary(report) ?? 'The report has no base row: nothing is compared.'));
+  if (!options.full) console.log(fullRunHint(report, options));
+  console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
+  console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');
+  console.log('a preference between the right and the wrong step per situation, not a real planner.');
+  console.log('');
+  for (const line of whereLines(end)) console.log(line);
+}
+
+/** Whether any difference with the base left the noise, by the report's own tests, and the command for the larger run. */
+function fullRunHint(report: EvaluationReport, options: DemoOptions): string {
+  const compared = report.rows.flatMap((row) => (row.vsBase === undefined ? [] : [row.vsBase.overall, ...Object.values(row.vsBase.bySoftware)]));
+  const outside = compared.filter((c) => !c.withinNoise).length;
+  const verdict =
+    compared.length === 0 ? 'Nothing was compared with the base.' : `${outside} of the ${compared.length} differences with the base ${outside === 1 ? 'is' : 'are'} outside the noise at k = ${options.k}.`;
+  return `${verdict} For a table whose differences can leave it: npm run demo -- --full (k = ${FULL.k} on every real task, every specialist on every software; ${FULL_RUN_MEASURED}).`;
+}
+
+function whereLines(end: DemoEnd): string[] {
+  const { config, store, specialists, general } = end;
+  const prefix = config.storage.prefix;
+  const trained = specialists.filter((s) => s.specialist.checkpointKey !== undefined);
+  return [
+    `report        ${store.uri(general.report.key)}`,
+    ...specialists.map((s) => `trajectories  ${store.uri(`${runPrefix(prefix, `${s.run}-r1-gen`, s.software)}/`)}`),
+    `checkpoints   ${store.uri(`${checkpointPrefix(prefix, general.generalist.name)}/manifest.json`)} (lineage: parent, dataset, trajectories)`,
+    ...trained.map((s) => `              ${store.uri(`${checkpointPrefix(prefix, s.specialist.name)}/manifest.json`)}`),
+    '',
+    `the report's page (its chart)  ${reportPageUrl(config, general.report.key)}`,
+    `the generalist's lineage       ${viewerUrl(config)}${paths.checkpoint(general.generalist.name)}`,
+    `the run in the viewer          ${viewerUrl(config)}${paths.run(end.generalizationId)}`,
+    `Temporal Web UI                ${workflowUrl(config, end.generalizationId)}`,
+  ];
+}

@@ -1,0 +1,99 @@
+import { parseArgs } from 'node:util';
+
+/**
+ * The demo's options (`npm run demo -- OPTIONS`): the scale of a first look by default, the scale
+ * whose differences can leave the noise with --full. Every value is checked before anything
+ * starts; a bad one is a DemoUsageError naming the option and what was expected (exit 2).
+ */
+
+export class DemoUsageError extends Error {}
+
+/** What one run of the demo does. */
+export interface DemoOptions {
+  /** The software specialized, each with its own specialist. */
+  readonly software: readonly string[];
+  /** Generated tasks per specialization round, and per software for the generalization. */
+  readonly tasks: number;
+  /** k of the evaluations' Average@k and Pass@k. */
+  readonly k: number;
+  /** Each specialist also evaluated on the other software (the report's cross cells). */
+  readonly crossEvaluation: boolean;
+  /** The real tasks evaluated, per software (default: all). */
+  readonly evaluationTaskIds?: Readonly<Record<string, readonly string[]>>;
+  /** The judge's precision floor of each round (default: temporal.yaml's). */
+  readonly judgePrecisionFloor?: number;
+  readonly full: boolean;
+  readonly run: string;
+}
+
+/**
+ * The first look: every stage once, at a scale that ends in minutes on a 2-core machine (docs/setup.md
+ * has the times); its report says which differences are within noise, and at k = 1 most are. It
+ * evaluates every second KAlgebra task in id order (10 of 20) and the 4 TeXstudio tasks a local
+ * host runs. The judge's precision floor is off: a round measures the judge on the base's
+ * evaluation rollouts, 4 TeXstudio trajectories at k = 1, too few to stop a round on (one false
+ * positive of two approvals is a precision of 0.5); the round still records what it measured.
+ */
+export const FIRST_LOOK = {
+  k: 1,
+  tasks: 4,
+  crossEvaluation: false,
+  evaluationTaskIds: { KAlgebra: ['A-01', 'B-01', 'B-04', 'B-07', 'C-03', 'C-05', 'C-08', 'C-11', 'C-14', 'C-17'] },
+  judgePrecisionFloor: 0,
+} as const;
+/**
+ * --full: on the 24 local tasks a local host runs (20 KAlgebra, 4 TeXstudio) with the base planner
+ * double's error rate, a planner 15 points better is outside the noise in 80% of simulated
+ * evaluations at k = 8 (53% at k = 4; bench/evaluation-noise.ts, docs/evaluation-uncertainty.md),
+ * and every specialist is evaluated on every software.
+ */
+export const FULL = { k: 8, tasks: 4, crossEvaluation: true } as const;
+
+/** What --full took when it was last measured (bench/from-bare.ts; docs/setup.md). */
+export const FULL_RUN_MEASURED = 'not yet measured after this change';
+
+export const DEMO_USAGE = `npm run demo -- [--full] [--software KAlgebra,TeXstudio] [--tasks N] [--k N] [--run NAME]
+  --full       k = ${FULL.k}, every real task, each specialist evaluated on every software, the judge's precision floor on
+  --software   the software to specialize (default: every local one)
+  --tasks      generated tasks per round and per software (default ${FIRST_LOOK.tasks})
+  --k          attempts per real task in each evaluation (default ${FIRST_LOOK.k}; ${FULL.k} with --full)
+  --run        the run's name (default demo-<time>)`;
+
+const positiveInteger = (option: string, text: string | undefined, fallback: number): number => {
+  if (text === undefined) return fallback;
+  if (!/^[1-9]\d{0,3}$/.test(text)) throw new DemoUsageError(`--${option}: expected an integer from 1 to 9999, got "${text}"`);
+  return Number(text);
+};
+
+/** The options of `argv` (without node and the script), checked against the software this deployment can specialize. */
+export function parseDemoOptions(argv: readonly string[], specializable: readonly string[], now = new Date()): DemoOptions {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { full: { type: 'boolean' }, software: { type: 'string' }, tasks: { type: 'string' }, k: { type: 'string' }, run: { type: 'string' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new DemoUsageError(`${(err as Error).message}\nusage: ${DEMO_USAGE}`);
+  }
+  const full = values.full === true;
+  const scale = full ? FULL : FIRST_LOOK;
+  const software = typeof values.software === 'string' ? values.software.split(',').map((s) => s.trim()) : [...specializable];
+  const unknown = software.filter((s) => !specializable.includes(s));
+  if (software.length === 0 || unknown.length > 0 || new Set(software).size !== software.length) {
+    throw new DemoUsageError(`--software: expected distinct names among ${specializable.join(', ')}, got "${String(values.software)}"`);
+  }
+  const run = typeof values.run === 'string' ? values.run : `demo-${now.toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(run)) throw new DemoUsageError(`--run: expected letters, digits, . _ - (at most 64, starting with a letter or digit), got "${run}"`);
+  return {
+    software,
+    tasks: positiveInteger('tasks', values.tasks as string | undefined, scale.tasks),
+    k: positiveInteger('k', values.k as string | undefined, scale.k),
+    crossEvaluation: scale.crossEvaluation,
+    ...(full ? {} : { evaluationTaskIds: FIRST_LOOK.evaluationTaskIds, judgePrecisionFloor: FIRST_LOOK.judgePrecisionFloor }),
+    full,
+    run,
+  };
+}
