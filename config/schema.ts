@@ -561,6 +561,12 @@ export const configSchema = z
                   high: judgeErrors,
                   low: judgeErrors,
                   unreadable: z.number().min(0).max(1).default(0),
+                  /**
+                   * Where a false negative puts the first error: at a step drawn at random (a judge that
+                   * misses, whose steps before it still count as positive), or at step 1 (a judge that
+                   * inverts its verdicts: nothing of a successful trajectory is positive).
+                   */
+                  falseNegativeBlames: z.enum(['any-step', 'first-step']).default('any-step'),
                 }),
               )
               .default({}),

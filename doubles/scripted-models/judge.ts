@@ -19,7 +19,11 @@ import { hashText, keyedRandom } from './seeded';
  *   the images it was sent (low resolution misses more), and unreadable at its `unreadable` rate.
  *   The draw depends on the trajectory, the model, the temperature and the seed, not on the
  *   resolution: what a judge misses at high resolution it also misses at low. At temperature 0
- *   the seed is ignored (greedy decoding says the same thing every time).
+ *   the seed is ignored (greedy decoding says the same thing every time);
+ * - a false negative names a first error step drawn at random (the steps before it may still be
+ *   kept as positive, core/judge/positive-steps.ts), or step 1 for a judge configured with
+ *   `falseNegativeBlames: first-step` — one that inverts its verdicts, so that nothing of a
+ *   successful trajectory is positive.
  * Like vLLM started with `--limit-mm-per-prompt`, it refuses a request with more images than the
  * judge's `maxImages`, with vLLM's message.
  */
@@ -29,9 +33,19 @@ export interface JudgeErrorRates {
   readonly falseNegative: number;
 }
 
+/** One judge double: its error rates by resolution, its unreadable rate, where its false negatives blame, its image limit. */
+export interface JudgeDouble {
+  readonly high: JudgeErrorRates;
+  readonly low: JudgeErrorRates;
+  readonly unreadable: number;
+  /** `first-step`: a false negative names step 1 as the first error, so no step before it is kept (default: a random step). */
+  readonly falseNegativeBlames?: 'any-step' | 'first-step';
+  readonly maxImages?: number;
+}
+
 export interface JudgeDoubleOptions {
   /** By judge model name. */
-  readonly judges: Readonly<Record<string, { readonly high: JudgeErrorRates; readonly low: JudgeErrorRates; readonly unreadable: number; readonly maxImages?: number }>>;
+  readonly judges: Readonly<Record<string, JudgeDouble>>;
   /** Images at most this wide are a low-resolution vote (temporal.yaml judging.images.low). */
   readonly lowResolutionWidth: number;
   /** The task an instruction belongs to: a seed task, or a generated one with its plan as `ans`. */
@@ -68,13 +82,15 @@ const reply = (thoughts: string, correctness: boolean, firstErrorStep: number | 
   `${thoughts}\n\`\`\`json\n${JSON.stringify({ Thoughts: thoughts, Correctness: correctness, Redundant: [], First_Error_Step: firstErrorStep })}\n\`\`\``;
 
 export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) => Promise<Reply> {
+  /** `actions`: each step as the prompt writes it, `thought -> action`. */
   const planTruth = (instruction: string, actions: readonly string[]): Truth => {
     const task = opts.resolveTask(instruction);
     if (task === undefined) return { success: false, firstErrorStep: actions.length > 0 ? 1 : null, why: 'the agent did not do what the task asks' };
     const plan = referencePlanFor(task, opts.screen);
     if (!plan.replayable) return { success: false, firstErrorStep: actions.length > 0 ? 1 : null, why: 'the task was not completed' };
+    // A step reads `thought -> action`; the action's words may hold ' -> ' themselves (a 3D plot's `(x, y) -> ...`).
     const expected = plan.actions.map(describeAction);
-    const deviation = Array.from({ length: Math.max(expected.length, actions.length) }, (_, i) => i).find((i) => expected[i] !== actions[i]);
+    const deviation = Array.from({ length: Math.max(expected.length, actions.length) }, (_, i) => i).find((i) => !(actions[i] ?? '').endsWith(` -> ${expected[i]}`));
     return deviation === undefined
       ? { success: true, firstErrorStep: null, why: 'every step moved the task forward and the final screen shows it done' }
       : { success: false, firstErrorStep: Math.min(deviation, actions.length - 1) + 1, why: `step ${Math.min(deviation, actions.length - 1) + 1} went the wrong way` };
@@ -90,9 +106,10 @@ export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) =>
     const texts = textParts(request);
     const instruction = texts.map((t) => /^Task: ([\s\S]*?)\n\nThe agent took \d+ step\(s\)\./.exec(t)?.[1]).find((t) => t !== undefined);
     if (instruction === undefined) return { status: 400, message: 'the judge double expects the prompt of core/prompts/judge.ts' };
+    /** Each step as the prompt writes it: `thought -> action`. */
     const actions = texts.flatMap((t) => {
       const step = /^Step \d+: ([\s\S]*)$/.exec(t)?.[1];
-      return step === undefined ? [] : [step.slice(step.lastIndexOf(' -> ') + ' -> '.length)];
+      return step === undefined ? [] : [step];
     });
     const fromPlan = planTruth(instruction, actions);
     const evaluated = request.user === undefined ? undefined : await opts.evaluatorVerdict?.(request.user);
@@ -106,7 +123,7 @@ export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) =>
     const texts_ = Array.from({ length: request.n }, () => {
       if (unreadable < judge.unreadable) return 'I cannot assess this trajectory from the screenshots provided.';
       if (truth.success && wrong < rates.falseNegative) {
-        const step = Math.max(1, Math.ceil(where * Math.max(1, actions.length)));
+        const step = judge.falseNegativeBlames === 'first-step' ? 1 : Math.max(1, Math.ceil(where * Math.max(1, actions.length)));
         return reply(`Step ${step} does not seem to change the screen as the task needs; the task looks unfinished.`, false, step);
       }
       if (!truth.success && wrong < rates.falsePositive) return reply('The final screen looks as the task asks.', true, null);

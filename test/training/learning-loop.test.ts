@@ -78,11 +78,14 @@ describe('the learning loop: a planner double that learns from what the pipeline
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 600),
       errorRate: 0.5,
       models: (doc) => {
-        // A third judge that says the opposite of the evaluators (and of the plan, for generated tasks), at both resolutions.
+        // A third judge that says the opposite of the evaluators (and of the plan, for generated tasks), at both resolutions:
+        // a failure is a success with every step positive, a success fails at step 1 with nothing kept. (Blaming a random
+        // step instead kept the right prefixes of successes, and for seed 2 the "inverted" specialist ended 31 points above
+        // the base.)
         const judges = doc.models.judges as Array<Record<string, unknown>>;
         judges.push({ ...judges[0], name: 'judge-inverted', model: 'judge-inverted' });
         const inverted = { falsePositive: 1, falseNegative: 1 };
-        doc.dev.scriptedModels.judges = { 'judge-inverted': { high: inverted, low: inverted, unreadable: 0 } };
+        doc.dev.scriptedModels.judges = { 'judge-inverted': { high: inverted, low: inverted, unreadable: 0, falseNegativeBlames: 'first-step' } };
       },
       edit: (doc) => {
         // Several prompts per GRPO step, as in production (the harness's default is one).
