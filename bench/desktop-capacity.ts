@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../config/load';
 import type { LocalHostConfig } from '../config/schema';
 import { kalgebraPoint } from '../apps/kalgebra/layout';
@@ -70,7 +71,7 @@ async function level(name: string, steps: number, dir: string): Promise<string[]
           const t = Date.now();
           try {
             await desktop.act({ type: 'type', text: app.line(i), submit: true });
-            await new Promise((resolve) => setTimeout(resolve, config.rollouts.settleMs));
+            await sleep(config.rollouts.settleMs);
             await desktop.screenshot();
             latencies.push(Date.now() - t);
           } catch {

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config, LocalHostConfig } from '../config/schema';
 import { stopReasonOf } from '../core/episode';
 import { referencePlanFor } from '../core/policies';
@@ -59,7 +60,7 @@ export async function playReference(desktop: LocalDesktop, task: Task, settleMs:
   for (const action of plan.actions) {
     await desktop.act(action);
     if (stopReasonOf(action) !== undefined) return;
-    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    await sleep(settleMs);
   }
 }
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
@@ -114,7 +115,7 @@ async function specialize(client: Client, config: LoadedConfig, software: string
       stages.push({ round: progress.round, stage: progress.stage, at: Date.now(), counts: progress.counts });
       if (progress.stage !== 'starting') console.log(`  ${new Date().toISOString().slice(11, 19)} round ${progress.round}: ${progress.stage}`);
     } else if (progress !== undefined && last !== undefined) last.counts = progress.counts;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
   }
   const done = await result;
   return { result: done, stages, end: Date.now() };

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import { BASE_ROW, formatDifference, formatInterval, formatPoints, type EvaluationReport } from '../core/report';
@@ -137,7 +138,7 @@ async function specialize(client: Client, config: LoadedConfig, store: ObjectSto
       if (state !== seen && state !== '') console.log(`  ${((now - began) / 1000).toFixed(0).padStart(4)} s  ${state}`);
       seen = state;
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
   const done = await result;
   const seconds = (Date.now() - began) / 1000;

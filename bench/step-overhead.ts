@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, type LoadedConfig } from '../config/load';
@@ -131,7 +132,7 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
         if (decided.action === null || isTerminal(decided.action)) break;
         const acting = Date.now();
         await desktop.act(decided.action);
-        await new Promise((resolve) => setTimeout(resolve, config.rollouts.settleMs));
+        await sleep(config.rollouts.settleMs);
         const shooting = Date.now();
         shot = await desktop.screenshot();
         history.push({ thought: decided.thought, actionText: decided.actionText, screenshotKey: key, executorRaw: decided.executor?.texts[0] });

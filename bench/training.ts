@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../config/load';
 import { totalCost, VERDICT_SCHEMA, type VerdictFile } from '../core/judge/verdict-file';
@@ -107,7 +108,7 @@ async function specializationRound(config: ReturnType<typeof loadConfig>, softwa
     const progress = await handle.query<SpecializationProgress>('progress').catch(() => undefined);
     if (progress !== undefined && seen.at(-1)?.stage !== progress.stage) seen.push({ stage: progress.stage, at: Date.now(), progress });
     else if (progress !== undefined && seen.length > 0) seen[seen.length - 1]!.progress = progress;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
   }
   const done = await result;
   const end = Date.now();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { msToTs } from '@temporalio/common/lib/time';
@@ -57,7 +58,7 @@ async function untilNamespaceVisible<T>(call: () => Promise<T>, timeoutMs = 60_0
       return await call();
     } catch (err) {
       if ((err as { code?: number }).code !== grpcStatus.NOT_FOUND || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
     }
   }
 }

@@ -475,7 +475,7 @@ export const configSchema = z
         includeSeeds: z.boolean().default(false),
         /**
          * The lowest precision of the judge's final verdict on the round's real-task rollouts at which
-         * the round may train on its data (REFERENCE.md §1: CODA's reward rests on the judge); 0: no floor.
+         * the round may train on its data (docs/method.md, "Specialization": CODA's reward rests on the judge); 0: no floor.
          */
         judgePrecisionFloor: z.number().min(0).max(1).default(0.6),
         /** k of the evaluation after each round. */

@@ -6,7 +6,7 @@ import { modelToScreen, screenToModel, smartResize, type Size } from './smart-re
 import { formatIssues } from './validation';
 
 /**
- * UI-TARS-1.5 executor output (REFERENCE.md §4): `Thought: ...\nAction: <call>`, read into one typed
+ * UI-TARS-1.5 executor output (docs/formats.md): `Thought: ...\nAction: <call>`, read into one typed
  * GuiAction in screen pixels. Decisions a reader must know:
  * - `hover(start_box=...)` moves the pointer (GuiAction hover); `select(start_box, end_box)` is a drag,
  *   as in UI-TARS's own conversion.

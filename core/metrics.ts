@@ -1,5 +1,5 @@
 /**
- * Success metrics as the CODA paper reports them on ScienceBoard (REFERENCE.md §1):
+ * Success metrics as the CODA paper reports them on ScienceBoard (docs/method.md):
  * - Average@k: the mean success over runs, i.e. per task the share of its runs that succeeded,
  *   averaged over tasks (with k runs of every task: successes / (tasks x k)).
  * - Pass@k: per task the unbiased estimator 1 - C(n-c, k) / C(n, k) of "solved at least once in k

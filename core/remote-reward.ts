@@ -1,5 +1,5 @@
 /**
- * OpenRLHF's remote reward protocol as OpenRLHF 0.11 really speaks it (REFERENCE.md §5). The project
+ * OpenRLHF's remote reward protocol as OpenRLHF 0.11 really speaks it (docs/formats.md, "OpenRLHF"). The project
  * speaks 0.11.2, what `pip install "openrlhf==0.11.*"` installs; the 0.11.0, 0.11.1 and 0.11.2 wheels
  * were read (openrlhf/utils/agent.py, SingleTurnAgentExecutor; trainer/ppo_utils/samples_generator.py,
  * experience_maker.py, experience.py) and 0.11.2's own code runs against the reward service in

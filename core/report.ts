@@ -4,7 +4,7 @@ import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summar
 import { averageInterval, compareWithBase, CONFIDENCE, DEFAULT_BOOTSTRAP, pairTasks, type BootstrapSettings, type Comparison, type Interval } from './uncertainty';
 
 /**
- * Evaluation reports (REFERENCE.md §1, the paper's table 1): one row per planner checkpoint, one
+ * Evaluation reports (docs/method.md, the paper's table 1): one row per planner checkpoint, one
  * column per software named by its ScienceBoard domain ("GIS (GRASS GIS)"), in the order of the
  * app registry (apps/index.ts: the paper's order), Overall last; Average@k and Pass@k; and what changed since the previous
  * report of the same series (which tasks started or stopped passing, i.e. were solved at least

@@ -3,7 +3,7 @@ import { keyName } from './render/keys';
 import type { Size } from './smart-resize';
 
 /**
- * CODA's decoupled-GRPO reward (REFERENCE.md §1): r = 1[type(a) = type(a*)] + r_dist(a, a*), with
+ * CODA's decoupled-GRPO reward (docs/method.md): r = 1[type(a) = type(a*)] + r_dist(a, a*), with
  * r_dist in [0, 1] and 0 when the types differ, so r is in [0, 2]. The rules for r_dist:
  * - click, double_click, right_click, hover: pointSimilarity, 1 minus the L1 distance normalised per axis
  *   by the screen size (|dx|/W + |dy|/H) / 2.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The parts of a ScienceBoard task that every application shares (REFERENCE.md §2), and the shape
+ * The parts of a ScienceBoard task that every application shares (docs/formats.md), and the shape
  * in which each application (apps/<slug>/schema.ts) lists its own funcs and checks. ScienceBoard
  * runs an `initialize` item by its `func` name: the app task class's `_<func>` method if it has
  * one, else VTask's (`execute`, `launch`, `opt`, `append`), else base/init.py's `vm_<func>`

@@ -1,7 +1,7 @@
 import { textSimilarity } from './reward';
 
 /**
- * Deduplication of generated task instructions (REFERENCE.md §1: a generator asked for 30+ tasks
+ * Deduplication of generated task instructions (docs/method.md, "Task generation": a generator asked for 30+ tasks
  * repeats itself and its examples). Two instructions are the same task when their normalised texts
  * are equal, or nearly so: the edit-distance similarity of the normalised texts, or the overlap of
  * their word sets (which catches reorderings), reaches the threshold. Instructions that name

@@ -8,7 +8,7 @@ import { commonChecks, commonFuncs } from './task-common';
 import { formatPath, parseOrThrow, ValidationError } from './validation';
 
 /**
- * ScienceBoard tasks, one JSON file each (REFERENCE.md §2). A task's `initialize` funcs and
+ * ScienceBoard tasks, one JSON file each (docs/formats.md). A task's `initialize` funcs and
  * `evaluate` types are read by its `type`: the funcs and checks every app has (core/task-common.ts)
  * and the app's own (apps/<slug>/schema.ts, listed in apps/index.ts). A known func or check with
  * a bad field is an error naming the field (a broken file); a func or check the pipeline does not
@@ -61,7 +61,7 @@ export function funcDrives(software: string, func: string): string | undefined {
 }
 
 /**
- * Where a task written by the task-generator model came from (REFERENCE.md §1): the task set it
+ * Where a task written by the task-generator model came from (docs/method.md): the task set it
  * belongs to, the seed tasks it was written from, the model and the prompt version.
  */
 export const generatedProvenanceSchema = z.strictObject({

@@ -7,7 +7,7 @@ import type { TrajectoryManifest } from './trajectory';
 import { formatIssues } from './validation';
 
 /**
- * Training data from judged trajectories (REFERENCE.md §1, §5). Only the planner is trained.
+ * Training data from judged trajectories (docs/method.md, docs/formats.md). Only the planner is trained.
  *
  * GRPO (specialization, OpenRLHF's VLM prompt format): one row per positive step — `prompt`, the
  * planner's chat messages exactly as it saw them at that step (the windowed history of

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * TEST DOUBLE. A small OpenAI-compatible HTTP server (POST /v1/chat/completions with image parts,
@@ -241,7 +242,7 @@ export async function startScriptedServer(policy: Policy, opts: ScriptedServerOp
       const adapter = adapters.get(request.model);
       const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent, adapter: { name: request.model, path: adapter.path } });
       if ('status' in reply) return error(res, reply.status, reply.message);
-      if ((opts.latencyMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, opts.latencyMs));
+      if ((opts.latencyMs ?? 0) > 0) await sleep(opts.latencyMs);
       const completion = reply.texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
       const prompt = promptTokens(request);
       json(res, 200, {

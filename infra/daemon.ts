@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { notInstalled } from './tools';
 
 /** A long-running process of the dev stack, started detached with its log and pid file under the data directory. */
@@ -88,8 +89,6 @@ export function startDaemon(dataDir: string, spec: DaemonSpec): DaemonState {
   writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(record));
   return { name: spec.name, pid: child.pid, running: true, log };
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Stops the daemon's whole process group: SIGTERM, then SIGKILL after `graceMs`. Removes the pid file. */
 export async function stopDaemon(dataDir: string, name: string, graceMs = 10_000): Promise<boolean> {

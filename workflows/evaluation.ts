@@ -29,7 +29,7 @@ const reports = proxyActivities<ReportActivities>({
 });
 
 /**
- * Evaluates planner checkpoints on the real tasks (REFERENCE.md §1): for each planner and each
+ * Evaluates planner checkpoints on the real tasks (docs/method.md, "Evaluation"): for each planner and each
  * software (or the software a row names: a specialist on its own), k attempts of every task through a rollout batch (one after another, each keeping
  * every desktop busy), then a report in S3 — Average@k and Pass@k per software and overall, in the
  * layout of the paper's table 1, with intervals and every row compared with the `base` row — compared

@@ -50,7 +50,7 @@ const judging = proxyActivities<JudgeActivities>({
 });
 
 /**
- * Judges one trajectory (REFERENCE.md §1): drives core/judge/voting.ts — low-resolution votes
+ * Judges one trajectory (docs/method.md, "The judge"): drives core/judge/voting.ts — low-resolution votes
  * first with early exit, then high resolution, rotating through the plan's judges, success only
  * when every vote says so — one activity call per vote, and writes the verdict beside the
  * manifest. A verdict of the same plan that already exists is returned without calling any judge.

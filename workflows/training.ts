@@ -23,7 +23,7 @@ import { collectRound, datasets, emptyCounts, gpu, seriesName, trainRound, type 
 export { seriesName };
 
 /**
- * CODA's two training stages (REFERENCE.md §1) as workflows on the orchestrator queue; the
+ * CODA's two training stages (docs/method.md) as workflows on the orchestrator queue; the
  * trainers run on the gpu queue (activities/training/contract.ts). Every step has a deterministic
  * id or is idempotent — task sets, batches, judges, datasets, training jobs, checkpoints — so a
  * workflow restarted after any crash, or retried, continues where it was without redoing work.
@@ -225,7 +225,7 @@ export const generalizationProgress = defineQuery<GeneralizationProgress>('progr
 export const generalizationWorkflowId = (run: string): string => `generalization-${run}`;
 
 /**
- * Generalization (REFERENCE.md §1, stage 2): each software's specialist rolls out on a fresh set
+ * Generalization (docs/method.md, stage 2): each software's specialist rolls out on a fresh set
  * of generated tasks, the judge labels the trajectories, the successful ones are pooled across
  * software (at most perSoftwareCap each), a fresh planner is trained on them by SFT on the gpu
  * queue, and the base planner, every specialist and the generalist are evaluated on every

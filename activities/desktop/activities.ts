@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { GuiAction } from '../../core/actions';
 import type { EvaluationResult, StopInfo } from '../../core/evaluation';
@@ -58,8 +59,6 @@ export interface DesktopDeps {
   readonly variantBoxes?: ReadonlyArray<{ readonly width: number; readonly height: number }>;
   readonly metrics?: DesktopMetrics;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A scroll without a point turns the wheel where the pointer is (UI-TARS's `scroll(direction=...)`):

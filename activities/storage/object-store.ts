@@ -3,6 +3,7 @@ import { mkdir, open, rename } from 'node:fs/promises';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -56,7 +57,7 @@ export class ObjectStore {
         return await call();
       } catch (err) {
         if (!isOutage(err) || Date.now() + delay > deadline) throw err;
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await sleep(delay);
       }
     }
   }

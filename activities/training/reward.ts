@@ -17,7 +17,7 @@ import { ImagePreparer, s3Images } from '../models/images';
 import type { ObjectStore } from '../storage/object-store';
 
 /**
- * CODA's decoupled GRPO reward for one sampled planner thought (REFERENCE.md §1): the frozen
+ * CODA's decoupled GRPO reward for one sampled planner thought (docs/method.md, "Specialization"): the frozen
  * executor turns the thought into an action on the step's screen, with the same prompt, history
  * and parser as in rollouts (activities/models/agent-step.ts), and core/reward.ts compares that
  * action with the judge-approved one of the label. A planner reply that ends the episode itself

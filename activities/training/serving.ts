@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { configRelative, secretFromEnv, type Env, type LoadedConfig } from '../../config/load';
 import { FAILURES } from '../../core/failures';
@@ -87,6 +88,6 @@ export async function registerPlanner(config: LoadedConfig, store: ObjectStore, 
     const healthy = await fetch(serving.healthUrl, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
     if (healthy && (await served().catch(() => undefined)) !== undefined) return { model: manifest.name };
     if (Date.now() > deadline) throw new Error(`${serving.healthUrl} did not serve ${manifest.name} within ${serving.timeoutSeconds} s of the restart`);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * How well a judge strategy labels success (REFERENCE.md §6, the paper's table 2): precision =
+ * How well a judge strategy labels success (docs/method.md, the paper's table 2): precision =
  * TP / (TP + FP) and recall = TP / (TP + FN) on "success", the evaluators' result as the truth.
  * Precision matters more: a false success trains the planner on a wrong trajectory.
  */

@@ -4,7 +4,7 @@ import type { JudgeResolution, JudgeVerdict, JudgeVote } from './verdict';
 
 /**
  * Judge voting as a pure planner a workflow drives: ask nextJudgeRequest what to do, run that judge
- * call, record the vote, ask again. Precision comes first (REFERENCE.md §1):
+ * call, record the vote, ask again. Precision comes first (docs/method.md):
  * - unanimity: success only when every planned vote says success; voting stops at the first vote
  *   that says failure or cannot be read (an unreadable vote counts as failure);
  * - multi-resolution: the low-resolution votes come first and are cheap, so most failures are

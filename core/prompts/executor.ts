@@ -2,7 +2,7 @@ import { image, text, type ChatMessage } from './messages';
 
 /**
  * The executor's prompt: UI-TARS-1.5's computer-use format in our own words. The headings and the
- * action calls are the ones UI-TARS-1.5 was trained on, so they stay exact (REFERENCE.md §4;
+ * action calls are the ones UI-TARS-1.5 was trained on, so they stay exact (docs/formats.md;
  * core/executor-parser.ts reads the reply). The instruction is the planner's thought.
  */
 export const EXECUTOR_PROMPT_VERSION = 'uitars-1.5-computer/v1';

@@ -2,7 +2,7 @@ import { extractJson } from '../reply-text';
 import { text, type ChatMessage } from './messages';
 
 /**
- * The task generator's prompt (REFERENCE.md §1, as in SEAgent): a text model reads a few real tasks
+ * The task generator's prompt (docs/method.md, as in SEAgent): a text model reads a few real tasks
  * of one application and writes many new atomic tasks of growing difficulty, as JSON. From the
  * second round of a specialization on, it also reads the tasks of the earlier rounds and which of
  * them the planner solved, so that each round moves on: harder variants of what is solved, simpler

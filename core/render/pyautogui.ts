@@ -3,7 +3,7 @@ import { keyNames, RenderError } from './keys';
 
 /**
  * A typed action as pyautogui statements for an OSWorld/ScienceBoard VM, whose server runs them with
- * `python3 -c` (REFERENCE.md §3). Everything a model wrote reaches Python only as a string literal
+ * `python3 -c` (docs/formats.md). Everything a model wrote reaches Python only as a string literal
  * made by pythonString, numbers only after an integer check, keys only through the key table: no
  * model text can become code.
  */

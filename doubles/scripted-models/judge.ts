@@ -8,7 +8,7 @@ import { hashText, keyedRandom } from './seeded';
 
 /**
  * TEST DOUBLE of the judge models (Qwen2.5-VL-72B, GLM-4.5V... in the paper). It reads the prompt
- * of core/prompts/judge.ts and answers in SEAgent's shape (REFERENCE.md §1) from ground truth it
+ * of core/prompts/judge.ts and answers in SEAgent's shape (docs/method.md, "The judge") from ground truth it
  * really has, wrong at configured rates:
  * - the truth is what the task's evaluators said about this very trajectory (its manifest, named
  *   by the request's `user` field, read from S3); for a task without checks (a generated one) it

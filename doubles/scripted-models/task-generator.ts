@@ -17,7 +17,7 @@ import { hashText, keyedRandom } from './seeded';
  * moves on to other template tasks whatever the verdicts, and writes more of the kinds of task
  * (plan shapes) its seeds show most, as a model imitating its examples does. The same prompt gets the same reply at
  * temperature 0 (seeded by its text), and at a sampling temperature the same prompt and request
- * seed do, as with vLLM. Compared with: the prompt's contract (REFERENCE.md §1); no real generator
+ * seed do, as with vLLM. Compared with: the prompt's contract (docs/method.md, "Task generation"); no real generator
  * runs here.
  */
 

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import type { Size } from '../../core/smart-resize';
 import { TRAINER_DOUBLE_MARKER } from '../../activities/training/contract';
@@ -93,8 +94,6 @@ export function writeModelFolder(dir: string, opts: { readonly trainer: string; 
   policy.write(dir);
   writeFileSync(path.join(dir, TRAINER_DOUBLE_MARKER), JSON.stringify({ double: true, trainer: opts.trainer, step: opts.step, note, updates: policy.updates }, null, 2));
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The doubles' pacing: milliseconds each training step takes on top of its real work (0 by default). */
 export const stepDelayMs = (): number => Number(process.env.CODA_TRAINER_DOUBLE_STEP_MS ?? '0') || 0;

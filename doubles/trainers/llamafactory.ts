@@ -1,11 +1,12 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../config/load';
 import { candidateOf, readPrompt } from '../learning-planner/planner';
 import { LearningPolicy, type Choice } from '../learning-planner/policy';
 import { screenOf, taskResolver } from '../scripted-models/task-resolver';
-import { checkArrowTypes, imageSize, InputError, runTrainerDouble, sleep, stepDelayMs, writeModelFolder } from './checks';
+import { checkArrowTypes, imageSize, InputError, runTrainerDouble, stepDelayMs, writeModelFolder } from './checks';
 import { UsageError } from './argparse';
 import { pyJsonDumps, type PyValue } from './python-repr';
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * TEST DOUBLE support: OpenRLHF's remote reward client, as the trainer double calls the reward
  * service. The project speaks OpenRLHF 0.11.2; the 0.11.0, 0.11.1 and 0.11.2 wheels were read
@@ -61,7 +62,7 @@ async function post(withCredentials: string, payload: unknown, options: Required
     } catch (err) {
       last = (err as Error).message;
     }
-    await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
+    await sleep(options.pauseMs);
   }
   throw new Error(`Request error for ${options.tries} times, returning None. Please check the API server. (${url}: ${last})`);
 }

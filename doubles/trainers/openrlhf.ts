@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../config/load';
 import { groupAdvantages } from '../../core/reward';
 import type { Size } from '../../core/smart-resize';
@@ -10,7 +11,7 @@ import { LearningPolicy, type Choice } from '../learning-planner/policy';
 import { hashText, keyedRandom } from '../scripted-models/seeded';
 import { screenOf, taskResolver } from '../scripted-models/task-resolver';
 import { parseArgs, type ArgSpec, type ArgValue } from './argparse';
-import { checkArrowTypes, imageSize, InputError, runTrainerDouble, sleep, stepDelayMs, writeModelFolder } from './checks';
+import { checkArrowTypes, imageSize, InputError, runTrainerDouble, stepDelayMs, writeModelFolder } from './checks';
 import { RewardClient, type RewardAnswer } from './openrlhf-reward-client';
 import { pyDict, type PyValue } from './python-repr';
 import { applyChatTemplate, END_OF_TURN, expandImagePads, type TemplateMessage } from './qwen2-vl';

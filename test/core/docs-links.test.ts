@@ -5,7 +5,8 @@ import * as path from 'node:path';
 /**
  * The README is a short guide whose details live in docs/: every relative link in README.md and
  * docs/*.md (a page, a source file, an image, a heading anchor) must lead somewhere, so moving a
- * section cannot leave a reader at a dead end.
+ * section cannot leave a reader at a dead end. Nor may a page, a comment or a script cite notes
+ * that live outside the repository: what the code relies on is written in docs/ (formats.md, method.md).
  */
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -55,6 +56,23 @@ const repository: Tree = {
   exists: (file) => existsSync(path.join(ROOT, file)),
   read: (file) => readFileSync(path.join(ROOT, file), 'utf8'),
 };
+
+/** What is built, installed or generated, never written by hand. */
+const GENERATED = new Set(['.git', 'node_modules', 'build', 'coverage', '.tools', '.data', '.nyc_output', 'test-artifacts', '__pycache__']);
+/** Text a reader of the repository reads: sources, scripts, configuration, pages, and files without an extension (.ci/run, Dockerfile). */
+const TEXT = /\.(ts|js|py|sh|md|ya?ml|css)$|^[^.]+$/;
+
+/** Every hand-written text file, as a path from the root. Symbolic links (a worktree's node_modules) are not followed. */
+function textFiles(dir = ''): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const file = path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) return GENERATED.has(entry.name) ? [] : textFiles(file);
+    return entry.isFile() && TEXT.test(entry.name) ? [file] : [];
+  });
+}
+
+/** The team's reference notes and shared folder, which a clone of the repository does not have. */
+const OUTSIDE_NOTES = /REFERENCE\.md|\.\.\/shared\//;
 
 const pages = (): string[] => [
   'README.md',
@@ -106,6 +124,18 @@ describe('the links of the README and docs/', () => {
     const checked = files.flatMap((file) => linkTargets(repository.read(file)).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t)));
     assert.ok(checked.length > 30, `${checked.length} relative links`);
     assert.deepEqual(files.flatMap((file) => brokenLinks(file, repository)), []);
+  });
+
+  it('no page, source or script cites notes outside the repository', () => {
+    const files = textFiles();
+    assert.ok(files.some((f) => f === 'core/reward.ts') && files.some((f) => f === 'temporal.yaml') && files.some((f) => f === '.ci/run'), 'sources, configuration and scripts are read');
+    const citing = files.flatMap((file) =>
+      repository
+        .read(file)
+        .split('\n')
+        .flatMap((line, i) => (OUTSIDE_NOTES.test(line) ? [`${file}:${i + 1}`] : [])),
+    );
+    assert.deepEqual(citing, []);
   });
 
   it('the README links every docs page', () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { celestiaDouble } from '../../apps/celestia/double';
 import { chimeraxDouble } from '../../apps/chimerax/double';
 import { gcmdKey, grassDouble } from '../../apps/grassgis/double';
@@ -81,7 +82,7 @@ describe('app-server test doubles', () => {
       let gone = false;
       for (let tries = 0; tries < 100 && !gone; tries++) {
         gone = await refused(port);
-        if (!gone) await new Promise((resolve) => setTimeout(resolve, 20));
+        if (!gone) await sleep(20);
       }
       assert.equal(gone, true);
     } finally {

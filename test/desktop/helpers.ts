@@ -3,6 +3,7 @@ import { freeDisplay } from '../../infra/ephemeral';
 import { listenLocally, send } from '../../apps/double-server';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../config/load';
 import type { LocalHostConfig } from '../../config/schema';
 import type { GuiAction } from '../../core/actions';
@@ -58,8 +59,6 @@ export function pngSize(png: Buffer): { width: number; height: number } {
   if (png.readUInt32BE(0) !== 0x89504e47 || png.toString('latin1', 12, 16) !== 'IHDR') throw new Error('not a PNG');
   return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Plays actions as a rollout does: each action, then the pause the config gives the app to

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalHostConfig } from '../../config/schema';
 import { parseExecutorOutput } from '../../core/executor-parser';
 import { parseTask, type Task } from '../../core/task';
@@ -9,7 +10,7 @@ import { kalgebraPoint } from '../../apps/kalgebra/layout';
 import { DesktopError } from '../../activities/desktop/desktop';
 import { RenderError } from '../../core/render/keys';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, sleep, testDesktop, untilGone, untilStopped } from './helpers';
+import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, testDesktop, untilGone, untilStopped } from './helpers';
 
 /** Expects `promise` to reject with a DesktopError for `taskId` at `step` whose message matches `message`. */
 async function rejectsAt(promise: Promise<unknown>, taskId: string, step: string, message: RegExp): Promise<DesktopError> {

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalHostConfig } from '../../config/schema';
 import type { Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { readTeXstudioState } from '../../activities/desktop/local/texstudio/state';
 import { referencePlan } from '../../apps/texstudio/reference';
-import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, sleep, testDesktop, texstudioTask, untilGone } from './helpers';
+import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, testDesktop, texstudioTask, untilGone } from './helpers';
 
 describe('LocalDesktop with Debian TeXstudio', function () {
   this.timeout(120_000);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../config/load';
 import { isTerminal } from '../../core/episode';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
@@ -76,7 +77,7 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
       const samples = await scrape(urls.vmHost);
       seen.push(steps(samples));
       leased.push(total(samples, 'coda_desktops_leased', { host: h.hostId }));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
     assert.deepEqual(seen, [...seen].sort((a, b) => a - b), 'coda_steps_total only grows');
     assert.ok(leased.includes(1) && leased.every((n) => n === 0 || n === 1), `the one desktop was seen leased while the rollout ran: ${leased.join(' ')}`);

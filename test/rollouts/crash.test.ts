@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { referencePlan } from '../../apps/kalgebra/reference';
 import { isTerminal } from '../../core/episode';
 import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../../infra/daemon';
@@ -129,7 +130,7 @@ describe('crashes: rollouts resume by themselves', function () {
     const { config } = harness.stack;
     assert.ok(await stopDaemon(config.dataDir, 'temporal'));
     assert.equal(daemonState(config.dataDir, 'temporal').running, false);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await sleep(2_000);
     startDaemon(config.dataDir, temporalServerSpec(config, { headless: true }));
     await waitUntilHealthy(config.dataDir, 'temporal', () => temporalHealthy(config), 60_000);
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
 import { rolloutWorkflowId } from '../../workflows/rollout';
@@ -34,7 +35,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   while (Date.now() < deadline) {
     const value = await check();
     if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
   throw new Error(`timed out waiting for ${what}`);
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isTerminal } from '../../core/episode';
 import { referencePlan } from '../../apps/kalgebra/reference';
 import { TaskLibrary } from '../../activities/tasks/library';
@@ -23,7 +24,7 @@ describe('an S3 outage in the middle of a rollout', function () {
 
     const { config, env } = harness.stack;
     assert.ok(await stopDaemon(config.dataDir, 'minio'));
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    await sleep(8_000);
     const during = await handle.query(rolloutProgress);
     assert.notEqual(during.status, 'finished', 'the rollout waits for storage instead of finishing without it');
     startDaemon(config.dataDir, minioServerSpec(config, env));

@@ -9,6 +9,7 @@ import { batchWorkflowId } from '../../workflows/batch';
 import { judgeRunWorkflowId } from '../../workflows/judge';
 import { specializationWorkflowId, stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
 import { eventually, waitForPoller } from '../rollouts/helpers';
@@ -97,7 +98,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
           await g.spawnGpuWorker('overlap-gpu-b', { CODA_TEST_GPU_WORK_DIR: path.join(g.h.config.dataDir, 'other-gpu-node') });
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
     const specialization = await result;
     await g.stopGpuWorkers();

@@ -5,6 +5,7 @@ import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { datasetManifestSchema, checkpointManifestSchema } from '../../core/training';
 import { checkpointPrefix, trainingJobPrefix } from '../../core/keys';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { uploadedStep } from '../../activities/training/checkpoints';
 import { eventually } from '../rollouts/helpers';
 import { startGpuHarness, heartbeatWhen, type GpuHarness } from './gpu-harness';
@@ -39,7 +40,7 @@ describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', 
         const beat = await g.heartbeat(handle).catch(() => undefined);
         if (beat !== undefined) beats.push(beat);
         if ((await handle.describe()).status.name !== 'RUNNING') return;
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sleep(200);
       }
     })();
     const result = (await handle.result()) as TrainResult;

@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { InputEvent, Point } from '../../../core/actions';
-import { runCommand, sleep, type Env } from './process';
+import { runCommand, type Env } from './process';
 
 export interface InputOptions {
   readonly xdotool: string;

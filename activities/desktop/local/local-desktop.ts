@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { GuiAction, InputEvent, Point } from '../../../core/actions';
 import { isTerminal } from '../../../core/episode';
 import { combineChecks, evaluateStop, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
@@ -12,7 +13,7 @@ import type { AppDriver, AppSession, LaunchStep } from './app-driver';
 import { defaultDrivers } from './drivers';
 import { performInputEvents, pointerLocation } from './input';
 import { homePath, localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './local-apps';
-import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess, sleep } from './process';
+import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess } from './process';
 import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
 import { runVmCommand } from './vm-commands';

@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The processes a local desktop runs (Xvfb, buses, window manager, the app) and the short
@@ -278,8 +279,6 @@ function taggedPids(matches: (markerValue: string) => boolean): number[] {
   }
   return [...groups].filter(([pid, group]) => tagged.has(pid) || tagged.has(group)).map(([pid]) => pid);
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it returns a value other than undefined, or throws the message of `onTimeout` after `timeoutMs`. */
 export async function waitFor<T>(

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
-import { sleep } from '../process';
 
 /**
  * Whether KAlgebra drew a new 3D surface, seen on the screen. Its 3D view is OpenGL, outside the
