@@ -82,18 +82,17 @@ const reply = (thoughts: string, correctness: boolean, firstErrorStep: number | 
   `${thoughts}\n\`\`\`json\n${JSON.stringify({ Thoughts: thoughts, Correctness: correctness, Redundant: [], First_Error_Step: firstErrorStep })}\n\`\`\``;
 
 export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) => Promise<Reply> {
-  /** `actions`: each step as the prompt writes it, `thought -> action`. */
-  const planTruth = (instruction: string, actions: readonly string[]): Truth => {
+  const planTruth = (instruction: string, steps: readonly string[]): Truth => {
     const task = opts.resolveTask(instruction);
-    if (task === undefined) return { success: false, firstErrorStep: actions.length > 0 ? 1 : null, why: 'the agent did not do what the task asks' };
+    if (task === undefined) return { success: false, firstErrorStep: steps.length > 0 ? 1 : null, why: 'the agent did not do what the task asks' };
     const plan = referencePlanFor(task, opts.screen);
-    if (!plan.replayable) return { success: false, firstErrorStep: actions.length > 0 ? 1 : null, why: 'the task was not completed' };
-    // A step reads `thought -> action`; the action's words may hold ' -> ' themselves (a 3D plot's `(x, y) -> ...`).
+    if (!plan.replayable) return { success: false, firstErrorStep: steps.length > 0 ? 1 : null, why: 'the task was not completed' };
+    // The action's words may hold ' -> ' themselves (a 3D plot's `(x, y) -> ...`): match each step by its ending.
     const expected = plan.actions.map(describeAction);
-    const deviation = Array.from({ length: Math.max(expected.length, actions.length) }, (_, i) => i).find((i) => !(actions[i] ?? '').endsWith(` -> ${expected[i]}`));
+    const deviation = Array.from({ length: Math.max(expected.length, steps.length) }, (_, i) => i).find((i) => !(steps[i] ?? '').endsWith(` -> ${expected[i]}`));
     return deviation === undefined
       ? { success: true, firstErrorStep: null, why: 'every step moved the task forward and the final screen shows it done' }
-      : { success: false, firstErrorStep: Math.min(deviation, actions.length - 1) + 1, why: `step ${Math.min(deviation, actions.length - 1) + 1} went the wrong way` };
+      : { success: false, firstErrorStep: Math.min(deviation, steps.length - 1) + 1, why: `step ${Math.min(deviation, steps.length - 1) + 1} went the wrong way` };
   };
 
   return async (request) => {
@@ -107,11 +106,11 @@ export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) =>
     const instruction = texts.map((t) => /^Task: ([\s\S]*?)\n\nThe agent took \d+ step\(s\)\./.exec(t)?.[1]).find((t) => t !== undefined);
     if (instruction === undefined) return { status: 400, message: 'the judge double expects the prompt of core/prompts/judge.ts' };
     /** Each step as the prompt writes it: `thought -> action`. */
-    const actions = texts.flatMap((t) => {
+    const steps = texts.flatMap((t) => {
       const step = /^Step \d+: ([\s\S]*)$/.exec(t)?.[1];
       return step === undefined ? [] : [step];
     });
-    const fromPlan = planTruth(instruction, actions);
+    const fromPlan = planTruth(instruction, steps);
     const evaluated = request.user === undefined ? undefined : await opts.evaluatorVerdict?.(request.user);
     const truth: Truth = evaluated === undefined || evaluated === fromPlan.success ? fromPlan : { ...fromPlan, success: evaluated, why: evaluated ? 'the final screen shows the task done' : 'the final state does not complete the task' };
 
@@ -123,11 +122,11 @@ export function judgePolicy(opts: JudgeDoubleOptions): (request: ChatRequest) =>
     const texts_ = Array.from({ length: request.n }, () => {
       if (unreadable < judge.unreadable) return 'I cannot assess this trajectory from the screenshots provided.';
       if (truth.success && wrong < rates.falseNegative) {
-        const step = judge.falseNegativeBlames === 'first-step' ? 1 : Math.max(1, Math.ceil(where * Math.max(1, actions.length)));
+        const step = judge.falseNegativeBlames === 'first-step' ? 1 : Math.max(1, Math.ceil(where * Math.max(1, steps.length)));
         return reply(`Step ${step} does not seem to change the screen as the task needs; the task looks unfinished.`, false, step);
       }
       if (!truth.success && wrong < rates.falsePositive) return reply('The final screen looks as the task asks.', true, null);
-      return reply(`Reviewing the ${actions.length} step(s): ${truth.why}.`, truth.success, truth.firstErrorStep);
+      return reply(`Reviewing the ${steps.length} step(s): ${truth.why}.`, truth.success, truth.firstErrorStep);
     });
     return { texts: texts_ };
   };
