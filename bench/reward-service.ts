@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     const run = `rewardbench${Date.now()}`;
     const trajectories = [];
     for (const task of TASKS) trajectories.push(await recordTrajectory(store, config, env, run, task, async () => fixture));
-    const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), env);
+    const gateway = new ModelGateway({ models: config.models, images: s3Images(store, config.storage.presignSeconds), env });
     const samples = Number(values.samples);
     const requests: Array<{ queries: string[]; prompts: string[]; labels: string[] }> = [];
     const view = { screen: SCREEN, box: config.models.planner.image! };

@@ -116,7 +116,7 @@ async function compare({ config, desktop, tasks, entries, client, store, env, ru
   const direct: Phases[] = [];
   const durable: Phases[] = [];
   const images = new Map<string, Uint8Array>();
-  const gateway = new ModelGateway(config.models, readOnlyImages(async (key) => images.get(key)!), env);
+  const gateway = new ModelGateway({ models: config.models, images: readOnlyImages(async (key) => images.get(key)!), env });
 
   for (let r = 0; r < runs; r++) {
     for (const [i, task] of tasks.entries()) {

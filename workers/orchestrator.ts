@@ -4,9 +4,9 @@ import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { connectTemporal } from '../config/temporal-connection';
 import { createModelActivities } from '../activities/models/activities';
 import { decisionStore } from '../activities/models/decision';
-import { decisionCacheEntries, orchestratorSizing, preparedBoxes } from '../config/schema';
-import { ModelGateway } from '../activities/models/gateway';
-import { ImagePreparer, s3Images } from '../activities/models/images';
+import { decisionCacheEntries, orchestratorSizing } from '../config/schema';
+import { s3Gateway } from '../activities/models/gateway';
+import type { ImagePreparer } from '../activities/models/images';
 import { deploymentCapabilities, probesOf } from '../core/requirements';
 import { defaultDrivers } from '../activities/desktop/local/drivers';
 import { probeLocalHost } from '../activities/desktop/local/host-facts';
@@ -52,7 +52,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
   const tasks = s3TaskReader(store);
   const decisions = decisionStore(store, decisionCacheEntries(config));
   const metrics = deps.metrics ?? orchestratorMetrics();
-  const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), deps.env, metrics.modelSeconds, deps.imagePreparer ?? new ImagePreparer(preparedBoxes(config), config.storage.presignSeconds));
+  const gateway = s3Gateway(config, store, { env: deps.env, latency: metrics.modelSeconds, preparer: deps.imagePreparer });
   const library = deps.taskLibrary ?? new TaskLibrary();
   return Worker.create({
     connection: deps.connection,

@@ -1,11 +1,12 @@
 import OpenAI, { APIError, APIConnectionError } from 'openai';
 import type { ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { secretFromEnv, type Env } from '../../config/load';
-import type { Config, ModelEndpoint } from '../../config/schema';
+import { preparedBoxes, type Config, type ModelEndpoint } from '../../config/schema';
 import type { Size } from '../../core/images';
 import type { ChatMessage, ContentPart } from '../../core/prompts/messages';
 import type { OrchestratorMetrics } from '../metrics';
-import { ImagePreparer, type ImageSource } from './images';
+import { ImagePreparer, s3Images, type ImageSource } from './images';
+import type { ObjectStore } from '../storage/object-store';
 
 export type { ImageSource } from './images';
 
@@ -74,6 +75,20 @@ export class ModelUnavailableError extends Error {
   }
 }
 
+/** What a ModelGateway is built from. */
+export interface ModelGatewayOptions {
+  /** The model endpoints by role (temporal.yaml `models`). */
+  readonly models: Config['models'];
+  /** Where the screenshots that messages name by key are read. */
+  readonly images: ImageSource;
+  /** Where the endpoints' `apiKeyEnv` variables are read; default process.env. */
+  readonly env?: Env;
+  /** Where call latencies are recorded by role (the orchestrator's metrics endpoint). */
+  readonly latency?: OrchestratorMetrics['modelSeconds'];
+  /** Finds screenshots' variants; default: one that knows no prepared boxes, so every image is resized here. */
+  readonly preparer?: ImagePreparer;
+}
+
 /**
  * One OpenAI-compatible client per role of temporal.yaml (vLLM in production, the scripted
  * double in tests and the demo: the same code either way). Screenshot keys in messages become
@@ -83,20 +98,24 @@ export class ModelUnavailableError extends Error {
  * classified for the activity's retry policy.
  */
 export class ModelGateway {
+  /** Finds screenshots' variants; its `preparedHere` counts the images it had to resize itself. */
+  readonly preparer: ImagePreparer;
+
   constructor(
-    private readonly models: Config['models'],
-    readonly images: ImageSource,
-    private readonly env: Env = process.env,
-    /** Where call latencies are recorded by role (the orchestrator's metrics endpoint). */
-    private readonly latency?: OrchestratorMetrics['modelSeconds'],
-    /** Finds screenshots' variants; its `preparedHere` counts the images it had to resize itself. */
-    readonly preparer: ImagePreparer = new ImagePreparer([]),
+    private readonly options: ModelGatewayOptions,
+    /** The clients made so far, shared with the gateways withImages makes. */
     private readonly clients = new Map<ModelRole, { client: OpenAI; endpoint: ModelEndpoint }>(),
-  ) {}
+  ) {
+    this.preparer = options.preparer ?? new ImagePreparer([]);
+  }
+
+  get images(): ImageSource {
+    return this.options.images;
+  }
 
   /** The same endpoints, clients and preparer, reading screenshots from `images`. */
   withImages(images: ImageSource): ModelGateway {
-    return new ModelGateway(this.models, images, this.env, this.latency, this.preparer, this.clients);
+    return new ModelGateway({ ...this.options, images, preparer: this.preparer }, this.clients);
   }
 
   async complete(role: ModelRole, messages: readonly ChatMessage[], opts: CompleteOptions = {}): Promise<Completion> {
@@ -105,7 +124,7 @@ export class ModelGateway {
     const resolved = await Promise.all(messages.map((m) => this.resolveMessage(m, endpoint, opts, sent)));
     const started = Date.now();
     const observe = (outcome: 'ok' | 'error'): void =>
-      this.latency?.observe({ role: role.startsWith('judge:') ? 'judge' : role, model: opts.model ?? endpoint.model, outcome }, (Date.now() - started) / 1000);
+      this.options.latency?.observe({ role: role.startsWith('judge:') ? 'judge' : role, model: opts.model ?? endpoint.model, outcome }, (Date.now() - started) / 1000);
     try {
       const response = await client.chat.completions.create(
         {
@@ -155,7 +174,7 @@ export class ModelGateway {
     if (entry === undefined) {
       const endpoint = this.lookup(role);
       // vLLM started without --api-key accepts any key; the SDK insists on one.
-      const apiKey = endpoint.apiKeyEnv === undefined ? 'EMPTY' : apiKeyOf(endpoint.apiKeyEnv, role, this.env);
+      const apiKey = endpoint.apiKeyEnv === undefined ? 'EMPTY' : apiKeyOf(endpoint.apiKeyEnv, role, this.options.env ?? process.env);
       const client = new OpenAI({
         baseURL: endpoint.baseUrl,
         apiKey,
@@ -169,11 +188,11 @@ export class ModelGateway {
   }
 
   private lookup(role: ModelRole): ModelEndpoint & { readonly maxImages?: number } {
-    if (role === 'planner' || role === 'executor' || role === 'taskGenerator') return this.models[role];
+    if (role === 'planner' || role === 'executor' || role === 'taskGenerator') return this.options.models[role];
     const name = role.slice('judge:'.length);
-    const judge = this.models.judges.find((j) => j.name === name);
+    const judge = this.options.models.judges.find((j) => j.name === name);
     if (judge === undefined) {
-      throw new ModelRequestError(`unknown judge "${name}": temporal.yaml names ${this.models.judges.map((j) => j.name).join(', ')}`, role);
+      throw new ModelRequestError(`unknown judge "${name}": temporal.yaml names ${this.options.models.judges.map((j) => j.name).join(', ')}`, role);
     }
     return judge;
   }
@@ -230,4 +249,23 @@ function classify(role: ModelRole, endpoint: ModelEndpoint, err: unknown): Error
     return NON_RETRYABLE_STATUS(err.status) ? new ModelRequestError(message, role, err.status) : new ModelUnavailableError(message, role, err.status);
   }
   return new ModelUnavailableError(`${where} failed: ${(err as Error).message ?? String(err)}`, role);
+}
+
+/**
+ * The gateway of a worker that reads screenshots from S3 (the orchestrator, the reward service):
+ * the variant the capturing host stored for each role's box, each read once and kept by the preparer,
+ * sent by value or by a URL presigned for `storage.presignSeconds`.
+ */
+export function s3Gateway(
+  config: Pick<Config, 'models' | 'judging' | 'storage'>,
+  store: ObjectStore,
+  extra: Pick<ModelGatewayOptions, 'env' | 'latency' | 'preparer'> = {},
+): ModelGateway {
+  const presign = config.storage.presignSeconds;
+  return new ModelGateway({
+    models: config.models,
+    images: s3Images(store, presign),
+    ...extra,
+    preparer: extra.preparer ?? new ImagePreparer(preparedBoxes(config), presign),
+  });
 }

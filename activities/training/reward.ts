@@ -9,11 +9,10 @@ import { parseGrpoLabel, type GrpoLabel } from '../../core/training';
 import { attemptOfManifest } from '../../core/keys';
 import { trajectoryManifestSchema, type TrajectoryManifest } from '../../core/trajectory';
 import type { Env } from '../../config/load';
-import { preparedBoxes, type Config, type TrainingConfig } from '../../config/schema';
+import type { Config, TrainingConfig } from '../../config/schema';
 import { PromiseCache } from '../cache';
 import { Limiter } from '../concurrency';
-import { ModelGateway } from '../models/gateway';
-import { ImagePreparer, s3Images } from '../models/images';
+import { s3Gateway, type ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
 
 /**
@@ -142,10 +141,9 @@ async function readManifest(store: ObjectStore, key: string): Promise<Trajectory
  */
 export function s3RewardScorer(config: Pick<Config, 'models' | 'judging' | 'storage'>, store: ObjectStore, settings: TrainingConfig['rewardService'], env?: Env): RewardScorer {
   const manifests = new PromiseCache<TrajectoryManifest>(1024);
-  const presign = config.storage.presignSeconds;
   return createRewardScorer({
     // As the orchestrator's gateway: the screenshot variant the host stored for the executor, each read once (the preparer keeps them).
-    gateway: new ModelGateway(config.models, s3Images(store, presign), env, undefined, new ImagePreparer(preparedBoxes(config), presign)),
+    gateway: s3Gateway(config, store, { env }),
     prefix: config.storage.prefix,
     manifests: (key) => manifests.get(key, () => readManifest(store, key)),
     executorConcurrency: settings.executorConcurrency,

@@ -43,7 +43,7 @@ export async function recordTrajectory(
   const task = new TaskLibrary().load('KAlgebra', [taskId])[0]!;
   const ref: AttemptRef = { run, software: 'KAlgebra', task: taskId, attempt: 0 };
   const prefix = config.storage.prefix;
-  const gateway = new ModelGateway(config.models, s3Images(store, config.storage.presignSeconds), env);
+  const gateway = new ModelGateway({ models: config.models, images: s3Images(store, config.storage.presignSeconds), env });
   const steps: StepRecord[] = [];
   const startedAt = new Date().toISOString();
   const storeScreenshot = async (step: number): Promise<void> => {

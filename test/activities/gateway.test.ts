@@ -44,7 +44,7 @@ describe('model gateway (the production OpenAI client against the scripted test 
     const models = structuredClone(config.models);
     models.planner.maxRetries = 2;
     edit(models);
-    return new ModelGateway(models, readOnlyImages(async () => SCREENSHOT), env);
+    return new ModelGateway({ models, images: readOnlyImages(async () => SCREENSHOT), env });
   };
 
   it('sends screenshots at the role’s resolution, asks for n samples and records usage and latency', async () => {
@@ -105,12 +105,12 @@ describe('model gateway (the production OpenAI client against the scripted test 
     try {
       const env = { CODA_PLANNER_URL: slow.url, CODA_EXECUTOR_URL: slow.url, CODA_PLANNER_API_KEY: 'k', CODA_EXECUTOR_API_KEY: 'k' };
       const models = structuredClone(loadConfig(REPO_CONFIG, env).models);
-      const answered = await new ModelGateway(models, readOnlyImages(async () => SCREENSHOT), env).complete('planner', [{ role: 'user', content: 'hi' }]);
+      const answered = await new ModelGateway({ models, images: readOnlyImages(async () => SCREENSHOT), env }).complete('planner', [{ role: 'user', content: 'hi' }]);
       assert.deepEqual(answered.texts, ['late']);
       assert.ok(answered.latencyMs >= 400, `the reply waited its latency: ${answered.latencyMs} ms`);
       models.planner.timeoutSeconds = 0.1;
       models.planner.maxRetries = 0;
-      await assert.rejects(new ModelGateway(models, readOnlyImages(async () => SCREENSHOT), env).complete('planner', [{ role: 'user', content: 'hi' }]), (err: Error) => err instanceof ModelUnavailableError && /timed out/i.test(err.message));
+      await assert.rejects(new ModelGateway({ models, images: readOnlyImages(async () => SCREENSHOT), env }).complete('planner', [{ role: 'user', content: 'hi' }]), (err: Error) => err instanceof ModelUnavailableError && /timed out/i.test(err.message));
     } finally {
       await slow.close();
     }
@@ -118,7 +118,7 @@ describe('model gateway (the production OpenAI client against the scripted test 
 
   it('names the missing API key variable', async () => {
     const config = loadConfig(REPO_CONFIG, {});
-    const bare = new ModelGateway(config.models, readOnlyImages(async () => SCREENSHOT), {});
+    const bare = new ModelGateway({ models: config.models, images: readOnlyImages(async () => SCREENSHOT), env: {} });
     await assert.rejects(bare.complete('planner', [{ role: 'user', content: 'hi' }]), /models\.planner\.apiKeyEnv: environment variable CODA_PLANNER_API_KEY is not set/);
   });
 
@@ -127,7 +127,7 @@ describe('model gateway (the production OpenAI client against the scripted test 
     const small = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#ffffff' } }).png().toBuffer();
     const versions = [SCREENSHOT, SCREENSHOT, small];
     const env = { CODA_PLANNER_URL: server.url, CODA_PLANNER_API_KEY: 'k' };
-    const g = new ModelGateway(loadConfig(REPO_CONFIG, env).models, readOnlyImages(async () => versions.shift()!), env);
+    const g = new ModelGateway({ models: loadConfig(REPO_CONFIG, env).models, images: readOnlyImages(async () => versions.shift()!), env });
     await g.complete('planner', [{ role: 'user', content: [image('steps/0001/screenshot.png'), image('steps/0001/screenshot.png')] }]);
     assert.deepEqual(imageSizes(seen.at(-1)!), [[1280, 720], [1280, 720]]);
     await g.complete('planner', [{ role: 'user', content: [image('steps/0001/screenshot.png')] }]);

@@ -42,7 +42,7 @@ describe('an executor reply with several actions (decision in the real MinIO, ma
     const shot = screenshotKey(prefix, ref, 0);
     await store.put(shot, SCREENSHOT, 'image/png');
     const deps = { decisions: decisionStore(store), prefix, tasks: s3TaskReader(store) };
-    const models = createModelActivities({ ...deps, gateway: new ModelGateway(loadConfig(REPO_CONFIG, gatewayEnv).models, readOnlyImages((key) => store.get(key)), gatewayEnv) });
+    const models = createModelActivities({ ...deps, gateway: new ModelGateway({ models: loadConfig(REPO_CONFIG, gatewayEnv).models, images: readOnlyImages((key) => store.get(key)), env: gatewayEnv }) });
     const decide = (step: number, reply: string): Promise<Decision> => {
       executorReply = reply;
       const input = { ref, step, taskKey: task!.key, screenshotKey: shot, screen: { width: 1920, height: 1080 }, history: [] };

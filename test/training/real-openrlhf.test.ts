@@ -96,7 +96,7 @@ describe("OpenRLHF 0.11.2's own reward, advantage and replay-buffer code against
     h = await startHarness({ name: 'orlreal', desktops: 1, displayFrom: 560 });
     trajectory = await recordTrajectory(h.stack.store, h.config, h.env, `orlreal${Date.now()}`, 'C-08');
     rows = grpoRows(trajectory.manifest, trajectory.manifestKey, allSteps(trajectory), { screen: SCREEN, box: h.config.models.planner.image! }).map((r) => r.row);
-    const gateway = new ModelGateway(h.config.models, s3Images(h.stack.store, 60), h.env);
+    const gateway = new ModelGateway({ models: h.config.models, images: s3Images(h.stack.store, 60), env: h.env });
     const planned = async (step: number): Promise<string> => (await gateway.complete('planner', plannerMessagesAt(trajectory.manifest, step))).texts[0]!;
     const vague = formatPlannerOutput('Look around the window.', { kind: 'instruction', text: 'look around' });
     const answer = formatPlannerOutput('The result is visible.', { kind: 'answer', text: '42' });

@@ -55,7 +55,7 @@ describe('reward service: OpenRLHF remote reward protocol, scored by the frozen 
   };
   /** What the scripted planner answers at a row's step (the reference step: the executor grounds it to the label's action). */
   const plannerReply = async (step: number): Promise<string> => {
-    const gateway = new ModelGateway(h.config.models, s3Images(h.stack.store, 60), h.env);
+    const gateway = new ModelGateway({ models: h.config.models, images: s3Images(h.stack.store, 60), env: h.env });
     return (await gateway.complete('planner', plannerMessagesAt(trajectory.manifest, step))).texts[0]!;
   };
   const executorCalls = (): number => h.models.served.get(h.config.models.executor.model) ?? 0;
