@@ -4,10 +4,10 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../config/load';
+import { loadConfig, type LoadedConfig } from '../config/load';
 import { connectTemporal } from '../config/temporal-connection';
 import type { JudgeEvaluationSummary } from '../activities/judge/evaluation';
-import { verdictFileSchema } from '../core/judge/verdict-file';
+import { verdictFileSchema, type VerdictFile } from '../core/judge/verdict-file';
 import { attemptOfManifest, verdictKey } from '../core/keys';
 import { createObjectStore } from '../activities/storage/object-store';
 import { startScriptedModels } from '../doubles/scripted-models/main';
@@ -31,6 +31,52 @@ import { cpuSeconds, mean, printTable, procKib } from './stats';
  *
  *   node build/bench/judging.js [--attempts 4] [--desktops 2]
  */
+
+/** The judge throughput of ONE orchestrator worker over a run's trajectories. */
+function printThroughput(config: LoadedConfig, m: { judged: number; votes: ReadonlyArray<VerdictFile['votes'][number]>; seconds: number; cpu: number; peak: number }): void {
+  const plan = config.judging.plan;
+  const { votes, seconds } = m;
+  printTable(
+    `judge throughput: ONE orchestrator worker, plan ${plan.lowResolutionVotes} low + ${plan.highResolutionVotes} high (${plan.judges.join(', ')}), ${config.judging.concurrency} trajectories at once, judge doubles answering at once`,
+    [
+      ['trajectories', 'votes', 'seconds', 'trajectories/min', 'votes/s', 'worker CPU per vote', 'model call per vote (mean)', 'images per vote', 'worker peak RSS'],
+      [
+        String(m.judged),
+        String(votes.length),
+        seconds.toFixed(1),
+        ((m.judged / seconds) * 60).toFixed(0),
+        (votes.length / seconds).toFixed(1),
+        `${((m.cpu / votes.length) * 1000).toFixed(0)} ms`,
+        `${mean(votes.map((v) => v.cost.latencyMs)).toFixed(0)} ms`,
+        mean(votes.map((v) => v.cost.images)).toFixed(1),
+        `${(m.peak / 1024).toFixed(0)} MiB`,
+      ],
+    ],
+  );
+}
+
+/** Where a vote's time goes, from the judge workflows' histories: waiting for a worker (schedule to start), the castVote activity (start to close). */
+async function voteTimes(client: Client, workflowIds: readonly string[]): Promise<{ waits: number[]; runs: number[] }> {
+  const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
+  const waits: number[] = [];
+  const runs: number[] = [];
+  for (const workflowId of workflowIds) {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const scheduled = new Map<string, number>();
+    const started = new Map<string, number>();
+    for (const e of history.events ?? []) {
+      if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'castVote') scheduled.set(String(e.eventId), at(e));
+      const s = e.activityTaskStartedEventAttributes;
+      if (s && scheduled.has(String(s.scheduledEventId))) {
+        started.set(String(s.scheduledEventId), at(e));
+        waits.push(at(e) - scheduled.get(String(s.scheduledEventId))!);
+      }
+      const c = e.activityTaskCompletedEventAttributes;
+      if (c && started.has(String(c.scheduledEventId))) runs.push(at(e) - started.get(String(c.scheduledEventId))!);
+    }
+  }
+  return { waits, runs };
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -89,48 +135,12 @@ async function main(): Promise<void> {
       const keys = (await store.list(`${config.storage.prefix}/runs/${run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
       const verdicts = await Promise.all(keys.map(async (k) => verdictFileSchema.parse(await store.getJson(verdictKey(config.storage.prefix, attemptOfManifest(config.storage.prefix, k), label)))));
       const votes = verdicts.flatMap((v) => v.votes);
-      const plan = config.judging.plan;
-      // Where a vote's time goes, from the judge workflows' histories: waiting for a worker, the activity, the model call in it.
-      const waits: number[] = [];
-      const runs: number[] = [];
-      for (const key of keys) {
-        const ref = attemptOfManifest(config.storage.prefix, key);
-        const history = await client.workflow.getHandle(judgeWorkflowId(ref, label)).fetchHistory();
-        const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
-        const scheduled = new Map<string, number>();
-        const started = new Map<string, number>();
-        for (const e of history.events ?? []) {
-          if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'castVote') scheduled.set(String(e.eventId), at(e));
-          const s = e.activityTaskStartedEventAttributes;
-          if (s && scheduled.has(String(s.scheduledEventId))) {
-            started.set(String(s.scheduledEventId), at(e));
-            waits.push(at(e) - scheduled.get(String(s.scheduledEventId))!);
-          }
-          const c = e.activityTaskCompletedEventAttributes;
-          if (c && started.has(String(c.scheduledEventId))) runs.push(at(e) - started.get(String(c.scheduledEventId))!);
-        }
-      }
+      const { waits, runs } = await voteTimes(client, keys.map((k) => judgeWorkflowId(attemptOfManifest(config.storage.prefix, k), label)));
       printTable('where a vote\'s time goes (mean over all votes)', [
         ['waiting for a worker (schedule to start)', 'castVote activity (start to close)', 'of which the model call', 'of which reading the variants of the screens, base64-encoding them, writing the reply'],
         [`${mean(waits).toFixed(0)} ms`, `${mean(runs).toFixed(0)} ms`, `${mean(votes.map((v) => v.cost.latencyMs)).toFixed(0)} ms`, `${(mean(runs) - mean(votes.map((v) => v.cost.latencyMs))).toFixed(0)} ms`],
       ]);
-      printTable(
-        `judge throughput: ONE orchestrator worker, plan ${plan.lowResolutionVotes} low + ${plan.highResolutionVotes} high (${plan.judges.join(', ')}), ${config.judging.concurrency} trajectories at once, judge doubles answering at once`,
-        [
-          ['trajectories', 'votes', 'seconds', 'trajectories/min', 'votes/s', 'worker CPU per vote', 'model call per vote (mean)', 'images per vote', 'worker peak RSS'],
-          [
-            String(judged.judged),
-            String(votes.length),
-            seconds.toFixed(1),
-            ((judged.judged / seconds) * 60).toFixed(0),
-            (votes.length / seconds).toFixed(1),
-            `${((cpu / votes.length) * 1000).toFixed(0)} ms`,
-            `${mean(votes.map((v) => v.cost.latencyMs)).toFixed(0)} ms`,
-            mean(votes.map((v) => v.cost.images)).toFixed(1),
-            `${(peak / 1024).toFixed(0)} MiB`,
-          ],
-        ],
-      );
+      printThroughput(config, { judged: judged.judged, votes, seconds, cpu, peak });
     } finally {
       await stopDaemon(config.dataDir, 'orchestrator');
       vmHost.shutdown();

@@ -255,91 +255,134 @@ function choicesOf(conversations: readonly Conversation[], config: ReturnType<ty
   });
 }
 
+/** The rows of every dataset the config names, checked as LLaMA-Factory's loader checks them. */
+async function readConversations(settings: Settings): Promise<Conversation[]> {
+  const datasetDir = path.resolve(String(settings.dataset_dir ?? 'data'));
+  const mediaDir = path.resolve(String(settings.media_dir ?? datasetDir));
+  const conversations: Conversation[] = [];
+  for (const name of String(settings.dataset).split(',').map((n) => n.trim())) conversations.push(...(await checkRows(datasetAttr(datasetDir, name), mediaDir)));
+  return conversations;
+}
+
+/** model/adapter.py: the adapters are loaded onto the model before training goes on. */
+function checkAdapters(settings: Settings): void {
+  if (settings.adapter_name_or_path === undefined) return;
+  for (const adapter of String(settings.adapter_name_or_path).split(',')) {
+    if (!existsSync(path.join(adapter, 'adapter_config.json'))) throw new InputError(`Can't find 'adapter_config.json' at '${adapter}'`);
+  }
+  console.log(`Loaded adapter(s): ${String(settings.adapter_name_or_path)}`);
+}
+
+/** transformers' Trainer's step arithmetic: one update per `accumulation` batches, the last (shorter) one of an epoch included. */
+function scheduleOf(settings: Settings, rows: number) {
+  const perDevice = Number(settings.per_device_train_batch_size ?? 8);
+  const accumulation = Number(settings.gradient_accumulation_steps ?? 1);
+  const batches = Math.ceil(rows / perDevice);
+  const perEpoch = Math.max(1, Math.ceil(batches / accumulation));
+  const epochs = Number(settings.num_train_epochs ?? 3);
+  return {
+    batch: perDevice * accumulation,
+    perEpoch,
+    epochs,
+    total: Number(settings.max_steps ?? -1) > 0 ? Number(settings.max_steps) : Math.ceil(perEpoch * epochs),
+    /** The Trainer's epoch after `step` updates: whole epochs plus the batches seen in this one. */
+    epochAt: (step: number): number => Math.floor((step - 1) / perEpoch) + Math.min((((step - 1) % perEpoch) + 1) * accumulation, batches) / batches,
+  };
+}
+
+type Schedule = ReturnType<typeof scheduleOf>;
+type Lora = Parameters<typeof writeModelFolder>[1];
+
+/** What one run writes to its output folder: the log lines, the history kept for trainer_state.json, checkpoints as the Trainer saves and rotates them. */
+class Output {
+  readonly history: Array<Record<string, PyValue>> = [];
+  readonly started = Date.now();
+
+  constructor(
+    readonly dir: string,
+    private readonly settings: Settings,
+    private readonly lora: Omit<Lora, 'step'>,
+    private readonly first: number,
+  ) {}
+
+  logLine(entry: Record<string, PyValue>): void {
+    appendFileSync(path.join(this.dir, TRAINER_LOG), `${pyJsonDumps(entry)}\n`);
+  }
+
+  /** The Trainer logs every logging_steps and at the last step. */
+  log(step: number, total: number, figures: { loss: number; lr: number; epoch: number }): void {
+    if (step % Number(this.settings.logging_steps ?? 500) !== 0 && step !== total) return;
+    const { loss, lr, epoch } = figures;
+    const elapsed = (Date.now() - this.started) / 1000;
+    this.logLine({
+      current_steps: { int: step },
+      total_steps: { int: total },
+      loss,
+      lr,
+      epoch,
+      percentage: Math.round((step / total) * 10_000) / 100,
+      elapsed_time: clock(elapsed),
+      remaining_time: clock((elapsed / (step - this.first)) * (total - step)),
+    });
+    this.history.push({ loss, learning_rate: lr, epoch, step: { int: step } });
+    console.log(`{'loss': ${loss.toFixed(4)}, 'learning_rate': ${lr.toExponential(4)}, 'epoch': ${epoch.toFixed(2)}}`);
+  }
+
+  /** The Trainer saves every save_steps and at the last step, keeping save_total_limit checkpoints. */
+  save(step: number, total: number, epoch: number, policy: LearningPolicy): void {
+    if (step % Number(this.settings.save_steps ?? 500) !== 0 && step !== total) return;
+    const dir = path.join(this.dir, `checkpoint-${step}`);
+    writeModelFolder(dir, { ...this.lora, step }, policy);
+    for (const name of ['optimizer.pt', 'scheduler.pt', 'rng_state.pth', 'training_args.bin']) writeFileSync(path.join(dir, name), 'TEST DOUBLE placeholder');
+    writeFileSync(path.join(dir, TRAINER_STATE), JSON.stringify({ global_step: step, max_steps: total, epoch, log_history: this.history }, null, 2));
+    const keep = this.settings.save_total_limit === undefined ? Number.POSITIVE_INFINITY : Number(this.settings.save_total_limit);
+    const saved = checkpointsOf(this.dir);
+    while (saved.length > keep) rmSync(path.join(this.dir, `checkpoint-${saved.shift()}`), { recursive: true, force: true });
+  }
+
+  /** The Trainer's end-of-training log (LogCallback writes it too, with no loss and no lr), the model and the results. */
+  finish(schedule: Schedule, loss: number, policy: LearningPolicy): void {
+    const { total } = schedule;
+    this.logLine({ current_steps: { int: total }, total_steps: { int: total }, epoch: total === 0 ? 0 : schedule.epochAt(total), percentage: 100, elapsed_time: clock((Date.now() - this.started) / 1000), remaining_time: clock(0) });
+    writeModelFolder(this.dir, { ...this.lora, step: total }, policy);
+    writeFileSync(path.join(this.dir, TRAINER_STATE), JSON.stringify({ global_step: total, max_steps: total, log_history: this.history }, null, 2));
+    const results = { epoch: schedule.epochs, train_loss: loss, train_runtime: (Date.now() - this.started) / 1000 };
+    for (const name of ['train_results.json', 'all_results.json']) writeFileSync(path.join(this.dir, name), JSON.stringify(results, null, 2));
+  }
+}
+
 async function main(): Promise<void> {
   const [command, file, ...rest] = process.argv.slice(2);
   if (command !== 'train' || file === undefined || rest.length > 0) throw new UsageError('llamafactory-cli', 'the double runs `llamafactory-cli train <config.yaml>` only');
   const settings = readSettings(path.resolve(file));
   console.log('TEST DOUBLE of LLaMA-Factory SFT (doubles/trainers/llamafactory.ts): fits the learning planner double\'s logits by maximum likelihood');
-  const datasetDir = path.resolve(String(settings.dataset_dir ?? 'data'));
-  const mediaDir = path.resolve(String(settings.media_dir ?? datasetDir));
-  const conversations: Conversation[] = [];
-  for (const name of String(settings.dataset).split(',').map((n) => n.trim())) conversations.push(...(await checkRows(datasetAttr(datasetDir, name), mediaDir)));
-  const rows = conversations.length;
-
-  if (settings.adapter_name_or_path !== undefined) {
-    // model/adapter.py: the adapters are loaded onto the model before training goes on.
-    for (const adapter of String(settings.adapter_name_or_path).split(',')) {
-      if (!existsSync(path.join(adapter, 'adapter_config.json'))) throw new InputError(`Can't find 'adapter_config.json' at '${adapter}'`);
-    }
-    console.log(`Loaded adapter(s): ${String(settings.adapter_name_or_path)}`);
-  }
-  const outputDir = path.resolve(String(settings.output_dir));
-  const perDevice = Number(settings.per_device_train_batch_size ?? 8);
-  const accumulation = Number(settings.gradient_accumulation_steps ?? 1);
-  const batch = perDevice * accumulation;
-  // transformers' Trainer: one update per `accumulation` batches, the last (shorter) one of an epoch included.
-  const batches = Math.ceil(rows / perDevice);
-  const perEpoch = Math.max(1, Math.ceil(batches / accumulation));
-  const epochs = Number(settings.num_train_epochs ?? 3);
-  const total = Number(settings.max_steps ?? -1) > 0 ? Number(settings.max_steps) : Math.ceil(perEpoch * epochs);
-  /** The Trainer's epoch after `step` updates: whole epochs plus the batches seen in this one. */
-  const epochAt = (step: number): number => Math.floor((step - 1) / perEpoch) + Math.min((((step - 1) % perEpoch) + 1) * accumulation, batches) / batches;
-  const logEvery = Number(settings.logging_steps ?? 500);
-  const saveEvery = Number(settings.save_steps ?? 500);
-  const keep = settings.save_total_limit === undefined ? Number.POSITIVE_INFINITY : Number(settings.save_total_limit);
+  const conversations = await readConversations(settings);
+  checkAdapters(settings);
+  const schedule = scheduleOf(settings, conversations.length);
+  const { batch, perEpoch, total } = schedule;
   const learningRate = Number(settings.learning_rate ?? 5e-5);
   const lora = { trainer: 'llamafactory', base: String(settings.model_name_or_path), loraRank: settings.finetuning_type === 'full' ? 0 : Number(settings.lora_rank ?? 8), loraAlpha: Number(settings.lora_alpha ?? 2 * Number(settings.lora_rank ?? 8)) };
+  const outputDir = path.resolve(String(settings.output_dir));
   mkdirSync(outputDir, { recursive: true });
   const resumed = resumeStep(settings, outputDir);
-  const first = resumed.step;
   const config = loadConfig();
   const policy = (resumed.from === undefined ? undefined : LearningPolicy.read(resumed.from)) ?? startingPolicy(settings, config.dev.scriptedModels?.errorRate ?? 0);
   const examples = choicesOf(conversations, config);
-  console.log(`***** Running training ***** Num examples = ${rows}, Total train batch size = ${batch}, Total optimization steps = ${total}`);
-  const started = Date.now();
-  const history: Array<Record<string, PyValue>> = [];
-  const logLine = (entry: Record<string, PyValue>): void => appendFileSync(path.join(outputDir, TRAINER_LOG), `${pyJsonDumps(entry)}\n`);
+  console.log(`***** Running training ***** Num examples = ${conversations.length}, Total train batch size = ${batch}, Total optimization steps = ${total}`);
+  const output = new Output(outputDir, settings, lora, resumed.step);
   let loss = Math.log(2);
-  for (let step = first + 1; step <= total; step++) {
+  for (let step = resumed.step + 1; step <= total; step++) {
     await sleep(stepDelayMs());
     const lr = (learningRate * (1 + Math.cos((Math.PI * step) / total))) / 2;
     // This step's rows: its `accumulation` batches of this epoch (the last step of an epoch has fewer).
     const from = ((step - 1) % perEpoch) * batch;
     const chosen = examples.slice(from, from + batch).flatMap((e) => (e === undefined ? [] : [e]));
     if (chosen.length > 0) loss = -policy.step(chosen, lr * LOGIT_STEP_PER_LR);
-    const epoch = epochAt(step);
-    if (step % logEvery === 0 || step === total) {
-      const elapsed = (Date.now() - started) / 1000;
-      logLine({
-        current_steps: { int: step },
-        total_steps: { int: total },
-        loss,
-        lr,
-        epoch,
-        percentage: Math.round((step / total) * 10_000) / 100,
-        elapsed_time: clock(elapsed),
-        remaining_time: clock((elapsed / (step - first)) * (total - step)),
-      });
-      history.push({ loss, learning_rate: lr, epoch, step: { int: step } });
-      console.log(`{'loss': ${loss.toFixed(4)}, 'learning_rate': ${lr.toExponential(4)}, 'epoch': ${epoch.toFixed(2)}}`);
-    }
-    // The Trainer saves every save_steps and at the last step.
-    if (step % saveEvery === 0 || step === total) {
-      const dir = path.join(outputDir, `checkpoint-${step}`);
-      writeModelFolder(dir, { ...lora, step }, policy);
-      for (const name of ['optimizer.pt', 'scheduler.pt', 'rng_state.pth', 'training_args.bin']) writeFileSync(path.join(dir, name), 'TEST DOUBLE placeholder');
-      writeFileSync(path.join(dir, TRAINER_STATE), JSON.stringify({ global_step: step, max_steps: total, epoch, log_history: history }, null, 2));
-      const saved = checkpointsOf(outputDir);
-      while (saved.length > keep) rmSync(path.join(outputDir, `checkpoint-${saved.shift()}`), { recursive: true, force: true });
-    }
+    const epoch = schedule.epochAt(step);
+    output.log(step, total, { loss, lr, epoch });
+    output.save(step, total, epoch, policy);
   }
-  // The Trainer's end-of-training log: LogCallback writes it too, with no loss and no lr.
-  const elapsed = clock((Date.now() - started) / 1000);
-  logLine({ current_steps: { int: total }, total_steps: { int: total }, epoch: total === 0 ? 0 : epochAt(total), percentage: 100, elapsed_time: elapsed, remaining_time: clock(0) });
-  writeModelFolder(outputDir, { ...lora, step: total }, policy);
-  writeFileSync(path.join(outputDir, TRAINER_STATE), JSON.stringify({ global_step: total, max_steps: total, log_history: history }, null, 2));
-  const results = { epoch: epochs, train_loss: loss, train_runtime: (Date.now() - started) / 1000 };
-  for (const name of ['train_results.json', 'all_results.json']) writeFileSync(path.join(outputDir, name), JSON.stringify(results, null, 2));
+  output.finish(schedule, loss, policy);
   console.log(`Saving model checkpoint to ${outputDir} (TEST DOUBLE: placeholder adapter)`);
 }
 
