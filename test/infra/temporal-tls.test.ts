@@ -9,7 +9,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type Env, type LoadedConfig } from '../../config/load';
 import { connectTemporal, TemporalConnectError } from '../../config/temporal-connection';
-import { connectClient } from '../../cli/client';
+import { connectClient } from '../../client/connection';
 import { setupCluster } from '../../cli/setup-cluster';
 import { toolPath } from '../../infra/tools';
 import { ViewerError } from '../../viewer/errors';

@@ -1,6 +1,6 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { runsQuery, STATUS_NAMES, type RunsFilter } from '../../cli/runs-query';
-import { workflowUrl } from '../../cli/client';
+import { runsQuery, STATUS_NAMES, type RunsFilter } from '../../client/runs';
+import { workflowUrl } from '../../client/connection';
 import { ownValue } from '../../core/records';
 import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attributes';
 import { badRequest } from '../errors';
