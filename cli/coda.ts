@@ -11,10 +11,9 @@ import { COMPARISON_NOTE } from '../core/report';
 import { ValidationError } from '../core/validation';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
-import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../workflows/search-attributes';
 import { connectClient, workflowUrl } from '../client/connection';
 import { formatHistory, summarizeHistory } from '../client/history';
-import { runsQuery, STATUS_NAMES } from '../client/runs';
+import { listRuns, runAttributes, STATUS_NAMES } from '../client/runs';
 import { startViewer } from '../viewer/server';
 import { syncSchedules } from './schedules';
 import { taskCensus } from '../activities/tasks/census';
@@ -108,17 +107,8 @@ function holdsComparison(value: unknown): boolean {
 }
 
 function runRow(e: WorkflowExecutionInfo): string[] {
-  const attrs = e.typedSearchAttributes;
-  return [
-    e.workflowId,
-    e.type,
-    e.status.name,
-    attrs.get(CODA_SOFTWARE) ?? '',
-    attrs.get(CODA_STAGE) ?? '',
-    attrs.get(CODA_RUN) ?? '',
-    String(attrs.get(CODA_ROUND) ?? ''),
-    e.startTime.toISOString().replace('T', ' ').slice(0, 19),
-  ];
+  const { software, stage, run, round } = runAttributes(e);
+  return [e.workflowId, e.type, e.status.name, software, stage, run, String(round ?? ''), e.startTime.toISOString().replace('T', ' ').slice(0, 19)];
 }
 
 const table = (header: string[], rows: string[][]): string => {
@@ -258,13 +248,9 @@ async function main(argv: string[]): Promise<void> {
     .option('--limit <n>', 'most rows', '30')
     .option('--json', 'one JSON object per workflow')
     .action(async (options: { limit: string; json?: boolean; type?: string; software?: string; stage?: string; run?: string; status?: string; round?: string }) => {
-      const client = await ctx().client();
-      const query = runsQuery(options);
-      const rows: string[][] = [];
-      for await (const execution of client.workflow.list(query === '' ? {} : { query })) {
-        rows.push(runRow(execution));
-        if (rows.length >= Number(options.limit)) break;
-      }
+      if (!/^\d{1,6}$/.test(options.limit) || Number(options.limit) < 1) throw new UsageError(`--limit: expected a number of rows from 1 to 999999, got "${options.limit}"`);
+      const { rows: executions, query } = await listRuns(await ctx().client(), options, Number(options.limit));
+      const rows = executions.map(runRow);
       if (options.json) for (const r of rows) print(JSON.stringify({ workflowId: r[0], type: r[1], status: r[2], software: r[3], stage: r[4], run: r[5], round: r[6], started: r[7] }));
       else print(rows.length === 0 ? `no workflows${query === '' ? '' : ` match ${query}`}` : table(['WORKFLOW ID', 'TYPE', 'STATUS', 'SOFTWARE', 'STAGE', 'RUN', 'ROUND', 'STARTED (UTC)'], rows));
     });

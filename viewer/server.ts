@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Env, LoadedConfig } from '../config/load';
+import { lazyClient } from '../client/connection';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
 import { ownValue } from '../core/records';
@@ -16,7 +17,7 @@ import { progressSection, readProgress, runPage } from './pages/run';
 import { filtersOf, runsPage } from './pages/runs';
 import { checkpointPage, trainingListPage, trainingPage } from './pages/training';
 import { trajectoriesPage, trajectoryPage } from './pages/trajectory';
-import { viewerClient, ViewerSources } from './sources';
+import { ViewerSources } from './sources';
 import { viewerUrl } from './urls';
 
 /**
@@ -187,7 +188,7 @@ export async function startViewer(config: LoadedConfig, env: Env = process.env, 
   const host = listen.host ?? config.viewer.host;
   const login = viewerLogin(config, host, env);
   const store = createObjectStore(config.storage, devEnv(config, env), { outageToleranceMs: 0, timeoutMs: 5_000 });
-  const client = viewerClient(config);
+  const client = lazyClient(config);
   const app = createViewerApp(new ViewerSources(config, store, client), login);
   await app.listen({ host, port: listen.port ?? config.viewer.port });
   const { port } = app.server.address() as AddressInfo;
