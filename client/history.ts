@@ -63,169 +63,162 @@ export interface HistorySummary {
   readonly status: string;
 }
 
-export function summarizeHistory(events: readonly Event[]): HistorySummary {
-  const start = toMs(events[0]?.eventTime);
-  const at = (event: Event): string => `${((toMs(event.eventTime) - start) / 1000).toFixed(2).padStart(8)}s`;
-  const lines: string[] = [];
-  const failures: string[] = [];
-  const scheduled = new Map<number, { type: string; time: number; attempt: number }>();
-  const children = new Map<number, { id: string; type: string; time: number; child: ChildWorkflow }>();
-  const started: ChildWorkflow[] = [];
-  const timers = new Map<string, number>();
-  const counts = { events: events.length, activities: 0, activitiesRetried: 0, activitiesFailed: 0, localActivities: 0, children: 0, childrenFailed: 0, timers: 0, signals: 0, continuedAsNew: false };
-  let status = 'RUNNING';
-  const activityEnd = (id: unknown) => scheduled.get(num(id));
-  const childEnd = (id: unknown) => children.get(num(id));
+/** What reading a history keeps as it goes: the summary so far, and the open activities, children and timers by id. */
+interface Reading {
+  readonly start: number;
+  readonly lines: string[];
+  readonly failures: string[];
+  readonly started: ChildWorkflow[];
+  readonly activities: Map<number, { type: string; time: number; attempt: number }>;
+  readonly children: Map<number, { id: string; time: number; child: ChildWorkflow }>;
+  readonly timers: Map<string, number>;
+  readonly counts: { -readonly [K in keyof HistorySummary['counts']]: HistorySummary['counts'][K] };
+  status: string;
+}
 
-  for (const event of events) {
-    const time = toMs(event.eventTime);
-    switch (event.eventType) {
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: {
-        const a = event.workflowExecutionStartedEventAttributes;
-        lines.push(`${at(event)}  started ${a?.workflowType?.name ?? ''} on ${a?.taskQueue?.name ?? '?'}${a?.attempt && a.attempt > 1 ? ` (attempt ${a.attempt})` : ''}`);
-        break;
-      }
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
-        const a = event.activityTaskScheduledEventAttributes;
-        scheduled.set(num(event.eventId), { type: a?.activityType?.name ?? '?', time, attempt: 1 });
-        counts.activities += 1;
-        break;
-      }
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
-        const a = event.activityTaskStartedEventAttributes;
-        const entry = activityEnd(a?.scheduledEventId);
-        if (entry) entry.attempt = a?.attempt ?? 1;
-        break;
-      }
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
-        const entry = activityEnd(event.activityTaskCompletedEventAttributes?.scheduledEventId);
-        if (entry) {
-          if (entry.attempt > 1) counts.activitiesRetried += 1;
-          lines.push(`${at(event)}  activity ${entry.type}: completed in ${seconds(time - entry.time)}${entry.attempt > 1 ? ` on attempt ${entry.attempt}` : ''}`);
-        }
-        break;
-      }
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED: {
-        const a = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
-        const entry = activityEnd(a?.scheduledEventId);
-        const how = event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED ? 'failed' : event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT ? 'timed out' : 'canceled';
-        const why = 'failure' in (a ?? {}) ? failureText((a as { failure?: temporal.api.failure.v1.IFailure | null }).failure) : '';
-        counts.activitiesFailed += 1;
-        const line = `activity ${entry?.type ?? '?'}: ${how} after ${seconds(time - (entry?.time ?? time))}, attempt ${entry?.attempt ?? 1}${why ? `: ${why}` : ''}`;
-        lines.push(`${at(event)}  ${line}`);
-        failures.push(line);
-        break;
-      }
-      case EventType.EVENT_TYPE_MARKER_RECORDED: {
-        const local = localActivityOf(event);
-        if (local) {
-          counts.localActivities += 1;
-          lines.push(`${at(event)}  local activity ${local.type}${local.attempt > 1 ? ` (attempt ${local.attempt})` : ''}`);
-        }
-        break;
-      }
-      case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: {
-        const a = event.startChildWorkflowExecutionInitiatedEventAttributes;
-        const child: ChildWorkflow = { workflowId: a?.workflowId ?? '?', type: a?.workflowType?.name ?? '?', status: 'running' };
-        started.push(child);
-        children.set(num(event.eventId), { id: child.workflowId, type: child.type, time, child });
-        counts.children += 1;
-        lines.push(`${at(event)}  child ${a?.workflowId} (${a?.workflowType?.name}) started`);
-        break;
-      }
-      case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED: {
-        const a = event.startChildWorkflowExecutionFailedEventAttributes;
-        const child = childEnd(a?.initiatedEventId)?.child;
-        if (child) child.status = 'already started';
-        lines.push(`${at(event)}  child ${a?.workflowId} could not start: it exists already (its result is awaited instead)`);
-        break;
-      }
-      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: {
-        const child = childEnd(event.childWorkflowExecutionCompletedEventAttributes?.initiatedEventId);
-        if (child) child.child.status = 'completed';
-        lines.push(`${at(event)}  child ${child?.id ?? '?'} completed in ${seconds(time - (child?.time ?? time))}`);
-        break;
-      }
-      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
-      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT:
-      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED:
-      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED: {
-        const a =
-          event.childWorkflowExecutionFailedEventAttributes ??
-          event.childWorkflowExecutionTimedOutEventAttributes ??
-          event.childWorkflowExecutionTerminatedEventAttributes ??
-          event.childWorkflowExecutionCanceledEventAttributes;
-        const child = childEnd(a?.initiatedEventId);
-        const why = event.childWorkflowExecutionFailedEventAttributes ? `: ${failureText(event.childWorkflowExecutionFailedEventAttributes.failure)}` : '';
-        const how = EventType[event.eventType!]!.replace('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_', '').toLowerCase().replace('_', ' ');
-        if (child) child.child.status = how as ChildWorkflow['status'];
-        counts.childrenFailed += 1;
-        const line = `child ${child?.id ?? '?'} ${how}${why}`;
-        lines.push(`${at(event)}  ${line}`);
-        failures.push(line);
-        break;
-      }
-      case EventType.EVENT_TYPE_TIMER_STARTED: {
-        const a = event.timerStartedEventAttributes;
-        timers.set(a?.timerId ?? '', time);
-        counts.timers += 1;
-        break;
-      }
-      case EventType.EVENT_TYPE_TIMER_FIRED: {
-        const id = event.timerFiredEventAttributes?.timerId ?? '';
-        lines.push(`${at(event)}  timer ${id} fired after ${seconds(time - (timers.get(id) ?? time))}`);
-        break;
-      }
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
-        counts.signals += 1;
-        lines.push(`${at(event)}  signal ${event.workflowExecutionSignaledEventAttributes?.signalName}`);
-        break;
-      }
-      case EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED: {
-        const line = `workflow task failed: ${failureText(event.workflowTaskFailedEventAttributes?.failure)}`;
-        lines.push(`${at(event)}  ${line}`);
-        failures.push(line);
-        break;
-      }
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: {
-        counts.continuedAsNew = true;
-        status = 'CONTINUED_AS_NEW';
-        lines.push(`${at(event)}  continued as new (run ${event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId})`);
-        break;
-      }
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
-        status = 'COMPLETED';
-        lines.push(`${at(event)}  completed`);
-        break;
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: {
-        status = 'FAILED';
-        const line = `failed: ${failureText(event.workflowExecutionFailedEventAttributes?.failure)}`;
-        lines.push(`${at(event)}  ${line}`);
-        failures.push(line);
-        break;
-      }
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
-        status = 'TERMINATED';
-        lines.push(`${at(event)}  terminated: ${event.workflowExecutionTerminatedEventAttributes?.reason ?? ''}`);
-        break;
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
-        status = 'CANCELED';
-        lines.push(`${at(event)}  canceled`);
-        break;
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
-        status = 'TIMED_OUT';
-        lines.push(`${at(event)}  timed out`);
-        break;
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-        lines.push(`${at(event)}  cancellation requested`);
-        break;
-      default:
-        break;
-    }
-  }
-  return { lines, failures, children: started, counts, status };
+/** What one kind of event adds to the reading; `time` is the event's, in ms. */
+type Read = (r: Reading, event: Event, time: number) => void;
+
+/** A timeline line at the event's time since the start. */
+const say = (r: Reading, event: Event, text: string): void => void r.lines.push(`${((toMs(event.eventTime) - r.start) / 1000).toFixed(2).padStart(8)}s  ${text}`);
+/** A timeline line that is a failure too. */
+const fail = (r: Reading, event: Event, text: string): void => {
+  say(r, event, text);
+  r.failures.push(text);
+};
+
+const activityEnded: Read = (r, event, time) => {
+  const a = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
+  const entry = r.activities.get(num(a?.scheduledEventId));
+  const how = event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED ? 'failed' : event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT ? 'timed out' : 'canceled';
+  const why = 'failure' in (a ?? {}) ? failureText((a as { failure?: temporal.api.failure.v1.IFailure | null }).failure) : '';
+  r.counts.activitiesFailed += 1;
+  fail(r, event, `activity ${entry?.type ?? '?'}: ${how} after ${seconds(time - (entry?.time ?? time))}, attempt ${entry?.attempt ?? 1}${why ? `: ${why}` : ''}`);
+};
+
+const ACTIVITY_EVENTS: Partial<Record<temporal.api.enums.v1.EventType, Read>> = {
+  [EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]: (r, event, time) => {
+    r.activities.set(num(event.eventId), { type: event.activityTaskScheduledEventAttributes?.activityType?.name ?? '?', time, attempt: 1 });
+    r.counts.activities += 1;
+  },
+  [EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED]: (r, event) => {
+    const a = event.activityTaskStartedEventAttributes;
+    const entry = r.activities.get(num(a?.scheduledEventId));
+    if (entry) entry.attempt = a?.attempt ?? 1;
+  },
+  [EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED]: (r, event, time) => {
+    const entry = r.activities.get(num(event.activityTaskCompletedEventAttributes?.scheduledEventId));
+    if (!entry) return;
+    if (entry.attempt > 1) r.counts.activitiesRetried += 1;
+    say(r, event, `activity ${entry.type}: completed in ${seconds(time - entry.time)}${entry.attempt > 1 ? ` on attempt ${entry.attempt}` : ''}`);
+  },
+  [EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED]: activityEnded,
+  [EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]: activityEnded,
+  [EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED]: activityEnded,
+  [EventType.EVENT_TYPE_MARKER_RECORDED]: (r, event) => {
+    const local = localActivityOf(event);
+    if (!local) return;
+    r.counts.localActivities += 1;
+    say(r, event, `local activity ${local.type}${local.attempt > 1 ? ` (attempt ${local.attempt})` : ''}`);
+  },
+};
+
+const childEnded: Read = (r, event) => {
+  const a =
+    event.childWorkflowExecutionFailedEventAttributes ??
+    event.childWorkflowExecutionTimedOutEventAttributes ??
+    event.childWorkflowExecutionTerminatedEventAttributes ??
+    event.childWorkflowExecutionCanceledEventAttributes;
+  const child = r.children.get(num(a?.initiatedEventId));
+  const why = event.childWorkflowExecutionFailedEventAttributes ? `: ${failureText(event.childWorkflowExecutionFailedEventAttributes.failure)}` : '';
+  const how = EventType[event.eventType!]!.replace('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_', '').toLowerCase().replace('_', ' ');
+  if (child) child.child.status = how as ChildWorkflow['status'];
+  r.counts.childrenFailed += 1;
+  fail(r, event, `child ${child?.id ?? '?'} ${how}${why}`);
+};
+
+const CHILD_EVENTS: Partial<Record<temporal.api.enums.v1.EventType, Read>> = {
+  [EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED]: (r, event, time) => {
+    const a = event.startChildWorkflowExecutionInitiatedEventAttributes;
+    const child: ChildWorkflow = { workflowId: a?.workflowId ?? '?', type: a?.workflowType?.name ?? '?', status: 'running' };
+    r.started.push(child);
+    r.children.set(num(event.eventId), { id: child.workflowId, time, child });
+    r.counts.children += 1;
+    say(r, event, `child ${a?.workflowId} (${a?.workflowType?.name}) started`);
+  },
+  [EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED]: (r, event) => {
+    const a = event.startChildWorkflowExecutionFailedEventAttributes;
+    const child = r.children.get(num(a?.initiatedEventId))?.child;
+    if (child) child.status = 'already started';
+    say(r, event, `child ${a?.workflowId} could not start: it exists already (its result is awaited instead)`);
+  },
+  [EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED]: (r, event, time) => {
+    const child = r.children.get(num(event.childWorkflowExecutionCompletedEventAttributes?.initiatedEventId));
+    if (child) child.child.status = 'completed';
+    say(r, event, `child ${child?.id ?? '?'} completed in ${seconds(time - (child?.time ?? time))}`);
+  },
+  [EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED]: childEnded,
+  [EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT]: childEnded,
+  [EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED]: childEnded,
+  [EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED]: childEnded,
+};
+
+/** A line that ends the run with `status`. */
+const ends =
+  (status: string, text: (event: Event) => string, failed = false): Read =>
+  (r, event) => {
+    r.status = status;
+    (failed ? fail : say)(r, event, text(event));
+  };
+
+const WORKFLOW_EVENTS: Partial<Record<temporal.api.enums.v1.EventType, Read>> = {
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED]: (r, event) => {
+    const a = event.workflowExecutionStartedEventAttributes;
+    say(r, event, `started ${a?.workflowType?.name ?? ''} on ${a?.taskQueue?.name ?? '?'}${a?.attempt && a.attempt > 1 ? ` (attempt ${a.attempt})` : ''}`);
+  },
+  [EventType.EVENT_TYPE_TIMER_STARTED]: (r, event, time) => {
+    r.timers.set(event.timerStartedEventAttributes?.timerId ?? '', time);
+    r.counts.timers += 1;
+  },
+  [EventType.EVENT_TYPE_TIMER_FIRED]: (r, event, time) => {
+    const id = event.timerFiredEventAttributes?.timerId ?? '';
+    say(r, event, `timer ${id} fired after ${seconds(time - (r.timers.get(id) ?? time))}`);
+  },
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED]: (r, event) => {
+    r.counts.signals += 1;
+    say(r, event, `signal ${event.workflowExecutionSignaledEventAttributes?.signalName}`);
+  },
+  [EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED]: (r, event) => fail(r, event, `workflow task failed: ${failureText(event.workflowTaskFailedEventAttributes?.failure)}`),
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW]: (r, event) => {
+    r.counts.continuedAsNew = true;
+    r.status = 'CONTINUED_AS_NEW';
+    say(r, event, `continued as new (run ${event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId})`);
+  },
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED]: ends('COMPLETED', () => 'completed'),
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED]: ends('FAILED', (e) => `failed: ${failureText(e.workflowExecutionFailedEventAttributes?.failure)}`, true),
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED]: ends('TERMINATED', (e) => `terminated: ${e.workflowExecutionTerminatedEventAttributes?.reason ?? ''}`),
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED]: ends('CANCELED', () => 'canceled'),
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT]: ends('TIMED_OUT', () => 'timed out'),
+  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED]: (r, event) => say(r, event, 'cancellation requested'),
+};
+
+/** Every kind of event the summary reads; the others (workflow tasks that went well, for one) add nothing. */
+const READS: Partial<Record<temporal.api.enums.v1.EventType, Read>> = { ...ACTIVITY_EVENTS, ...CHILD_EVENTS, ...WORKFLOW_EVENTS };
+
+export function summarizeHistory(events: readonly Event[]): HistorySummary {
+  const r: Reading = {
+    start: toMs(events[0]?.eventTime),
+    lines: [],
+    failures: [],
+    started: [],
+    activities: new Map(),
+    children: new Map(),
+    timers: new Map(),
+    counts: { events: events.length, activities: 0, activitiesRetried: 0, activitiesFailed: 0, localActivities: 0, children: 0, childrenFailed: 0, timers: 0, signals: 0, continuedAsNew: false },
+    status: 'RUNNING',
+  };
+  for (const event of events) if (event.eventType != null) READS[event.eventType]?.(r, event, toMs(event.eventTime));
+  return { lines: r.lines, failures: r.failures, children: r.started, counts: r.counts, status: r.status };
 }
 
 /** The summary as text: the timeline (its first `limit` lines and the last, when longer), the counts and the failures. */
