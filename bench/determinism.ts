@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load';
 import { parseTrajectoryManifest } from '../core/trajectory';
 import { hashText } from '../core/prng';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
-import { connectClient } from '../cli/client';
+import { connectClient } from '../client/connection';
 import { freeDisplay, isolatedEnv } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
 import { specializationWorkflowId, type SpecializationResult } from '../workflows/training';

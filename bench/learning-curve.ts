@@ -8,7 +8,7 @@ import { loadConfig, type LoadedConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
 import { BASE_ROW, formatComparison, formatDifference, formatInterval, formatPoints, type EvaluationReport } from '../core/report';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
-import { connectClient } from '../cli/client';
+import { connectClient } from '../client/connection';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
 import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationProgress, type SpecializationResult } from '../workflows/training';

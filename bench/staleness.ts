@@ -8,7 +8,7 @@ import { loadConfig, type LoadedConfig } from '../config/load';
 import { BASE_ROW, formatDifference, formatInterval, formatPoints, type EvaluationReport } from '../core/report';
 import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks } from '../core/uncertainty';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
-import { connectClient } from '../cli/client';
+import { connectClient } from '../client/connection';
 import { freeDisplay, isolatedEnv } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
 import { specializationWorkflowId, type SpecializationProgress, type SpecializationResult } from '../workflows/training';

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { textTable } from '../cli/table';
 
 /** Small helpers shared by the benchmarks. */
 
@@ -27,10 +28,10 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** A benchmark's table under its title, indented, the figures lined up (cli/table.ts). */
 export function printTable(title: string, rows: readonly (readonly string[])[]): void {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   console.log(`\n${title}`);
-  for (const row of rows) console.log(`  ${row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`);
+  for (const line of textTable(rows, { numbers: true }).split('\n')) console.log(`  ${line}`);
 }
 
 /**

@@ -9,7 +9,7 @@ import { totalCost, VERDICT_SCHEMA, type VerdictFile } from '../core/judge/verdi
 import { attemptOfManifest, datasetPrefix, verdictKey } from '../core/keys';
 import { createDatasetActivities, type DatasetSummary } from '../activities/datasets/activities';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
-import { connectClient } from '../cli/client';
+import { connectClient } from '../client/connection';
 import { recordTrajectory } from '../doubles/scripted-models/recorded-trajectory';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';

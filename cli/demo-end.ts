@@ -4,7 +4,7 @@ import { noiseSummary, type EvaluationReport } from '../core/report';
 import type { ObjectStore } from '../activities/storage/object-store';
 import type { GeneralizationResult, SpecializationResult } from '../workflows/training';
 import { paths, reportPageUrl, viewerUrl } from '../viewer/urls';
-import { workflowUrl } from './client';
+import { workflowUrl } from '../client/connection';
 import { forTerminal } from './terminal';
 import { FULL, FULL_RUN_MEASURED, type DemoOptions } from './demo-options';
 

@@ -14,7 +14,7 @@ import {
   type GeneralizationResult,
   type SpecializationResult,
 } from '../workflows/training';
-import { connectClient, workflowUrl } from './client';
+import { connectClient, workflowUrl } from '../client/connection';
 import { DemoUsageError, parseDemoOptions, type DemoOptions } from './demo-options';
 import { printDemoEnd } from './demo-end';
 import { followStages, type StageTime } from './follow';

@@ -4,7 +4,7 @@ import * as inputs from '../config/workflow-inputs';
 import { ValidationError } from '../core/validation';
 import { TaskLibrary } from '../activities/tasks/library';
 import * as workflows from '../workflows';
-import { connectClient } from './client';
+import { connectClient } from '../client/connection';
 
 /** Checks a scheduled workflow's input as the workflow will when it starts, so a bad one is refused now. */
 function checkInput(config: LoadedConfig, workflow: string, input: unknown, id: string, library: TaskLibrary): void {

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { LoadedConfig } from '../config/load';
 import { connectTemporal } from '../config/temporal-connection';
-import { connectClient } from '../cli/client';
+import { connectClient } from '../client/connection';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Env, LoadedConfig } from '../config/load';
+import { lazyClient } from '../client/connection';
 import { createObjectStore } from '../activities/storage/object-store';
 import { devEnv } from '../infra/stack';
 import { ownValue } from '../core/records';
@@ -16,7 +17,7 @@ import { progressSection, readProgress, runPage } from './pages/run';
 import { filtersOf, runsPage } from './pages/runs';
 import { checkpointPage, trainingListPage, trainingPage } from './pages/training';
 import { trajectoriesPage, trajectoryPage } from './pages/trajectory';
-import { viewerClient, ViewerSources } from './sources';
+import { ViewerSources } from './sources';
 import { viewerUrl } from './urls';
 
 /**
@@ -58,18 +59,17 @@ const OBJECT_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
 
-export function createViewerApp(src: ViewerSources, login: ViewerLogin): FastifyInstance {
-  const app = Fastify({ logger: false, routerOptions: { maxParamLength: 1000 } });
-  const webUi = src.config.temporal.webUi;
-  const html = (reply: FastifyReply, body: Html, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body.text);
+const sendHtml = (reply: FastifyReply, body: Html, status = 200): FastifyReply => reply.code(status).type('text/html; charset=utf-8').send(body.text);
 
+/** The check every request passes before routing: the token where there is a login, a loopback Host where there is none. */
+function guard(app: FastifyInstance, login: ViewerLogin): void {
   if (login.kind === 'token') {
     // Before routing, so unknown pages and static files are refused alike and say nothing of what exists.
     app.addHook('onRequest', async (req, reply) => {
       if (req.url.split('?')[0] === HEALTH || authorized(req.headers.authorization, login.token)) return;
       const refusal = new ViewerError(401, 'Login needed', `This viewer needs its token: HTTP Basic with any user name and the token as password (a browser asks for it), or Authorization: Bearer <token>. Its operator has it in ${login.tokenEnv}.`);
       reply.header('www-authenticate', CHALLENGE).header('cache-control', 'no-store');
-      return html(reply, loginNeededPage(refusal), 401);
+      return sendHtml(reply, loginNeededPage(refusal), 401);
     });
   } else {
     // Open: only requests naming a loopback Host, every route alike (viewer/auth.ts loopbackHostHeader).
@@ -77,42 +77,32 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
       if (loopbackHostHeader(req.headers.host)) return;
       const refusal = new ViewerError(403, 'Not a loopback address', 'This viewer runs without a login, so it answers only at a loopback address (127.0.0.1, ::1, localhost), never at a name another site could point here. Its operator sets a token to serve it at other names.');
       reply.header('cache-control', 'no-store');
-      return html(reply, loginNeededPage(refusal), 403);
+      return sendHtml(reply, loginNeededPage(refusal), 403);
     });
   }
-  const show = (section: Section, title: string, body: Html, charts = false) => page({ title, section, body, charts, webUi });
+}
 
-  app.setErrorHandler((err, _req, reply) => {
-    const failure = err instanceof ViewerError ? err : new ViewerError(500, 'The viewer failed on this page', (err as Error).message);
-    return html(reply, errorPage(failure, webUi), failure.status);
-  });
-  app.setNotFoundHandler((req, reply) => html(reply, errorPage(notFound(`page ${req.url}`, 'the viewer has no such page'), webUi), 404));
+/** A page body in the layout, under its section of the menu. */
+type Show = (section: Section, title: string, body: Html, charts?: boolean) => Html;
 
-  app.get('/', (_req, reply) => reply.redirect('/runs'));
-  app.get(HEALTH, (_req, reply) => reply.type('text/plain').send('ok\n'));
-  app.get('/favicon.ico', (_req, reply) => reply.code(204).send());
-  app.get('/static/:file', (req, reply) => {
-    const entry = ownValue(STATIC_FILES, (req.params as Params).file ?? '');
-    if (entry === undefined) throw notFound(`static file ${(req.params as Params).file}`, `the viewer serves ${Object.keys(STATIC_FILES).join(', ')}`);
-    return reply.type(entry.type).header('cache-control', 'no-cache').send(createReadStream(entry.file));
-  });
-
-  app.get('/runs', async (req, reply) => html(reply, show('runs', 'Runs', await runsPage(src, filtersOf(req.query as Query)))));
+/** Runs, a run (and its live progress), the trajectories of a run and one trajectory. */
+function routeRunPages(app: FastifyInstance, src: ViewerSources, show: Show): void {
+  app.get('/runs', async (req, reply) => sendHtml(reply, show('runs', 'Runs', await runsPage(src, filtersOf(req.query as Query)))));
   app.get('/runs/:id', async (req, reply) => {
     const id = (req.params as Params).id!;
-    return html(reply, show('runs', id, await runPage(src, id)));
+    return sendHtml(reply, show('runs', id, await runPage(src, id)));
   });
   // The live part of a run page, polled by viewer.js; tells it when the run has closed.
   app.get('/runs/:id/progress', async (req, reply) => {
     const id = (req.params as Params).id!;
     const description = await src.temporal(`workflow ${id}`, (c) => c.workflow.getHandle(id).describe());
     if (description.status.name !== 'RUNNING') reply.header('x-run-closed', description.status.name);
-    return html(reply, progressSection(await readProgress(src, id)));
+    return sendHtml(reply, progressSection(await readProgress(src, id)));
   });
 
   app.get('/trajectories/:run/:software', async (req, reply) => {
     const { run, software } = req.params as Params;
-    return html(reply, show('runs', `${run} ${software}`, await trajectoriesPage(src, run!, software!)));
+    return sendHtml(reply, show('runs', `${run} ${software}`, await trajectoriesPage(src, run!, software!)));
   });
   app.get('/trajectories/:run/:software/:task/:attempt', async (req, reply) => {
     const { run, software, task, attempt } = req.params as Params;
@@ -120,36 +110,41 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
     if (!/^(0|[1-9]\d{0,5})$/.test(attempt!)) throw notFound(`trajectory ${what}`, `attempt "${attempt}" is not an attempt number`);
     const ref = { run: run!, software: software!, task: task!, attempt: Number(attempt) };
     const label = (req.query as Query).verdict;
-    return html(reply, show('runs', `${software} ${task}/${attempt}`, await trajectoryPage(src, ref, label)));
+    return sendHtml(reply, show('runs', `${software} ${task}/${attempt}`, await trajectoryPage(src, ref, label)));
   });
+}
 
-  app.get('/evaluation', async (_req, reply) => html(reply, show('evaluation', 'Evaluation', await seriesListPage(src))));
+/** Evaluation series and reports, training runs and checkpoints, judge evaluations. */
+function routeReportPages(app: FastifyInstance, src: ViewerSources, show: Show): void {
+  app.get('/evaluation', async (_req, reply) => sendHtml(reply, show('evaluation', 'Evaluation', await seriesListPage(src))));
   app.get('/evaluation/:series', async (req, reply) => {
     const { series } = req.params as Params;
-    return html(reply, show('evaluation', `Evaluation ${series}`, await seriesPage(src, series!), true));
+    return sendHtml(reply, show('evaluation', `Evaluation ${series}`, await seriesPage(src, series!), true));
   });
   app.get('/evaluation/:series/:report', async (req, reply) => {
     const { series, report } = req.params as Params;
-    return html(reply, show('evaluation', `Evaluation ${series} ${report}`, await seriesPage(src, series!, report), true));
+    return sendHtml(reply, show('evaluation', `Evaluation ${series} ${report}`, await seriesPage(src, series!, report), true));
   });
 
-  app.get('/training', async (_req, reply) => html(reply, show('training', 'Training', await trainingListPage(src))));
+  app.get('/training', async (_req, reply) => sendHtml(reply, show('training', 'Training', await trainingListPage(src))));
   app.get('/training/:id', async (req, reply) => {
     const id = (req.params as Params).id!;
-    return html(reply, show('training', id, await trainingPage(src, id), true));
+    return sendHtml(reply, show('training', id, await trainingPage(src, id), true));
   });
   app.get('/checkpoints/:name', async (req, reply) => {
     const name = (req.params as Params).name!;
-    return html(reply, show('training', `Checkpoint ${name}`, await checkpointPage(src, name)));
+    return sendHtml(reply, show('training', `Checkpoint ${name}`, await checkpointPage(src, name)));
   });
 
-  app.get('/judge', async (_req, reply) => html(reply, show('judge', 'Judge evaluations', await judgeListPage(src))));
+  app.get('/judge', async (_req, reply) => sendHtml(reply, show('judge', 'Judge evaluations', await judgeListPage(src))));
   app.get('/judge/:id', async (req, reply) => {
     const id = (req.params as Params).id!;
-    return html(reply, show('judge', `Judge evaluation ${id}`, await judgePage(src, id), true));
+    return sendHtml(reply, show('judge', `Judge evaluation ${id}`, await judgePage(src, id), true));
   });
+}
 
-  // Objects of this deployment (screenshots, manifests, reports), streamed from S3 as they are.
+/** Objects of this deployment (screenshots, manifests, reports), streamed from S3 as they are. */
+function routeObjects(app: FastifyInstance, src: ViewerSources): void {
   app.get('/objects/*', async (req, reply) => {
     const key = (req.params as Params)['*'] ?? '';
     const head = src.prefix === '' ? '' : `${src.prefix}/`;
@@ -165,7 +160,32 @@ export function createViewerApp(src: ViewerSources, login: ViewerLogin): Fastify
     reply.header('cache-control', type === 'image/png' ? 'private, max-age=86400, immutable' : 'no-cache');
     return reply.type(type).send(object.body);
   });
+}
 
+export function createViewerApp(src: ViewerSources, login: ViewerLogin): FastifyInstance {
+  const app = Fastify({ logger: false, routerOptions: { maxParamLength: 1000 } });
+  const webUi = src.config.temporal.webUi;
+  guard(app, login);
+  const show: Show = (section, title, body, charts = false) => page({ title, section, body, charts, webUi });
+
+  app.setErrorHandler((err, _req, reply) => {
+    const failure = err instanceof ViewerError ? err : new ViewerError(500, 'The viewer failed on this page', (err as Error).message);
+    return sendHtml(reply, errorPage(failure, webUi), failure.status);
+  });
+  app.setNotFoundHandler((req, reply) => sendHtml(reply, errorPage(notFound(`page ${req.url}`, 'the viewer has no such page'), webUi), 404));
+
+  app.get('/', (_req, reply) => reply.redirect('/runs'));
+  app.get(HEALTH, (_req, reply) => reply.type('text/plain').send('ok\n'));
+  app.get('/favicon.ico', (_req, reply) => reply.code(204).send());
+  app.get('/static/:file', (req, reply) => {
+    const entry = ownValue(STATIC_FILES, (req.params as Params).file ?? '');
+    if (entry === undefined) throw notFound(`static file ${(req.params as Params).file}`, `the viewer serves ${Object.keys(STATIC_FILES).join(', ')}`);
+    return reply.type(entry.type).header('cache-control', 'no-cache').send(createReadStream(entry.file));
+  });
+
+  routeRunPages(app, src, show);
+  routeReportPages(app, src, show);
+  routeObjects(app, src);
   return app;
 }
 
@@ -187,7 +207,7 @@ export async function startViewer(config: LoadedConfig, env: Env = process.env, 
   const host = listen.host ?? config.viewer.host;
   const login = viewerLogin(config, host, env);
   const store = createObjectStore(config.storage, devEnv(config, env), { outageToleranceMs: 0, timeoutMs: 5_000 });
-  const client = viewerClient(config);
+  const client = lazyClient(config);
   const app = createViewerApp(new ViewerSources(config, store, client), login);
   await app.listen({ host, port: listen.port ?? config.viewer.port });
   const { port } = app.server.address() as AddressInfo;

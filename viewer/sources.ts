@@ -1,9 +1,9 @@
-import { Client, Connection, isGrpcServiceError, makeGrpcRetryInterceptor, defaultGrpcRetryOptions } from '@temporalio/client';
+import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { z } from 'zod';
 import type { LoadedConfig } from '../config/load';
-import { temporalConnectionOptions, temporalTrouble } from '../config/temporal-connection';
+import { temporalTrouble } from '../config/temporal-connection';
 import { formatIssues } from '../core/validation';
 import type { ObjectStore } from '../activities/storage/object-store';
 import { badRequest, damaged, notFound, unavailable, ViewerError } from './errors';
@@ -126,17 +126,4 @@ function reason(err: unknown): string {
   const e = err as { message?: string; code?: string; name?: string; cause?: { message?: string; code?: string } };
   const parts = [e.message || e.code || e.name, e.cause?.message || e.cause?.code].filter((s): s is string => typeof s === 'string' && s !== '');
   return [...new Set(parts.map((s) => s.split('\n')[0]))].join(': ') || String(err);
-}
-
-/**
- * A Temporal client that connects on first use (so the viewer starts while Temporal is down) and
- * retries a refused call twice only, so a page says "Temporal is down" in seconds, not a minute.
- */
-export function viewerClient(config: LoadedConfig): Client {
-  const connection = Connection.lazy({
-    ...temporalConnectionOptions(config),
-    connectTimeout: '5 seconds',
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 2 }))],
-  });
-  return new Client({ connection, namespace: config.temporal.namespace });
 }

@@ -6,6 +6,9 @@ import * as path from 'node:path';
  * The layers of the code base, read from its sources: core/ is pure (no Node built-in and no I/O
  * layer reached from it, directly or through the apps' schemas and reference plans it uses); activities/ and config/ never import from workflows/, so
  * the types they share with workflows live in the lowest layer that uses them (core/ or config/).
+ * The CLI and the viewer are two faces of one client: what both need (the Temporal connection,
+ * history summaries, run queries) lives in client/, which imports neither, and the viewer never
+ * imports the CLI.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -59,5 +62,11 @@ describe('the layers of the code base', () => {
   it('activities/ and config/ import nothing from workflows/', () => {
     const upward = [...importsIn('activities'), ...importsIn('config')].filter(({ target }) => target.startsWith('workflows/'));
     assert.deepEqual(upward, []);
+  });
+
+  it('viewer/ imports nothing from cli/, and client/ nothing from cli/ or viewer/', () => {
+    const viewer = importsIn('viewer').filter(({ target }) => target.startsWith('cli/'));
+    const client = importsIn('client').filter(({ target }) => target.startsWith('cli/') || target.startsWith('viewer/'));
+    assert.deepEqual([...viewer, ...client], []);
   });
 });

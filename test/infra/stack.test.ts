@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { createObjectStore } from '../../activities/storage/object-store';
-import { connectClient } from '../../cli/client';
+import { connectClient } from '../../client/connection';
 import { startDaemon } from '../../infra/daemon';
 import { freePort } from '../../infra/ephemeral';
 import { devEnv, stackDown, stackStatus, stackUp } from '../../infra/stack';

@@ -9,11 +9,11 @@ import { NativeConnection } from '@temporalio/worker';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type Env, type LoadedConfig } from '../../config/load';
 import { connectTemporal, TemporalConnectError } from '../../config/temporal-connection';
-import { connectClient } from '../../cli/client';
+import { connectClient, lazyClient } from '../../client/connection';
 import { setupCluster } from '../../cli/setup-cluster';
 import { toolPath } from '../../infra/tools';
 import { ViewerError } from '../../viewer/errors';
-import { viewerClient, ViewerSources } from '../../viewer/sources';
+import { ViewerSources } from '../../viewer/sources';
 import { batchWorkflowId, type BatchResult } from '../../workflows/batch';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { freePort, REPO_CONFIG, testStack, type TestStack } from '../stack';
@@ -87,7 +87,7 @@ describe('Temporal over TLS: mTLS through real terminators, API keys as Temporal
     const withPair = configWith({ address: stunnel.address, tls: { serverCa, ...clientPair, serverName: pki.serverName } });
     const withoutPair = configWith({ address: stunnel.address, tls: { serverCa, serverName: pki.serverName } });
     const namespace = (config: LoadedConfig) => async () => {
-      const client = viewerClient(config);
+      const client = lazyClient(config);
       try {
         const described = await new ViewerSources(config, stack.store, client, 20_000).temporal('the namespace', (c) => c.workflowService.describeNamespace({ namespace: config.temporal.namespace }));
         return described.namespaceInfo?.name;

@@ -6,7 +6,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { parse, stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { connectTemporal } from '../../config/temporal-connection';
-import { connectClient } from '../../cli/client';
+import { connectClient } from '../../client/connection';
 import { rolloutSettings } from '../../config/workflow-inputs';
 import { preparedBoxes } from '../../config/schema';
 import { ImagePreparer } from '../../activities/models/images';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { runsQuery } from '../../cli/runs-query';
+import { runsQuery } from '../../client/runs';
 import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
 import type { GuiAction } from '../../core/actions';
 import type { RunRecord } from '../../core/metrics';

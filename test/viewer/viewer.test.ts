@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { workflowUrl } from '../../cli/client';
+import { workflowUrl } from '../../client/connection';
 import { describeAction } from '../../core/actions';
 import { LearningPolicy } from '../../doubles/learning-planner/policy';
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';

@@ -1,7 +1,7 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { workflowUrl } from '../../cli/client';
-import { summarizeHistory, type HistorySummary } from '../../cli/history';
+import { workflowUrl } from '../../client/connection';
+import { summarizeHistory, type HistorySummary } from '../../client/history';
 import { attemptOfManifest, type AttemptRef } from '../../core/keys';
 import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attributes';
 import { ViewerError } from '../errors';

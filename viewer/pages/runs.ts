@@ -1,8 +1,7 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { runsQuery, STATUS_NAMES, type RunsFilter } from '../../cli/runs-query';
-import { workflowUrl } from '../../cli/client';
+import { listRuns, runAttributes, runsQuery, STATUS_NAMES, type RunsFilter } from '../../client/runs';
+import { workflowUrl } from '../../client/connection';
 import { ownValue } from '../../core/records';
-import { CODA_ROUND, CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attributes';
 import { badRequest } from '../errors';
 import { html, type Html } from '../html';
 import type { ViewerSources } from '../sources';
@@ -31,15 +30,15 @@ export function filtersOf(query: Readonly<Record<string, unknown>>): Filters {
 
 /** One row per workflow: the search attributes every CODA workflow sets, and its links. */
 export const runRow = (src: ViewerSources, e: WorkflowExecutionInfo): unknown[] => {
-  const attrs = e.typedSearchAttributes;
+  const { software, stage, run, round } = runAttributes(e);
   return [
     link(paths.run(e.workflowId), e.workflowId),
     e.type,
     badge(e.status.name),
-    attrs.get(CODA_SOFTWARE) ?? '',
-    attrs.get(CODA_STAGE) ?? '',
-    attrs.get(CODA_RUN) ?? '',
-    attrs.get(CODA_ROUND) ?? '',
+    software,
+    stage,
+    run,
+    round ?? '',
     utc(e.startTime),
     utc(e.closeTime),
     link(workflowUrl(src.config, e.workflowId), 'Web UI', true),
@@ -49,20 +48,12 @@ export const runRow = (src: ViewerSources, e: WorkflowExecutionInfo): unknown[] 
 export const RUN_HEADERS = ['workflow', 'type', 'status', 'software', 'stage', 'run', 'round', 'started (UTC)', 'closed (UTC)', 'Temporal'];
 
 /** Workflows matching a visibility query, at most `limit`; whether there were more. */
-export async function listRuns(src: ViewerSources, filter: RunsFilter, limit = LIMIT): Promise<{ rows: WorkflowExecutionInfo[]; more: boolean; query: string }> {
-  const query = runsQuery(filter);
-  return src.temporal(`runs matching ${query}`, async (client) => {
-    const rows: WorkflowExecutionInfo[] = [];
-    for await (const execution of client.workflow.list({ query, pageSize: Math.min(limit + 1, 1000) })) {
-      if (rows.length === limit) return { rows, more: true, query };
-      rows.push(execution);
-    }
-    return { rows, more: false, query };
-  });
+export function readRuns(src: ViewerSources, filter: RunsFilter, limit = LIMIT): Promise<{ rows: WorkflowExecutionInfo[]; more: boolean; query: string }> {
+  return src.temporal(`runs matching ${runsQuery(filter)}`, (client) => listRuns(client, filter, limit));
 }
 
 export async function runsPage(src: ViewerSources, filters: Filters): Promise<Html> {
-  const { rows, more, query } = await listRuns(src, { ...filters, types: RUN_TYPES });
+  const { rows, more, query } = await readRuns(src, { ...filters, types: RUN_TYPES });
   const select = (name: string, options: readonly string[], chosen: string | undefined, any: string): Html =>
     html`<select name="${name}"><option value="">${any}</option>${options.map((o) => html`<option${o === chosen ? html` selected` : ''}>${o}</option>`)}</select>`;
   const input = (name: string, placeholder: string): Html => html`<input name="${name}" placeholder="${placeholder}" value="${filters[name as keyof Filters] ?? ''}">`;

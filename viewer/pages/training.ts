@@ -10,7 +10,7 @@ import { anyValue, badge, barChart, chart, keyValues, lineChart, link, table, ut
 import { formatNumber, lineage, lineageTable, readCheckpoint, type Checkpoint } from './lineage';
 import { readDatasetRowsKey } from './run-result';
 import { datasetCounts, isDatasetSummary, isReportSummary, reportSummaryTable } from './results';
-import { listRuns, RUN_HEADERS, runRow } from './runs';
+import { readRuns, RUN_HEADERS, runRow } from './runs';
 import { pendingActivities, progressSection, readProgress, readRun, type RunState } from './run';
 
 /**
@@ -23,7 +23,7 @@ import { pendingActivities, progressSection, readProgress, readRun, type RunStat
  */
 
 export async function trainingListPage(src: ViewerSources): Promise<Html> {
-  const { rows } = await listRuns(src, { types: ['specialization', 'generalization'] });
+  const { rows } = await readRuns(src, { types: ['specialization', 'generalization'] });
   return html`<h1>Training</h1>${
     rows.length === 0
       ? html`<p class="empty">No specialization or generalization yet (<code>coda start specialization --software KAlgebra</code>).</p>`

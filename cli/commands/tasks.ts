@@ -1,4 +1,11 @@
-import type { TaskCensus } from '../activities/tasks/census';
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load';
+import { taskCensus, type TaskCensus } from '../../activities/tasks/census';
+import { DEFAULT_TASK_ROOT } from '../../activities/tasks/library';
+import { json, UsageError } from '../context';
+import { textTable } from '../table';
+import { forTerminal } from '../terminal';
 
 /**
  * `coda tasks` as text: one row per application (files, parsed, and how many tasks each host of
@@ -10,7 +17,7 @@ export function formatCensus(census: TaskCensus, markdown = false): string {
   const rows = census.applications.map((a) => [a.software, String(a.files), String(a.parsed), ...a.support.map((s) => String(s.supported))]);
   const sum = (pick: (a: TaskCensus['applications'][number]) => number): string => String(census.applications.reduce((n, a) => n + pick(a), 0));
   rows.push(['total', sum((a) => a.files), sum((a) => a.parsed), ...census.columns.map((_, c) => sum((a) => a.support[c]?.supported ?? 0))]);
-  const lines = [markdown ? markdownTable(header, rows) : textTable(header, rows), ''];
+  const lines = [markdown ? markdownTable(header, rows) : textTable([header, ...rows], { numbers: true }), ''];
   const kinds = census.columns.filter((c) => !c.inDeployment).map((c) => c.name);
   if (kinds.length > 0) lines.push(`${markdown ? '\\*' : '*'} a host kind the deployment has none of (${kinds.join(', ')}): what such a host would run`, '');
   lines.push('Columns: each host of the deployment; `local`: a local host on this machine (probed: app binaries with a driver, pdflatex/bibtex, TeX files by kpsewhich; no network, an empty HOME); `osworld`: a ScienceBoard VM (every app, the snapshot, the internet).', '');
@@ -29,10 +36,22 @@ export function formatCensus(census: TaskCensus, markdown = false): string {
   return lines.join('\n').trimEnd();
 }
 
-const textTable = (header: string[], rows: string[][]): string => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [header, ...rows].map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ')).join('\n');
-};
-
 const markdownTable = (header: string[], rows: string[][]): string =>
   [header, header.map((_, i) => (i === 0 ? '---' : '---:')), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+
+export function registerTasks(program: Command): void {
+  program
+    .command('tasks')
+    .description('for a folder of task files (one subfolder per application): files, how many parse, how many each host and host kind runs, and why not')
+    .option('--folder <dir>', 'the folder of task files', DEFAULT_TASK_ROOT)
+    .option('--config <file>', 'the deployment (default: $CODA_CONFIG or temporal.yaml)')
+    .option('--markdown', 'the table as Markdown (the README has it)')
+    .option('--json', 'everything as JSON, per task too')
+    .action(async (options: { folder: string; config?: string; markdown?: boolean; json?: boolean }) => {
+      if (!existsSync(options.folder)) throw new UsageError(`no folder ${options.folder}`);
+      const census = await taskCensus({ folder: options.folder, config: loadConfig(options.config) });
+      // Waits until the text is written: the process exits right after, and a pipe takes large output in several writes.
+      const text = forTerminal(`${options.json ? json(census) : formatCensus(census, options.markdown)}\n`);
+      await new Promise<void>((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
+    });
+}
