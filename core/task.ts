@@ -223,7 +223,7 @@ function leanProblems(initialize: readonly InitializeStep[]): string[] {
 /**
  * The Python sources of a task, by where they are (`evaluate[0].key`), as its app's `python`
  * table says ScienceBoard evaluates them: checked to compile when the task is loaded, run in the
- * predicate sandbox (activities/desktop/predicates/) when it is evaluated.
+ * predicate sandbox (io/predicates/) when it is evaluated.
  */
 export function pythonSources(task: ScienceBoardTask): Array<{ readonly field: string; readonly source: string }> {
   const table = appOf(task.type)?.python ?? {};

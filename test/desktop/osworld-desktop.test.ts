@@ -16,7 +16,7 @@ import { referencePlan } from '../../apps/kalgebra/reference';
 import { stopReasonOf } from '../../core/episode';
 import { createDesktopActivities, type StepInput, type StepOutcome } from '../../activities/desktop/activities';
 import { DesktopError, DesktopLostError } from '../../activities/desktop/desktop';
-import { createOsworldClient } from '../../activities/desktop/osworld/client';
+import { createOsworldClient } from '../../io/osworld-client';
 import { createKalgebraState } from '../../apps/kalgebra/vm';
 import {
   appStateUrl,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy, type VmHttp } from './http';
+import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy, type VmHttp } from './vm-http';
 
 /**
  * Typed client of the OSWorld in-VM server (port 5000) with ScienceBoard's additions
