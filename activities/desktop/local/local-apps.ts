@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { LocalApp } from '../../../config/schema';
-import { commandLine, funcDrives, type Task } from '../../../core/task';
+import { funcDrives, type Task } from '../../../core/task';
+import { commandLine } from '../../../core/task-common';
 
 /** A task's app could not be mapped to a local binary; `step` names the initialize step at fault. */
 export class UnknownAppError extends Error {

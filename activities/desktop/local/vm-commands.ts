@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { commandLine } from '../../../core/task';
+import { commandLine } from '../../../core/task-common';
 import { homePath } from './local-apps';
 
 /**
