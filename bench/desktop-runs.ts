@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config, LocalHostConfig } from '../config/schema';
 import { stopReasonOf } from '../core/episode';
-import { referencePlanFor } from '../core/policies';
+import { referencePlanFor } from '../apps/policies';
 import type { Task } from '../core/task';
 import { TaskLibrary } from '../activities/tasks/library';
 import type { LocalDesktop } from '../activities/desktop/local/local-desktop';
