@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOsworldClient, type OsworldClient } from '../../io/osworld-client';
-import { VmHttpError } from '../../io/vm-http';
+import { VmHttpError } from '../../io/vm-http-error';
 import { startOsworldServerDouble, type OsworldServerDouble } from './osworld-server-double';
 import { rejectsWith } from './helpers';
 import { freePort } from '../../infra/ephemeral';
