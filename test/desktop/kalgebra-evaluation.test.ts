@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { freeIdentifiers, splitAssignment, splitEquation, splitLambda } from '../../core/kalgebra/expressions';
+import { freeIdentifiers, splitAssignment, splitEquation, splitLambda } from '../../apps/kalgebra/expressions';
 import { withKeysForControls, xdotoolArgs } from '../../activities/desktop/local/input';
 import { calgebra, parseCalgebraOutput } from '../../activities/desktop/local/kalgebra/calgebra';
 import { realPart, sameValue } from '../../activities/desktop/local/kalgebra/evaluators';
