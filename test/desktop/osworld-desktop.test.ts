@@ -33,7 +33,7 @@ import { freePort } from '../../infra/ephemeral';
 import { testStack } from '../stack';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from '../../apps/kalgebra/double';
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
-import { kalgebraGui } from './kalgebra-gui';
+import { kalgebraGui } from '../../apps/kalgebra/gui-double';
 import { pngSize, rejectsWith } from './helpers';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
