@@ -1,19 +1,24 @@
 import type { AppSchema } from '../core/task-common';
-import { celestia } from './celestia/schema';
-import { chimerax } from './chimerax/schema';
-import { grassgis } from './grassgis/schema';
-import { kalgebra } from './kalgebra/schema';
-import { lean } from './lean/schema';
-import { texstudio } from './texstudio/schema';
+import type { AppModule } from './app-module';
+import { app as celestia } from './celestia/index';
+import { app as chimerax } from './chimerax/index';
+import { app as grassgis } from './grassgis/index';
+import { app as kalgebra } from './kalgebra/index';
+import { app as lean } from './lean/index';
+import { app as texstudio } from './texstudio/index';
 
 /**
- * The ScienceBoard applications the pipeline knows, one entry per app folder (apps/<slug>/), in
- * the order of the CODA paper's table 1 and then ScienceBoard's other domains: reports put their
- * columns in this order. A lab adding its own app adds a folder with its schema.ts and a line here.
+ * The registry: the applications the pipeline knows, one module per app folder (apps/<slug>/,
+ * its index.ts), in the order of the CODA paper's table 1 and then ScienceBoard's other domains:
+ * reports put their columns in this order. A lab adding its own app adds a folder and a line here
+ * (docs/adding-an-application.md); every table by software is read from this list.
  */
-export const APPS = [kalgebra, chimerax, grassgis, celestia, texstudio, lean] as const satisfies readonly AppSchema[];
+export const APP_MODULES = [kalgebra, chimerax, grassgis, celestia, texstudio, lean] as const satisfies readonly AppModule[];
 
-export type App = (typeof APPS)[number];
+export type App = (typeof APP_MODULES)[number]['schema'];
+
+/** The apps' task schemas, in the registry's order. */
+export const APPS: readonly App[] = APP_MODULES.map((app) => app.schema);
 
 /** The app whose task files have `type` = `software`, if the pipeline knows it. */
 export const appOf = (software: string): AppSchema | undefined => APPS.find((app) => app.software === software);

@@ -1,7 +1,7 @@
 import type { CheckResult } from '../core/evaluation';
-import type { OsworldClient } from '../activities/desktop/osworld/client';
-import type { VmHttp } from '../activities/desktop/osworld/http';
-import type { PredicateCheck, PredicateResult } from '../activities/desktop/predicates/sandbox';
+import type { OsworldClient } from '../io/osworld-client';
+import type { VmHttp } from '../io/vm-http';
+import type { PredicateCheck, PredicateResult } from '../io/predicates/sandbox';
 
 /**
  * What each application's `vm.ts` gives the OSWorld desktop: how a ScienceBoard VM runs the app's
@@ -9,7 +9,7 @@ import type { PredicateCheck, PredicateResult } from '../activities/desktop/pred
  * ScienceBoard's sci/<App>/<app>.py and task.py do. Runs on the vm-host.
  */
 
-/** One check for the predicate sandbox (activities/desktop/predicates): `info` (the default), `states` or `file`. */
+/** One check for the predicate sandbox (io/predicates/): `info` (the default), `states` or `file`. */
 export type PythonCheck = PredicateCheck;
 
 /** Evaluates checks on a dump in the predicate sandbox; one outcome per check, in order. */

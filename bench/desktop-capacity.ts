@@ -8,7 +8,7 @@ import type { LocalHostConfig } from '../config/schema';
 import { kalgebraPoint } from '../apps/kalgebra/layout';
 import { TaskLibrary } from '../activities/tasks/library';
 import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
-import { processesOf } from '../activities/desktop/local/process';
+import { processesOf } from '../io/process';
 import { freeDisplay } from '../infra/ephemeral';
 import { median, percentile, printTable, procKib } from './stats';
 

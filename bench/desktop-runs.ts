@@ -2,11 +2,11 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config, LocalHostConfig } from '../config/schema';
 import { stopReasonOf } from '../core/episode';
-import { referencePlanFor } from '../core/policies';
+import { referencePlanFor } from '../apps/policies';
 import type { Task } from '../core/task';
 import { TaskLibrary } from '../activities/tasks/library';
 import type { LocalDesktop } from '../activities/desktop/local/local-desktop';
-import { processesOf } from '../activities/desktop/local/process';
+import { processesOf } from '../io/process';
 import { median, procKib } from './stats';
 
 /** What the desktop benchmarks share: their host, timing a call, their tasks, resets by kind, replaying a reference plan, memory. */

@@ -4,7 +4,7 @@ import { probeLocalHost } from '../activities/desktop/local/host-facts';
 import { TaskLibrary } from '../activities/tasks/library';
 import { loadConfig } from '../config/load';
 import type { TaskRuns } from '../core/metrics';
-import { referencePlanFor, perturbedPlanFor } from '../core/policies';
+import { referencePlanFor, perturbedPlanFor } from '../apps/policies';
 import { deploymentCapabilities, probesOf, unmetNeeds } from '../core/requirements';
 import { mulberry32 } from '../core/prng';
 import type { Task } from '../core/task';

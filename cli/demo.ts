@@ -3,7 +3,7 @@ import { loadConfig, type LoadedConfig } from '../config/load';
 import type { RoundRecord } from '../config/workflow-inputs';
 import { APP_NOT_RUNNING } from '../core/evaluation';
 import { COMPARISON_NOTE, formatDifference, formatPoints } from '../core/report';
-import { POLICY_SOFTWARE } from '../core/policies';
+import { POLICY_SOFTWARE } from '../apps/policies';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { devEnv, formatStack, stackUp } from '../infra/stack';
 import {

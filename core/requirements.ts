@@ -1,6 +1,7 @@
 import { APPS } from '../apps/index';
 import { texDependencies } from './texstudio/dependencies';
-import { commandLine, funcDrives, type Task } from './task';
+import { funcDrives, type Task } from './task';
+import { commandLine } from './task-common';
 
 /**
  * Whether a deployment can run a task, decided before any desktop is leased. What a task needs

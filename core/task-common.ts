@@ -82,7 +82,15 @@ export interface AppSchema {
    * parseTaskText) and these numbers are kept as text from there to the request.
    */
   readonly verbatimNumbers?: Readonly<Record<string, string>>;
+  /**
+   * What is wrong with a task's `initialize` as a whole, beyond each func's own schema, in words
+   * naming the field (Lean's tasks state exactly one theorem); nothing when it is right.
+   */
+  readonly initializeProblems?: (initialize: ReadonlyArray<{ readonly func: string }>) => string[];
 }
+
+/** One body a Celestia task's state dump reports on (the task file's `query`): its name and Celestia's selection type (1 star, 2 planet or moon, ...). */
+export const querySchema = z.strictObject({ name: z.string(), type: z.number().int() });
 
 /** A JSON number as text, e.g. `-1.0`, `33`, `1e-5`: how a task file spells a number kept verbatim. */
 export const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
@@ -95,3 +103,9 @@ export const verbatimNumber = z.union([
   z.string().regex(JSON_NUMBER, 'expected a number as JSON writes it'),
   z.number().refine(Number.isFinite, 'expected a finite number').transform(String),
 ]);
+
+/** A command as one line, for matching and messages (an argv list joined by spaces). */
+export const commandLine = (command: string | readonly string[]): string => (typeof command === 'string' ? command : command.join(' '));
+
+/** Whether a task has a replayable reference answer: an `ans` that is not empty and not "N/A". */
+export const hasReferenceAnswer = (task: { readonly ans?: string }): boolean => task.ans !== undefined && task.ans.trim() !== '' && task.ans.trim() !== 'N/A';

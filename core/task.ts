@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { APPS, appOf, type App } from '../apps/index';
-import { celestiaQuerySchema } from '../apps/celestia/schema';
-import { lean } from '../apps/lean/schema';
-import { texstudio } from '../apps/texstudio/schema';
 import { KEY_SEGMENT } from './keys';
-import { commonChecks, commonFuncs } from './task-common';
+import { commonChecks, commonFuncs, querySchema } from './task-common';
 import { formatPath, parseOrThrow, ValidationError } from './validation';
 
 /**
@@ -30,18 +27,11 @@ export type Evaluator = z.output<ValueOf<typeof commonChecks>> | { [K in App['so
 export type StepOfApp<S extends App['software']> = z.output<ValueOf<typeof commonFuncs>> | StepOf<Extract<App, { software: S }>>;
 export type CheckOfApp<S extends App['software']> = z.output<ValueOf<typeof commonChecks>> | CheckOf<Extract<App, { software: S }>>;
 
-/** TeXstudio's `file` check (ChimeraX has another). */
-export type TeXFileCheck = z.output<typeof texstudio.checks.file>;
-export const isTeXFileCheck = (check: Evaluator): check is TeXFileCheck => check.type === 'file' && 'path' in check;
-
 /** A step of any app's tasks, as generated task sets store the steps their tasks start with. */
 export const initializeStepSchema: z.ZodType<InitializeStep> = z.union([
   ...Object.values(commonFuncs),
   ...APPS.flatMap((app) => Object.values(app.funcs) as z.ZodType[]),
 ] as unknown as [z.ZodType<InitializeStep>, z.ZodType<InitializeStep>, ...z.ZodType<InitializeStep>[]]);
-
-/** A command as one line, for matching and messages (an argv list joined by spaces). */
-export const commandLine = (command: string | readonly string[]): string => (typeof command === 'string' ? command : command.join(' '));
 
 /** The funcs a task of `software` may use, by name (the common ones first). */
 export function funcsOf(software: string): Readonly<Record<string, z.ZodType>> {
@@ -90,7 +80,7 @@ const taskFileSchema = z.strictObject({
   initialize: z.array(rawStep),
   evaluate: z.array(rawCheck),
   /** Celestia: the bodies its state dump reports on. */
-  query: z.array(celestiaQuerySchema).optional(),
+  query: z.array(querySchema).optional(),
   ans: z.string().optional(),
   penalty: z.unknown().optional(),
   /** Set on generated tasks, which have no `evaluate` checks: only the judge says whether a rollout solved one. */
@@ -150,7 +140,7 @@ export function parseTask(raw: unknown, id: string): Task {
   const initialize = read<InitializeStep>(file.initialize, 'initialize', 'func', funcsOf(file.type));
   const evaluate = read<Evaluator>(file.evaluate, 'evaluate', 'type', checksOf(file.type));
   if (file.evaluate.length === 0 && file.generated === undefined) problems.push('evaluate: expected at least one check (only generated tasks have none)');
-  if (file.type === lean.software) problems.push(...leanProblems(initialize));
+  problems.push(...(app?.initializeProblems?.(initialize) ?? []));
   if (problems.length > 0) throw new ValidationError(source, problems);
   const task: Task = { id, ...file, initialize, evaluate };
   return unknown.length > 0 ? { ...task, unknown } : task;
@@ -212,18 +202,10 @@ function withVerbatimNumbers(raw: unknown, spellings: WeakMap<object, Map<string
   return { ...file, evaluate };
 }
 
-/** ScienceBoard's Lean tasks state exactly one theorem, with `query`, ending in `by sorry` (sci/Lean/task.py check_config). */
-function leanProblems(initialize: readonly InitializeStep[]): string[] {
-  const queries = [...initialize.entries()].filter(([, step]) => step.func === 'query');
-  if (queries.length !== 1) return [`initialize: expected exactly one "query" func in a Lean task, found ${queries.length}`];
-  const [[index, step]] = queries as [[number, InitializeStep]];
-  return step.func === 'query' && !step.expr.endsWith('by sorry') ? [`initialize[${index}].expr: expected the statement to end in "by sorry"`] : [];
-}
-
 /**
  * The Python sources of a task, by where they are (`evaluate[0].key`), as its app's `python`
  * table says ScienceBoard evaluates them: checked to compile when the task is loaded, run in the
- * predicate sandbox (activities/desktop/predicates/) when it is evaluated.
+ * predicate sandbox (io/predicates/) when it is evaluated.
  */
 export function pythonSources(task: ScienceBoardTask): Array<{ readonly field: string; readonly source: string }> {
   const table = appOf(task.type)?.python ?? {};
@@ -243,7 +225,3 @@ export const isLambda = (source: string): boolean => source.trimStart().startsWi
 
 /** Whether rollouts of the task can be scored by its own checks (generated tasks are judged instead). */
 export const hasEvaluators = (task: ScienceBoardTask): boolean => task.evaluate.length > 0;
-
-/** The `ans` values that mean "no replayable reference answer". */
-export const hasReferenceAnswer = (task: ScienceBoardTask): boolean =>
-  task.ans !== undefined && task.ans.trim() !== '' && task.ans.trim() !== 'N/A';

@@ -7,7 +7,7 @@ import { ValidationError } from '../../core/validation';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskEntry } from '../../core/rollout-types';
 import { PromiseCache } from '../cache';
-import { compileErrors } from '../desktop/predicates/sandbox';
+import { compileErrors } from '../../io/predicates/sandbox';
 
 /** The ScienceBoard tasks shipped with the repository (data/scienceboard/<Software>/<id>.json). */
 export const DEFAULT_TASK_ROOT = path.resolve(__dirname, '..', '..', '..', 'data', 'scienceboard');

@@ -9,9 +9,6 @@ import { pythonSource, type AppSchema } from '../../core/task-common';
  * holds when `pred(found, value)` (a Python lambda; default equality) is true.
  */
 
-/** One body the dump reports on: its name and Celestia's selection type (1 star, 2 planet or moon, ...). */
-export const celestiaQuerySchema = z.strictObject({ name: z.string(), type: z.number().int() });
-
 export const celestia = {
   software: 'Celestia',
   display: 'Celestia',

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { parsePythonJson } from '../../core/python-json';
 import type { CheckResult } from '../../core/evaluation';
-import { VmHttpError, type VmHttp } from '../../activities/desktop/osworld/http';
+import type { VmHttp } from '../../io/vm-http';
+import { VmHttpError } from '../../io/vm-http-error';
 import { sandboxChecks, type PythonCheck, type VmApp, type VmAppContext } from '../vm-app';
 
 /**

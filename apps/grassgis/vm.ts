@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { CheckResult } from '../../core/evaluation';
 import { parsePythonJson } from '../../core/python-json';
-import { VmHttpError, type VmHttp } from '../../activities/desktop/osworld/http';
+import type { VmHttp } from '../../io/vm-http';
+import { VmHttpError } from '../../io/vm-http-error';
 import { infoCheck, sandboxChecks, type VmApp } from '../vm-app';
 
 /**

@@ -1,7 +1,8 @@
 import type { GuiAction } from '../../core/actions';
 import type { Size } from '../../core/smart-resize';
-import { freeIdentifiers, splitAssignment, splitLambda } from '../../core/kalgebra/expressions';
-import { hasReferenceAnswer, type Task } from '../../core/task';
+import { freeIdentifiers, splitAssignment, splitLambda } from './expressions';
+import type { Task } from '../../core/task';
+import { hasReferenceAnswer } from '../../core/task-common';
 import { KALGEBRA_TAB_HOTKEYS, kalgebraPoint, type KAlgebraControl } from './layout';
 import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from '../../core/policies/plans';
 

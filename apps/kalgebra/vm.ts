@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { CallOptions } from '../../activities/desktop/osworld/client';
-import { createVmHttp, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../activities/desktop/osworld/http';
+import type { CallOptions } from '../../io/osworld-client';
+import { createVmHttp, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../io/vm-http';
 
 /**
  * Client of the state server inside ScienceBoard's modified KAlgebra build. The app serves it on

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { wait, type AppSchema } from '../../core/task-common';
 
+/** ScienceBoard's Lean tasks state exactly one theorem, with `query`, ending in `by sorry` (sci/Lean/task.py check_config). */
+function leanProblems(initialize: ReadonlyArray<{ readonly func: string }>): string[] {
+  const queries = [...initialize.entries()].filter(([, step]) => step.func === 'query');
+  if (queries.length !== 1) return [`initialize: expected exactly one "query" func in a Lean task, found ${queries.length}`];
+  // The step was read by the `query` schema below, which requires its `expr`.
+  const [index, step] = queries[0] as [number, { readonly func: string; readonly expr?: string }];
+  return step.expr?.endsWith('by sorry') === true ? [] : [`initialize[${index}].expr: expected the statement to end in "by sorry"`];
+}
+
 /**
  * Lean's funcs and checks (ScienceBoard sci/Lean/task.py). On a VM its funcs write the task's
  * file (/home/user/sci/Sci/Basic.lean, opened in VS Code): `import` and `open` lines, `def`s,
@@ -27,4 +36,5 @@ export const lean = {
     /** Stands for the proof check of the query (ScienceBoard's Lean VMTask.eval). */
     placeholder: z.strictObject({ type: z.literal('placeholder') }),
   },
+  initializeProblems: leanProblems,
 } as const satisfies AppSchema;

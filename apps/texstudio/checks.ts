@@ -1,5 +1,6 @@
 import type { CheckResult } from '../../core/evaluation';
-import type { Evaluator, Task, TeXFileCheck } from '../../core/task';
+import type { Evaluator, Task } from '../../core/task';
+import type { TeXFileCheck } from './schema';
 import { unifiedDiff } from '../../core/unified-diff';
 
 /**

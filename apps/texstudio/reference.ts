@@ -1,6 +1,8 @@
 import type { GuiAction } from '../../core/actions';
 import type { Size } from '../../core/smart-resize';
-import { commandLine, isTeXFileCheck, type Task } from '../../core/task';
+import type { Task } from '../../core/task';
+import { commandLine } from '../../core/task-common';
+import { isTeXFileCheck } from './schema';
 import { initialText } from './checks';
 import { perturbStop, stopOf, withinSteps, type ReferencePlan, type StopAction } from '../../core/policies/plans';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { wait, type AppSchema } from '../../core/task-common';
+import type { Evaluator } from '../../core/task';
 
 /**
  * TeXstudio's funcs and checks (ScienceBoard sci/TeXstudio/task.py). Its documents are about the
@@ -31,3 +32,7 @@ export const texstudio = {
     compile: z.strictObject({ type: z.literal('compile'), path: z.string().min(1), file: z.string().min(1) }),
   },
 } as const satisfies AppSchema;
+
+/** TeXstudio's `file` check (ChimeraX has another). */
+export type TeXFileCheck = z.output<typeof texstudio.checks.file>;
+export const isTeXFileCheck = (check: Evaluator): check is TeXFileCheck => check.type === 'file' && 'path' in check;

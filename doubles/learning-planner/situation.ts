@@ -1,6 +1,6 @@
 import { describeAction, type GuiAction } from '../../core/actions';
 import { formatPlannerOutput, type PlannerAction } from '../../core/planner-parser';
-import { perturbedPlanFor, referencePlanFor } from '../../core/policies';
+import { perturbedPlanFor, referencePlanFor } from '../../apps/policies';
 import type { Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 

@@ -9,7 +9,7 @@ import { keyedRandom, requestKey } from './seeded';
 
 /**
  * TEST DOUBLE. The scripted planner and executor, replying exactly as a CODA planner and
- * UI-TARS-1.5 write, for the tasks of every software with a reference policy in core/policies.
+ * UI-TARS-1.5 write, for the tasks of every software with a reference policy in apps/policies.ts.
  * The planner is the learning planner double (doubles/learning-planner/): it finds the task by
  * its instruction (and software, when the prompt names it), reads the step from its prompt, and
  * chooses between the plan's right step and the perturbed one by the logits of the model it is

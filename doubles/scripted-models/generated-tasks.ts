@@ -1,16 +1,11 @@
-import { SEEDS as CELESTIA } from '../../apps/celestia/seeds';
-import { SEEDS as CHIMERAX } from '../../apps/chimerax/seeds';
-import { SEEDS as GRASS } from '../../apps/grassgis/seeds';
-import { SEEDS as KALGEBRA } from '../../apps/kalgebra/seeds';
-import { SEEDS as LEAN } from '../../apps/lean/seeds';
-import { SEEDS as TEXSTUDIO } from '../../apps/texstudio/seeds';
+import { APP_MODULES } from '../../apps/index';
 import type { Template, TemplateContext, TemplateTask } from '../../apps/seeds';
 
 /**
  * TEST DOUBLE support. The tasks the scripted task-generator double writes, and how the scripted
  * planner and judge doubles read them back. A real generator writes free text; this one writes
  * instructions from templates, each with the reference plan (in ScienceBoard's `ans` notation, the
- * one core/policies replays) that solves it, so that the doubles downstream know the plan the way
+ * one apps/policies.ts replays) that solves it, so that the doubles downstream know the plan the way
  * a person who wrote the task would: the planner double can attempt the task (and botch it at its
  * error rate), the judge double can tell whether a trajectory followed it. Some templates ask for
  * things the scripted planner has no plan for: it answers FAIL, and those rollouts fail for real.
@@ -18,7 +13,8 @@ import type { Template, TemplateContext, TemplateTask } from '../../apps/seeds';
 
 export type { TemplateContext, TemplateTask } from '../../apps/seeds';
 
-const TEMPLATES: Readonly<Record<string, readonly Template[]>> = { KAlgebra: KALGEBRA, TeXstudio: TEXSTUDIO, Celestia: CELESTIA, ChimeraX: CHIMERAX, GrassGIS: GRASS, Lean: LEAN };
+/** Each registered app's seeds (apps/<slug>/seeds.ts), by software. */
+const TEMPLATES: Readonly<Record<string, readonly Template[]>> = Object.fromEntries(APP_MODULES.map((app) => [app.schema.software, app.seeds]));
 
 /** Whether the generator double can write tasks for `software`. */
 export const writesTasksFor = (software: string): boolean => TEMPLATES[software] !== undefined;

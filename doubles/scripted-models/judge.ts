@@ -1,5 +1,5 @@
 import { describeAction } from '../../core/actions';
-import { referencePlanFor } from '../../core/policies';
+import { referencePlanFor } from '../../apps/policies';
 import type { Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 import type { ChatRequest, Reply } from '../openai-server';

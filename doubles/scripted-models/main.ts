@@ -1,5 +1,5 @@
 import { loadConfig, type Env, type LoadedConfig } from '../../config/load';
-import { referencePlanFor } from '../../core/policies';
+import { referencePlanFor } from '../../apps/policies';
 import { parseTrajectoryManifest } from '../../core/trajectory';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';

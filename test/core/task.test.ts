@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { taskSupport } from '../../core/requirements';
-import { commandLine, hasReferenceAnswer, parseTask, parseTaskText } from '../../core/task';
+import { parseTask, parseTaskText } from '../../core/task';
+import { commandLine, hasReferenceAnswer } from '../../core/task-common';
 import { ValidationError } from '../../core/validation';
 
 const DIR = path.resolve(__dirname, '../../../data/scienceboard/KAlgebra');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { perturbedPlanFor, referencePlanFor } from '../../core/policies';
+import { perturbedPlanFor, referencePlanFor } from '../../apps/policies';
 import { readTask, writesTasksFor, writeTask } from '../../doubles/scripted-models/generated-tasks';
 import { mulberry32 } from '../../core/prng';
 import { loadTasks } from '../desktop/helpers';

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { loadConfig } from '../../config/load';
 import type { LocalHostConfig } from '../../config/schema';
-import { perturbedPlanFor, referencePlanFor } from '../../core/policies';
+import { perturbedPlanFor, referencePlanFor } from '../../apps/policies';
 import { parseTask, type Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';

@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/load';
 import type { LocalHostConfig } from '../../config/schema';
 import { DesktopPool } from '../../activities/desktop/pool';
 import { createLocalDesktop, type LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { processesOf } from '../../activities/desktop/local/process';
+import { processesOf } from '../../io/process';
 import { freeDisplay } from '../../infra/ephemeral';
 import { kalgebraTask, pngSize, processOf, REPO, untilGone } from './helpers';
 

@@ -11,8 +11,8 @@ import { stopReasonOf } from '../../core/episode';
 import type { StopInfo } from '../../core/evaluation';
 import { parseTaskText, type Task } from '../../core/task';
 import { createLocalDesktops, type LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { isAlive, processesOf, type TaggedProcess } from '../../activities/desktop/local/process';
-import { readKAlgebraState, type RunningKAlgebraState } from '../../activities/desktop/local/kalgebra/state';
+import { isAlive, processesOf, type TaggedProcess } from '../../io/process';
+import { readKAlgebraState, type RunningKAlgebraState } from '../../apps/kalgebra/local/state';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 

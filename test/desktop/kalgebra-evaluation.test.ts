@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { freeIdentifiers, splitAssignment, splitEquation, splitLambda } from '../../core/kalgebra/expressions';
+import { freeIdentifiers, splitAssignment, splitEquation, splitLambda } from '../../apps/kalgebra/expressions';
 import { withKeysForControls, xdotoolArgs } from '../../activities/desktop/local/input';
-import { calgebra, parseCalgebraOutput } from '../../activities/desktop/local/kalgebra/calgebra';
-import { realPart, sameValue } from '../../activities/desktop/local/kalgebra/evaluators';
+import { calgebra, parseCalgebraOutput } from '../../apps/kalgebra/local/calgebra';
+import { realPart, sameValue } from '../../apps/kalgebra/local/evaluators';
 import {
   agrees,
   analitzaNumber,
@@ -11,7 +11,7 @@ import {
   pointQueries,
   printedNumber,
   type Dimension,
-} from '../../activities/desktop/local/kalgebra/plot-points';
+} from '../../apps/kalgebra/local/plot-points';
 
 const run = (lines: readonly string[]) => calgebra(lines, { binary: 'calgebra', env: { PATH: process.env.PATH ?? '/usr/bin' }, timeoutMs: 10_000 });
 

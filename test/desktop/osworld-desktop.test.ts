@@ -16,7 +16,7 @@ import { referencePlan } from '../../apps/kalgebra/reference';
 import { stopReasonOf } from '../../core/episode';
 import { createDesktopActivities, type StepInput, type StepOutcome } from '../../activities/desktop/activities';
 import { DesktopError, DesktopLostError } from '../../activities/desktop/desktop';
-import { createOsworldClient } from '../../activities/desktop/osworld/client';
+import { createOsworldClient } from '../../io/osworld-client';
 import { createKalgebraState } from '../../apps/kalgebra/vm';
 import {
   appStateUrl,
@@ -33,7 +33,7 @@ import { freePort } from '../../infra/ephemeral';
 import { testStack } from '../stack';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from '../../apps/kalgebra/double';
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
-import { kalgebraGui } from './kalgebra-gui';
+import { kalgebraGui } from '../../apps/kalgebra/gui-double';
 import { pngSize, rejectsWith } from './helpers';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');

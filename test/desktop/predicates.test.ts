@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { compileErrors, describePredicate, evaluateChecks, MAX_CHECKS, type PredicateCheck } from '../../activities/desktop/predicates/sandbox';
+import { compileErrors, describePredicate, evaluateChecks, MAX_CHECKS, type PredicateCheck } from '../../io/predicates/sandbox';
 import { parseTask, pythonSources, type Evaluator, type Task } from '../../core/task';
 
 const ROOT = path.resolve(__dirname, '../../../data/scienceboard');

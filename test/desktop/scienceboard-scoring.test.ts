@@ -7,7 +7,7 @@ import { stopReasonOf } from '../../core/episode';
 import type { EvaluationResult, StopInfo } from '../../core/evaluation';
 import { parsePlannerOutput, primitiveAction } from '../../core/planner-parser';
 import type { Task } from '../../core/task';
-import { createOsworldClient } from '../../activities/desktop/osworld/client';
+import { createOsworldClient } from '../../io/osworld-client';
 import { appStateUrl, OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';
 import { CommandVmProvider } from '../../activities/desktop/osworld/vm-provider';
 import { TaskLibrary } from '../../activities/tasks/library';

@@ -8,7 +8,7 @@ import { chimeraxDouble, type ChimeraxDouble } from '../../apps/chimerax/double'
 import { grassDouble, type GrassDouble, type GrassState } from '../../apps/grassgis/double';
 import { leanDouble, type LeanDouble } from '../../apps/lean/double';
 import { BASIC_LEAN, leanHeader } from '../../apps/lean/vm';
-import { createOsworldClient } from '../../activities/desktop/osworld/client';
+import { createOsworldClient } from '../../io/osworld-client';
 import { createKalgebraState } from '../../apps/kalgebra/vm';
 import { appStateUrl, OsworldDesktop, type OsworldDesktopOptions } from '../../activities/desktop/osworld/osworld-desktop';
 import { freePort } from '../../infra/ephemeral';

@@ -6,7 +6,7 @@ import type { LocalHostConfig } from '../../config/schema';
 import type { Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { readTeXstudioState } from '../../activities/desktop/local/texstudio/state';
+import { readTeXstudioState } from '../../apps/texstudio/local/state';
 import { referencePlan } from '../../apps/texstudio/reference';
 import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, testDesktop, texstudioTask, untilGone } from './helpers';
 

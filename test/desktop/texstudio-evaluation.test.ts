@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { initialText } from '../../apps/texstudio/checks';
 import type { Task } from '../../core/task';
-import { evaluateTeXstudio } from '../../activities/desktop/local/texstudio/evaluators';
-import { DEFAULT_TEXSTUDIO_OPTIONS } from '../../activities/desktop/local/texstudio/driver';
-import { commandWords, RefusedCommandError, runVmCommand } from '../../activities/desktop/local/vm-commands';
+import { evaluateTeXstudio } from '../../apps/texstudio/local/evaluators';
+import { DEFAULT_TEXSTUDIO_OPTIONS } from '../../apps/texstudio/local/driver';
+import { commandWords, RefusedCommandError, runVmCommand } from '../../io/vm-commands';
 import { texstudioTask } from './helpers';
 
 const COMPILE = { pdflatex: DEFAULT_TEXSTUDIO_OPTIONS.pdflatex, bibtex: DEFAULT_TEXSTUDIO_OPTIONS.bibtex, timeoutMs: 60_000 };

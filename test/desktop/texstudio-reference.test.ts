@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { loadConfig } from '../../config/load';
-import { perturbedPlanFor, referencePlanFor } from '../../core/policies';
+import { perturbedPlanFor, referencePlanFor } from '../../apps/policies';
 import { deploymentCapabilities, probesOf, taskSupport } from '../../core/requirements';
 import { defaultDrivers } from '../../activities/desktop/local/drivers';
 import { probeLocalHost } from '../../activities/desktop/local/host-facts';

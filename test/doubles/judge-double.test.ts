@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describeAction } from '../../core/actions';
 import { positiveSteps } from '../../core/judge/positive-steps';
 import { parseJudgeReply } from '../../core/judge/reply';
-import { referencePlanFor } from '../../core/policies';
+import { referencePlanFor } from '../../apps/policies';
 import { buildJudgeMessages } from '../../core/prompts/judge';
 import type { ChatRequest } from '../../doubles/openai-server';
 import { judgePolicy, type JudgeDouble } from '../../doubles/scripted-models/judge';

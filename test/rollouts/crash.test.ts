@@ -8,7 +8,7 @@ import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../../in
 import { temporalHealthy, temporalServerSpec } from '../../infra/temporal-server';
 import { workerSpec } from '../../infra/worker-process';
 import { TaskLibrary } from '../../activities/tasks/library';
-import { processesOf } from '../../activities/desktop/local/process';
+import { processesOf } from '../../io/process';
 import { batchProgress, batchWorkflowId, type BatchResult } from '../../workflows/batch';
 import { rolloutProgress, rolloutWorkflowId } from '../../workflows/rollout';
 import type { RolloutResult } from '../../core/rollout-types';

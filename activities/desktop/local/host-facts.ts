@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import * as path from 'node:path';
 import type { LocalApp } from '../../../config/schema';
 import type { LocalHostFacts } from '../../../core/requirements';
-import { CommandError, runCommandOutput } from './process';
+import { CommandError, runCommandOutput } from '../../../io/process';
 
 /**
  * What this machine really has for local desktops, probed here so that core/requirements.ts can

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InputEvent, Point } from '../../../core/actions';
-import { runCommand, type Env } from './process';
+import { runCommand, type Env } from '../../../io/process';
 
 export interface InputOptions {
   readonly xdotool: string;

@@ -1,6 +1,6 @@
-import * as path from 'node:path';
 import type { LocalApp } from '../../../config/schema';
-import { commandLine, funcDrives, type Task } from '../../../core/task';
+import { funcDrives, type Task } from '../../../core/task';
+import { commandLine } from '../../../core/task-common';
 
 /** A task's app could not be mapped to a local binary; `step` names the initialize step at fault. */
 export class UnknownAppError extends Error {
@@ -55,19 +55,4 @@ export function localAppsFor(task: Task, apps: readonly LocalApp[]): TaskApps {
  */
 export function stepSoftware(func: string, task: Task): string {
   return funcDrives(task.type, func) ?? task.type;
-}
-
-/** Where ScienceBoard's VMs keep the user's files; on a local desktop that is the desktop's own HOME. */
-const VM_HOME = '/home/user';
-
-/**
- * A VM path (`/home/user/script.kal`, `~/script.kal`) inside the desktop's HOME. Paths outside
- * the VM user's home are refused: a task must not write anywhere on the host.
- */
-export function homePath(vmPath: string, home: string): string {
-  const relative = vmPath.startsWith('~/') ? vmPath.slice(2) : vmPath.startsWith(`${VM_HOME}/`) ? vmPath.slice(VM_HOME.length + 1) : undefined;
-  if (relative === undefined) throw new Error(`${JSON.stringify(vmPath)} is outside the VM user's home (${VM_HOME})`);
-  const local = path.resolve(home, relative);
-  if (!local.startsWith(`${path.resolve(home)}${path.sep}`)) throw new Error(`${JSON.stringify(vmPath)} leaves the user's home`);
-  return local;
 }

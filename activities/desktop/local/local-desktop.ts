@@ -9,14 +9,14 @@ import { toInputEvents } from '../../../core/render/input-events';
 import { parseTask, type InitializeStep, type Task } from '../../../core/task';
 import type { LocalApp, LocalHostConfig } from '../../../config/schema';
 import { DesktopError, type Desktop } from '../desktop';
-import type { AppDriver, AppSession, LaunchStep } from './app-driver';
+import type { AppDriver, AppSession, LaunchStep } from '../../../apps/local-driver';
 import { defaultDrivers } from './drivers';
 import { performInputEvents, pointerLocation } from './input';
-import { homePath, localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './local-apps';
-import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess } from './process';
+import { localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './local-apps';
+import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess } from '../../../io/process';
 import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
-import { runVmCommand } from './vm-commands';
+import { homePath, runVmCommand } from '../../../io/vm-commands';
 import { X11Display, type Screen } from './x11-display';
 
 export interface LocalDesktopOptions {

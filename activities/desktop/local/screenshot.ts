@@ -1,4 +1,4 @@
-import { runCommand, type Env } from './process';
+import { runCommand, type Env } from '../../../io/process';
 
 /**
  * The whole X screen as PNG bytes, with ImageMagick's `import`. `-quality 11` is zlib level 1

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describeExit, isAlive, ManagedProcess, MARKER_VAR, runCommand, waitFor, type Env, type ProcessSpec } from './process';
+import { describeExit, isAlive, ManagedProcess, MARKER_VAR, runCommand, waitFor, type Env, type ProcessSpec } from '../../../io/process';
 import type { DesktopTools } from './tools';
 
 export interface Screen {

@@ -8,11 +8,12 @@ import { checkFile, checkInclude, usesBibtex } from '../../../apps/texstudio/che
 import type { InitializeStep, Task } from '../../../core/task';
 import { DesktopError, DesktopLostError, type Desktop } from '../desktop';
 import { vmAppOf } from '../../../apps/vm-apps';
-import { evaluateChecks } from '../predicates/sandbox';
+import { evaluateChecks } from '../../../io/predicates/sandbox';
 import type { EvaluatePredicates, VmAppContext, VmAppSession } from '../../../apps/vm-app';
-import { createOsworldClient, type ExecuteResult, type OsworldClient } from './client';
+import { createOsworldClient, type ExecuteResult, type OsworldClient } from '../../../io/osworld-client';
 import { download } from './download';
-import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy } from './http';
+import { createVmHttp, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../io/vm-http';
+import { VmHttpError } from '../../../io/vm-http-error';
 import { checkPlot, checkValue, checkVariable, plotQuery } from '../../../apps/kalgebra/checks';
 import { createKalgebraState, type KalgebraState } from '../../../apps/kalgebra/vm';
 import { CommandVmProvider, type VmProvider } from './vm-provider';
@@ -69,7 +70,7 @@ export const APP_TIMEOUT_MS = 240_000;
 /** How long each check's Python sources may run in the sandbox (ScienceBoard sets none; a predicate is one expression). */
 export const PREDICATE_TIMEOUT_MS = 5000;
 
-/** The predicate sandbox (activities/desktop/predicates). */
+/** The predicate sandbox (io/predicates/). */
 const sandboxPredicates: EvaluatePredicates = (checks, dump) => evaluateChecks(checks, dump, { timeoutMs: PREDICATE_TIMEOUT_MS });
 
 /** How long a `download` may take on the host (ScienceBoard's urlretrieve has no limit; OSWorld's setup waits minutes). */

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkFile, checkInclude, expectedText, firstLatexError, initialText, usesBibtex } from '../../../apps/texstudio/checks';
-import { isTeXFileCheck, parseTask, type Evaluator, type Task, type TeXFileCheck } from '../../../core/task';
+import { isTeXFileCheck, type TeXFileCheck } from '../../../apps/texstudio/schema';
+import { parseTask, type Evaluator, type Task } from '../../../core/task';
 import { unifiedDiff } from '../../../core/unified-diff';
 
 const DIR = path.resolve(__dirname, '../../../../data/scienceboard/TeXstudio');

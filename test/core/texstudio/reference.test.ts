@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { perturbedPlanFor, POLICY_SOFTWARE, referencePlanFor } from '../../../core/policies';
+import { perturbedPlanFor, POLICY_SOFTWARE, referencePlanFor } from '../../../apps/policies';
 import { perturbedPlan, referencePlan } from '../../../apps/texstudio/reference';
 import { parseTask, type Task } from '../../../core/task';
 
@@ -102,7 +102,7 @@ describe('TeXstudio reference policy (plans)', () => {
   });
 
   it('dispatches by software: the six ScienceBoard apps have policies, others none', () => {
-    assert.deepEqual(POLICY_SOFTWARE, ['KAlgebra', 'TeXstudio', 'Celestia', 'ChimeraX', 'GrassGIS', 'Lean']);
+    assert.deepEqual(POLICY_SOFTWARE, ['KAlgebra', 'ChimeraX', 'GrassGIS', 'Celestia', 'TeXstudio', 'Lean']);
     assert.deepEqual(referencePlanFor(task('D-01'), SCREEN), referencePlan(task('D-01')));
     assert.deepEqual(perturbedPlanFor(task('D-01'), SCREEN), perturbedPlan(task('D-01')));
     const unknown = { ...task('D-01'), type: 'Frobnicator' };

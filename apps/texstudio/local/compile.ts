@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { firstLatexError } from '../../../../apps/texstudio/checks';
-import { CommandError, runCommandOutput, type Env } from '../process';
+import { firstLatexError } from '../checks';
+import { CommandError, runCommandOutput, type Env } from '../../../io/process';
 
 export interface CompileOptions {
   /** The desktop's HOME: TeX keeps its caches there, as in the VM's home. */

@@ -15,7 +15,8 @@ import sys
 
 import pyatspi
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# atspi_tree.py, the readers' shared walk of the tree, is in io/ at the top of the repository.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'io'))
 from atspi_tree import application, children, extents, first, has_state, role  # noqa: E402
 
 

@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
-import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../../core/evaluation';
-import { checkFile, checkInclude, usesBibtex } from '../../../../apps/texstudio/checks';
-import type { Evaluator, Task } from '../../../../core/task';
-import { homePath } from '../local-apps';
+import { combineChecks, evaluateStop, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
+import { checkFile, checkInclude, usesBibtex } from '../checks';
+import type { Evaluator, Task } from '../../../core/task';
+import { homePath } from '../../../io/vm-commands';
 import { compileDocument, type CompileOptions } from './compile';
 
 /**

@@ -1,6 +1,6 @@
-import type { InputEvent } from '../../../../core/actions';
-import type { AppDriver, AppSession } from '../app-driver';
-import { waitFor } from '../process';
+import type { InputEvent } from '../../../core/actions';
+import type { AppDriver, AppSession } from '../../local-driver';
+import { waitFor } from '../../../io/process';
 import { calgebra } from './calgebra';
 import { evaluateKAlgebra } from './evaluators';
 import { readKAlgebraState, readKAlgebraView, type KAlgebraView, type RunningKAlgebraState } from './state';

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
-import type { AppDriver, AppSession } from '../app-driver';
-import { homePath } from '../local-apps';
-import { waitFor } from '../process';
-import { commandWords } from '../vm-commands';
+import type { AppDriver, AppSession } from '../../local-driver';
+import { homePath } from '../../../io/vm-commands';
+import { waitFor } from '../../../io/process';
+import { commandWords } from '../../../io/vm-commands';
 import { evaluateTeXstudio } from './evaluators';
 import { readTeXstudioState, type RunningTeXstudioState } from './state';
 

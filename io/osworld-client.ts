@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createVmHttp, DEFAULT_RETRY_POLICY, VmHttpError, type RetryPolicy, type VmHttp } from './http';
+import { createVmHttp, DEFAULT_RETRY_POLICY, type RetryPolicy, type VmHttp } from './vm-http';
+import { VmHttpError } from './vm-http-error';
 
 /**
  * Typed client of the OSWorld in-VM server (port 5000) with ScienceBoard's additions

@@ -1,7 +1,7 @@
 import { readQuoted } from '../../core/python-literal';
-import { KALGEBRA_TAB_HOTKEYS } from '../../apps/kalgebra/layout';
-import type { KalgebraStateDouble } from '../../apps/kalgebra/double';
-import type { ExecuteAnswer } from './osworld-server-double';
+import { KALGEBRA_TAB_HOTKEYS } from './layout';
+import type { ExecuteResult } from '../../io/osworld-client';
+import type { KalgebraStateDouble } from './double';
 
 /**
  * TEST DOUBLE of KAlgebra's GUI inside a ScienceBoard VM, for the OSWorld server double's
@@ -12,7 +12,7 @@ import type { ExecuteAnswer } from './osworld-server-double';
  * here. Compared with nothing but the reference plans' own actions (apps/kalgebra/reference.ts):
  * it stands for the app so that a plan's plots reach the state server the checks read.
  */
-export function kalgebraGui(app: KalgebraStateDouble): (command: unknown) => ExecuteAnswer | undefined {
+export function kalgebraGui(app: KalgebraStateDouble): (command: unknown) => ExecuteResult | undefined {
   return (command) => {
     const code = Array.isArray(command) && typeof command[2] === 'string' ? command[2] : '';
     if (!code.includes('import pyautogui')) return undefined;

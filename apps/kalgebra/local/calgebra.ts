@@ -1,4 +1,4 @@
-import { runCommandOutput, type Env } from '../process';
+import { runCommandOutput, type Env } from '../../../io/process';
 
 /**
  * KAlgebra's console, `calgebra`: the same Analitza engine as the app, so an expression read

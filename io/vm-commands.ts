@@ -1,7 +1,6 @@
 import { lstatSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { commandLine } from '../../../core/task';
-import { homePath } from './local-apps';
+import { commandLine } from '../core/task-common';
 
 /**
  * The VM commands of ScienceBoard's tasks that a local desktop carries out itself. A VM is
@@ -107,4 +106,19 @@ function expandGlob(pattern: string, home: string): string[] {
     });
   }
   return matches;
+}
+
+/** Where ScienceBoard's VMs keep the user's files; on a local desktop that is the desktop's own HOME. */
+const VM_HOME = '/home/user';
+
+/**
+ * A VM path (`/home/user/script.kal`, `~/script.kal`) inside the desktop's HOME. Paths outside
+ * the VM user's home are refused: a task must not write anywhere on the host.
+ */
+export function homePath(vmPath: string, home: string): string {
+  const relative = vmPath.startsWith('~/') ? vmPath.slice(2) : vmPath.startsWith(`${VM_HOME}/`) ? vmPath.slice(VM_HOME.length + 1) : undefined;
+  if (relative === undefined) throw new Error(`${JSON.stringify(vmPath)} is outside the VM user's home (${VM_HOME})`);
+  const local = path.resolve(home, relative);
+  if (!local.startsWith(`${path.resolve(home)}${path.sep}`)) throw new Error(`${JSON.stringify(vmPath)} leaves the user's home`);
+  return local;
 }

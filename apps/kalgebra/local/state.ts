@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readAtspiState, readerScript, type StateReaderOptions } from '../atspi';
+import { readAtspiState, readerScript, type StateReaderOptions } from '../../../io/atspi';
 
 /** KAlgebra's state as its accessibility tree shows it (kalgebra_state.py). */
 
@@ -39,7 +39,7 @@ export type KAlgebraState = z.output<typeof kalgebraStateSchema>;
 export type RunningKAlgebraState = Extract<KAlgebraState, { app: true }>;
 export type ConsoleEntry = RunningKAlgebraState['console'][number];
 
-const STATE_SCRIPT = readerScript('kalgebra', 'kalgebra_state.py');
+const STATE_SCRIPT = readerScript(__dirname, 'kalgebra_state.py');
 
 /** Reads KAlgebra's state from the accessibility tree; throws when the bus or the app does not answer in time. */
 export const readKAlgebraState = (options: StateReaderOptions): Promise<KAlgebraState> => readAtspiState(STATE_SCRIPT, kalgebraStateSchema, options);

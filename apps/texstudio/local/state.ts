@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readAtspiState, readerScript, type StateReaderOptions } from '../atspi';
+import { readAtspiState, readerScript, type StateReaderOptions } from '../../../io/atspi';
 
 /** TeXstudio's main window as its accessibility tree shows it (texstudio_state.py). */
 
@@ -20,7 +20,7 @@ export const texstudioStateSchema = z.discriminatedUnion('app', [
 export type TeXstudioState = z.output<typeof texstudioStateSchema>;
 export type RunningTeXstudioState = Extract<TeXstudioState, { app: true }>;
 
-const STATE_SCRIPT = readerScript('texstudio', 'texstudio_state.py');
+const STATE_SCRIPT = readerScript(__dirname, 'texstudio_state.py');
 
 /** Reads TeXstudio's window from the accessibility tree; throws when the bus or the app does not answer in time. */
 export const readTeXstudioState = (options: StateReaderOptions): Promise<TeXstudioState> => readAtspiState(STATE_SCRIPT, texstudioStateSchema, options);

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { stringifyPythonJson } from '../../../core/python-json';
+import { stringifyPythonJson } from '../../core/python-json';
 import { RUNNER } from './runner';
 
 /**

@@ -1,5 +1,5 @@
-import { combineChecks, evaluateStop, UNDEFINED_VARIABLE, VAL_TOLERANCE, valueMatches, type CheckResult, type EvaluationResult, type StopInfo } from '../../../../core/evaluation';
-import type { Evaluator, Task } from '../../../../core/task';
+import { combineChecks, evaluateStop, UNDEFINED_VARIABLE, VAL_TOLERANCE, valueMatches, type CheckResult, type EvaluationResult, type StopInfo } from '../../../core/evaluation';
+import type { Evaluator, Task } from '../../../core/task';
 import type { CalgebraResult } from './calgebra';
 import {
   agrees,

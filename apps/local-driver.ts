@@ -1,15 +1,15 @@
-import type { InputEvent } from '../../../core/actions';
-import type { EvaluationResult, StopInfo } from '../../../core/evaluation';
-import type { InitializeStep, Task } from '../../../core/task';
-import type { Env } from './process';
-import type { Screen } from './x11-display';
+import type { InputEvent } from '../core/actions';
+import type { EvaluationResult, StopInfo } from '../core/evaluation';
+import type { InitializeStep, Task } from '../core/task';
+import type { Env } from '../io/process';
+import type { Size } from '../core/smart-resize';
 
 /** What a running desktop offers an app driver: its environment and HOME, its screen, the app's process, and real input. */
 export interface AppSession {
   readonly env: Env;
   /** The desktop's HOME, where the VM's /home/user paths live (local-apps.ts homePath). */
   readonly home: string;
-  readonly screen: Screen;
+  readonly screen: Size;
   readonly appPid: number;
   input(events: readonly InputEvent[]): Promise<void>;
   /** The screen as PNG bytes. */

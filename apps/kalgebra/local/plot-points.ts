@@ -15,7 +15,7 @@
  * 1e-6 near zero, relative for large values, and far above calgebra's 12 printed digits.
  */
 
-import { freeIdentifiers, splitEquation } from '../../../../core/kalgebra/expressions';
+import { freeIdentifiers, splitEquation } from '../expressions';
 
 export const ON_TOLERANCE = 1e-6;
 

@@ -17,9 +17,15 @@ export interface StateReaderOptions {
   readonly timeoutMs: number;
 }
 
-/** A reader script in the source tree (build/ holds only compiled TypeScript): `activities/desktop/local/<app>/<script>`. */
-export const readerScript = (app: string, script: string): string =>
-  path.resolve(__dirname, '..', '..', '..', '..', 'activities', 'desktop', 'local', app, script);
+/**
+ * A reader script beside the compiled module in `dir` (its `__dirname`), in the source tree: build/
+ * holds only compiled TypeScript, so `build/apps/kalgebra/local` reads from `apps/kalgebra/local`.
+ */
+export const readerScript = (dir: string, script: string): string => path.join(SOURCE_ROOT, path.relative(BUILD_ROOT, dir), script);
+
+/** This module is build/io/atspi.js once compiled. */
+const BUILD_ROOT = path.resolve(__dirname, '..');
+const SOURCE_ROOT = path.resolve(__dirname, '..', '..');
 
 /** Runs `script PID [args]` and parses its output; throws when the bus or the app does not answer in time. */
 export async function readAtspiState<S extends z.ZodType>(script: string, schema: S, options: StateReaderOptions, args: readonly string[] = []): Promise<z.output<S>> {
