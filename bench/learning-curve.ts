@@ -11,9 +11,10 @@ import { createObjectStore, type ObjectStore } from '../activities/storage/objec
 import { connectClient } from '../cli/client';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
-import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
+import type { GeneralizationResult, SpecializationProgress, SpecializationResult } from '../workflows/training';
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
+import { generalizationWorkflowId, specializationWorkflowId } from '../workflows/names';
 
 /**
  * The learning curve (issue 18) on the whole dev stack (Temporal, MinIO, the scripted models with

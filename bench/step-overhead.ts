@@ -24,9 +24,9 @@ import { startScriptedModels } from '../doubles/scripted-models/main';
 import { freeDisplay, REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { createOrchestratorWorker } from '../workers/orchestrator';
 import { createVmHost } from '../workers/vm-host';
-import { rolloutWorkflowId } from '../workflows/rollout';
 import type { RolloutResult, TaskEntry } from '../core/rollout-types';
 import { mean, median, printTable } from './stats';
+import { rolloutWorkflowId } from '../workflows/names';
 
 /**
  * Step overhead of the durable pipeline: the time of one rollout step through Temporal + S3

@@ -1,12 +1,9 @@
 import type { LoadedConfig } from '../config/load';
 import * as inputs from '../config/workflow-inputs';
-import { attemptOfManifest, manifestKey, stampOf } from '../core/keys';
+import { attemptOfManifest, manifestKey } from '../core/keys';
 import { ValidationError } from '../core/validation';
 import { TaskLibrary } from '../activities/tasks/library';
-import { batchWorkflowId } from '../workflows/batch';
-import { judgeRunWorkflowId, judgeWorkflowId } from '../workflows/judge';
-import { taskGenerationWorkflowId } from '../workflows/task-generation';
-import { generalizationWorkflowId, specializationWorkflowId } from '../workflows/training';
+import { batchWorkflowId, evaluationWorkflowId, freshRun, generalizationWorkflowId, judgeEvaluationWorkflowId, judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId, taskGenerationWorkflowId } from '../workflows/names';
 
 /**
  * What `coda start <kind>` starts: the workflow type, its id and its input, built from the
@@ -20,9 +17,6 @@ export interface StartRequest {
 }
 
 export type StartOptions = Readonly<Record<string, string | boolean | string[] | undefined>>;
-
-/** A run id made from the time, for starts that name none. */
-export const freshId = (kind: string, now = new Date()): string => `${kind}-${stampOf(now.toISOString()).toLowerCase()}`;
 
 const list = (value: unknown): string[] | undefined =>
   typeof value === 'string' ? value.split(',').map((v) => v.trim()).filter((v) => v !== '') : undefined;
@@ -83,7 +77,7 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
   switch (kind) {
     case 'batch': {
       checkSoftware(options.software);
-      const run = (options.run as string | undefined) ?? freshId('batch');
+      const run = (options.run as string | undefined) ?? freshRun('batch');
       const input = drop({
         run,
         stage: options.stage,
@@ -98,14 +92,14 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
     }
     case 'evaluation': {
       const software = list(options.software);
-      const run = (options.run as string | undefined) ?? freshId('eval');
+      const run = (options.run as string | undefined) ?? freshRun('eval');
       const input = drop({ run, series: options.series, software, attempts: integer(options.attempts, 'attempts'), taskIds: taskIdsBySoftware(options.tasks), planners: planners(options.planner) });
       inputs.resolveEvaluationInput(config, input, 'cli', known);
-      return { workflowType: 'evaluation', workflowId: `evaluation-${run}`, input };
+      return { workflowType: 'evaluation', workflowId: evaluationWorkflowId(run), input };
     }
     case 'task-generation': {
       checkSoftware(options.software);
-      const version = (options.version as string | undefined) ?? freshId('v');
+      const version = (options.version as string | undefined) ?? freshRun('v');
       const input = drop({ software: options.software, version, count: integer(options.count, 'count'), seedTaskIds: list(options.seeds) });
       const resolved = inputs.resolveTaskGenerationInput(config, input, 'cli');
       return { workflowType: 'taskGeneration', workflowId: taskGenerationWorkflowId(resolved.software, resolved.version), input };
@@ -124,14 +118,14 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
     }
     case 'judge-eval': {
       checkSoftware(options.software);
-      const id = (options.id as string | undefined) ?? freshId('je');
+      const id = (options.id as string | undefined) ?? freshRun('je');
       const input = drop({ id, run: options.run, software: options.software, strategies: list(options.strategies) });
       inputs.resolveJudgeEvaluationInput(config, input, 'cli');
-      return { workflowType: 'judgeEvaluation', workflowId: `judge-eval-${id}`, input };
+      return { workflowType: 'judgeEvaluation', workflowId: judgeEvaluationWorkflowId(id), input };
     }
     case 'specialization': {
       checkSoftware(options.software);
-      const run = (options.run as string | undefined) ?? freshId('spec');
+      const run = (options.run as string | undefined) ?? freshRun('spec');
       const input = drop({
         software: options.software,
         run,
@@ -153,7 +147,7 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         if (at < 0) throw new ValidationError('options', [`--specialist: expected SOFTWARE=CHECKPOINT, got ${JSON.stringify(v)}`]);
         return { software: v.slice(0, at), checkpoint: v.slice(at + 1) };
       });
-      const run = (options.run as string | undefined) ?? freshId('gen');
+      const run = (options.run as string | undefined) ?? freshRun('gen');
       const input = drop({
         specialists,
         run,

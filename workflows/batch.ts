@@ -15,7 +15,8 @@ import type { RunActivities } from '../activities/runs/activities';
 import type { TrajectoryActivities } from '../activities/storage/trajectory';
 import type { TaskActivities } from '../activities/tasks/activities';
 import { failOnBadInput, inputs } from './inputs';
-import { rollout, rolloutWorkflowId } from './rollout';
+import { rolloutWorkflowId } from './names';
+import { rollout } from './rollout';
 import type { RolloutResult, TaskEntry } from '../core/rollout-types';
 import { tagWorkflow } from './search-attributes';
 
@@ -44,8 +45,6 @@ export interface BatchResult extends BatchTotals {
 }
 
 export const batchProgress = defineQuery<BatchProgress>('progress');
-
-export const batchWorkflowId = (run: string, software: string): string => `batch-${run}-${software}`;
 
 const orchestrator = proxyActivities<TaskActivities & TrajectoryActivities>({
   startToCloseTimeout: '5 minutes',

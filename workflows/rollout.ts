@@ -26,13 +26,6 @@ import { truncate } from '../core/text';
 
 export const rolloutProgress = defineQuery<RolloutProgress>('progress');
 
-/** What the ids of one run's rollouts of one software start with. */
-export const rolloutIdPrefix = (run: string, software: string): string => `rollout-${run}-${software}-`;
-
-/** Deterministic id: starting the same attempt twice finds the running (or finished) one. */
-export const rolloutWorkflowId = (ref: AttemptRef): string => `${rolloutIdPrefix(ref.run, ref.software)}${ref.task}-${ref.attempt}`;
-
-
 const trajectories = proxyActivities<TrajectoryActivities>({
   startToCloseTimeout: '2 minutes',
   // S3 outages are waited out: the manifest is retried until the store is back (bounded by an hour).

@@ -18,8 +18,6 @@ export interface TaskGenerationProgress {
 
 export const taskGenerationProgress = defineQuery<TaskGenerationProgress>('progress');
 
-export const taskGenerationWorkflowId = (software: string, version: string): string => `task-generation-${software}-${version}`;
-
 const tasks = proxyActivities<TaskActivities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '5 minutes',

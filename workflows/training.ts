@@ -11,16 +11,26 @@ import {
 } from '@temporalio/workflow';
 import type { CollectedRound, GeneralizationInput, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
 import type { TaskSetSummary } from '../activities/tasks/generation';
-import { batchWorkflowId, rolloutBatch, type BatchResult } from './batch';
+import { rolloutBatch, type BatchResult } from './batch';
 import { evaluation, type EvaluationResult } from './evaluation';
 import { failOnBadInput, inputs } from './inputs';
-import { judgeRun, judgeRunWorkflowId, type JudgeRunResult } from './judge';
-import { evaluationRunOf } from './judge-check';
+import { judgeRun, type JudgeRunResult } from './judge';
+import {
+  batchWorkflowId,
+  evaluationRun,
+  generalistName,
+  generalizationEvaluationWorkflowId,
+  generalizationSet,
+  generatedRun,
+  judgeRunWorkflowId,
+  roundId,
+  seriesName,
+  specialistRow,
+  taskGenerationWorkflowId,
+} from './names';
 import { tagWorkflow } from './search-attributes';
-import { taskGeneration, taskGenerationWorkflowId } from './task-generation';
-import { collectRound, datasets, emptyCounts, gpu, seriesName, trainRound, type RoundState } from './rounds';
-
-export { seriesName };
+import { taskGeneration } from './task-generation';
+import { collectRound, datasets, emptyCounts, gpu, trainRound, type RoundState } from './rounds';
 
 /**
  * CODA's two training stages (docs/method.md) as workflows on the orchestrator queue; the
@@ -71,8 +81,6 @@ export const specializationProgress = defineQuery<SpecializationProgress>('progr
 /** Asks a specialization to stop after the round it is in. */
 export const stopAfterRound = defineSignal('stopAfterRound');
 
-export const specializationWorkflowId = (software: string, run: string): string => `specialization-${software}-${run}`;
-
 /**
  * The task sets of the specialization rounds behind a specialist checkpoint `<run>-r<n>` (a round's
  * checkpoint, task set and id share the name): `<run>-r1` … `<run>-r<n>` with the runs their tasks
@@ -81,7 +89,7 @@ export const specializationWorkflowId = (software: string, run: string): string 
 export function roundSetsOf(checkpoint: string): Array<{ set: string; round: number; rollouts: string; ifExists: true }> {
   const named = /^(.+)-r([1-9]\d{0,2})$/.exec(checkpoint);
   if (named === null) return [];
-  return Array.from({ length: Number(named[2]) }, (_, i) => ({ set: `${named[1]}-r${i + 1}`, round: i + 1, rollouts: `${named[1]}-r${i + 1}-gen`, ifExists: true }));
+  return Array.from({ length: Number(named[2]) }, (_, i) => ({ set: roundId(named[1]!, i + 1), round: i + 1, rollouts: generatedRun(roundId(named[1]!, i + 1)), ifExists: true }));
 }
 
 /**
@@ -222,8 +230,6 @@ export const GENERALIZATION_STAGES = ['rollouts', 'judging', 'dataset', 'trainin
 
 export const generalizationProgress = defineQuery<GeneralizationProgress>('progress');
 
-export const generalizationWorkflowId = (run: string): string => `generalization-${run}`;
-
 /**
  * Generalization (docs/method.md, stage 2): each software's specialist rolls out on a fresh set
  * of generated tasks, the judge labels the trajectories, the successful ones are pooled across
@@ -264,7 +270,7 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
   const sources: Array<{ run: string; software: string }> = [];
   for (const specialist of specialists) {
     current = specialist.software;
-    const version = `${run}-${specialist.software}`;
+    const version = generalizationSet(run, specialist.software);
     // Fresh tasks: not those the specialist was trained on in its rounds.
     const earlier = roundSetsOf(specialist.checkpoint);
     const set: TaskSetSummary = await executeChild(taskGeneration, {
@@ -292,7 +298,8 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
   current = undefined;
 
   stage = 'dataset';
-  const dataset = await datasets.buildDataset({ id: `${run}-generalist`, kind: 'sft', sources, perSoftwareCap: input.perSoftwareCap });
+  const name = generalistName(run);
+  const dataset = await datasets.buildDataset({ id: name, kind: 'sft', sources, perSoftwareCap: input.perSoftwareCap });
   counts.trajectories = dataset.trajectories;
   counts.samples = dataset.rows;
   if (dataset.rows === 0) {
@@ -300,25 +307,24 @@ export async function generalization(raw: unknown): Promise<GeneralizationResult
   }
 
   stage = 'training';
-  const name = `${run}-generalist`;
   const trained = await gpu(input.gpuQueue).train({ job: name, kind: 'sft', datasetKey: dataset.key, checkpoint: name, base: input.base });
   stage = 'serving';
   const served = await gpu(input.gpuQueue).servePlanner({ checkpointKey: trained.checkpointKey });
 
   stage = 'evaluation';
   const report: EvaluationResult = await executeChild(evaluation, {
-    workflowId: `evaluation-${run}-generalization`,
+    workflowId: generalizationEvaluationWorkflowId(run),
     args: [
       {
-        run: `${run}-eval`,
+        run: evaluationRun(run),
         series: seriesName('generalization', run),
         software,
         attempts: input.evaluationAttempts,
         ...(input.evaluationTaskIds === undefined ? {} : { taskIds: input.evaluationTaskIds }),
         planners: [
           { name: 'base', model: input.base.model, ...(input.baseEvaluationRun === undefined ? {} : { run: input.baseEvaluationRun }) },
-          // A specialist's rollouts of its own software's real tasks are its specialization's evaluation (`<checkpoint>-eval`): reused, not made again.
-          ...specialists.map((s) => ({ name: `specialist-${s.software}`, model: s.model, run: evaluationRunOf(s.checkpoint), ...(input.crossEvaluation ? {} : { software: [s.software] }) })),
+          // A specialist's rollouts of its own software's real tasks are its specialization's evaluation of the round that trained it: reused, not made again.
+          ...specialists.map((s) => ({ name: specialistRow(s.software), model: s.model, run: evaluationRun(s.checkpoint), ...(input.crossEvaluation ? {} : { software: [s.software] }) })),
           { name: 'generalist', model: served.model },
         ],
       },

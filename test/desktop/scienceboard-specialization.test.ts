@@ -9,10 +9,11 @@ import { columnTitle, type EvaluationReport } from '../../core/report';
 import type { Task } from '../../core/task';
 import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
-import { specializationWorkflowId, type SpecializationResult } from '../../workflows/training';
+import type { SpecializationResult } from '../../workflows/training';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
 import { startGpuHarness, type GpuHarness } from '../training/gpu-harness';
 import { startDoubledVm, type DoubledVm } from './scienceboard-vm';
+import { specializationWorkflowId } from '../../workflows/names';
 
 /**
  * CODA's specialization (workflows/training.ts), one round for each app only a ScienceBoard VM

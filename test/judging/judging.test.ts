@@ -7,13 +7,14 @@ import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-fi
 import { attemptOfManifest, verdictKey } from '../../core/keys';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
 import type { BatchResult } from '../../workflows/batch';
-import { judgeRunWorkflowId, judgeWorkflowId, type JudgeRunResult } from '../../workflows/judge';
+import type { JudgeRunResult } from '../../workflows/judge';
 import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
 import { datasetManifestKey } from '../../core/keys';
 import { JUDGE_BELOW_FLOOR } from '../../workflows/judge-check';
-import { specializationWorkflowId, type SpecializationProgress } from '../../workflows/training';
+import type { SpecializationProgress } from '../../workflows/training';
 import { startHarness, type Harness } from '../rollouts/harness';
+import { judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId } from '../../workflows/names';
 
 /** A judge double that says the opposite of the evaluators: it approves exactly the failures. */
 const INVERTED = { high: { falsePositive: 1, falseNegative: 1 }, low: { falsePositive: 1, falseNegative: 1 }, unreadable: 0 };

@@ -11,9 +11,6 @@ import { parseTrajectoryManifest } from '../../core/trajectory';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import type { EvaluationReport } from '../../core/report';
 import {
-  generalizationWorkflowId,
-  seriesName,
-  specializationWorkflowId,
   stopAfterRound,
   type GeneralizationResult,
   type SpecializationProgress,
@@ -21,6 +18,7 @@ import {
 } from '../../workflows/training';
 import { eventually } from '../rollouts/helpers';
 import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { generalizationWorkflowId, seriesName, specializationWorkflowId } from '../../workflows/names';
 
 /** Every message along an error's cause chain. */
 const causes = (err: unknown): string => (err instanceof Error ? `${err.message} <- ${causes(err.cause)}` : '');
