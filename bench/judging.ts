@@ -15,8 +15,8 @@ import { startDaemon, stopDaemon, waitUntilHealthy } from '../infra/daemon';
 import { freeDisplay, REPO_CONFIG, startEphemeralStack } from '../infra/ephemeral';
 import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
-import type { BatchResult } from '../workflows/batch';
-import type { JudgeRunResult } from '../workflows/judge';
+import type { BatchResult } from '../workflows/rollout/batch';
+import type { JudgeRunResult } from '../workflows/judging/judge';
 import { cpuSeconds, mean, printTable, procKib } from './stats';
 import { batchWorkflowId, judgeEvaluationWorkflowId, judgeRunWorkflowId, judgeWorkflowId } from '../workflows/names';
 

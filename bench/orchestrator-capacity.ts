@@ -21,7 +21,7 @@ import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../infra
 import { REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
-import type { BatchResult } from '../workflows/batch';
+import type { BatchResult } from '../workflows/rollout/batch';
 import { batchWorkflowId } from '../workflows/names';
 import { cpuSeconds, printTable, procKib, threadCpuSeconds } from './stats';
 

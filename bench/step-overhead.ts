@@ -19,7 +19,7 @@ import { agentStep, type AgentTurn } from '../activities/models/agent-step';
 import { ModelGateway } from '../activities/models/gateway';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { stageTasks, TaskLibrary } from '../activities/tasks/library';
-import { rolloutSettings } from '../config/workflow-inputs';
+import { rolloutSettings } from '../workflows/rollout/contract';
 import { startScriptedModels } from '../doubles/scripted-models/main';
 import { freeDisplay, REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { createOrchestratorWorker } from '../workers/orchestrator';

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
-import type { RoundRecord } from '../config/workflow-inputs';
+import type { RoundRecord } from '../workflows/training/contract';
 import { APP_NOT_RUNNING } from '../core/evaluation';
 import { COMPARISON_NOTE, formatDifference, formatPoints } from '../core/report';
 import { POLICY_SOFTWARE } from '../core/policies';
@@ -11,7 +11,7 @@ import {
   SPECIALIZATION_STAGES,
   type GeneralizationResult,
   type SpecializationResult,
-} from '../workflows/training';
+} from '../workflows/training/training';
 import { connectClient, workflowUrl } from './client';
 import { DemoUsageError, parseDemoOptions, type DemoOptions } from './demo-options';
 import { printDemoEnd } from './demo-end';

@@ -1,5 +1,9 @@
 import type { LoadedConfig } from '../config/load';
-import * as inputs from '../config/workflow-inputs';
+import { resolveEvaluationInput } from '../workflows/evaluation/contract';
+import { resolveJudgeEvaluationInput, resolveJudgeInput, resolveJudgeRunInput } from '../workflows/judging/contract';
+import { resolveBatchInput } from '../workflows/rollout/contract';
+import { resolveTaskGenerationInput } from '../workflows/tasks/contract';
+import { resolveGeneralizationInput, resolveSpecializationInput } from '../workflows/training/contract';
 import { attemptOfManifest, manifestKey } from '../core/keys';
 import { ValidationError } from '../core/validation';
 import { TaskLibrary } from '../activities/tasks/library';
@@ -8,7 +12,7 @@ import { batchWorkflowId, evaluationWorkflowId, freshRun, generalizationWorkflow
 /**
  * What `coda start <kind>` starts: the workflow type, its id and its input, built from the
  * command's options and checked with the very functions the workflow runs first
- * (config/workflow-inputs.ts), so bad input is refused before anything starts.
+ * (workflows/<family>/contract.ts), so bad input is refused before anything starts.
  */
 export interface StartRequest {
   readonly workflowType: string;
@@ -87,40 +91,40 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         taskSet: options.taskSet,
         planner: planners(options.planner)?.[0],
       });
-      const resolved = inputs.resolveBatchInput(config, input, 'cli');
+      const resolved = resolveBatchInput(config, input, 'cli');
       return { workflowType: 'rolloutBatch', workflowId: batchWorkflowId(resolved.run, resolved.software), input };
     }
     case 'evaluation': {
       const software = list(options.software);
       const run = (options.run as string | undefined) ?? freshRun('eval');
       const input = drop({ run, series: options.series, software, attempts: integer(options.attempts, 'attempts'), taskIds: taskIdsBySoftware(options.tasks), planners: planners(options.planner) });
-      inputs.resolveEvaluationInput(config, input, 'cli', known);
+      resolveEvaluationInput(config, input, 'cli', known);
       return { workflowType: 'evaluation', workflowId: evaluationWorkflowId(run), input };
     }
     case 'task-generation': {
       checkSoftware(options.software);
       const version = (options.version as string | undefined) ?? freshRun('v');
       const input = drop({ software: options.software, version, count: integer(options.count, 'count'), seedTaskIds: list(options.seeds) });
-      const resolved = inputs.resolveTaskGenerationInput(config, input, 'cli');
+      const resolved = resolveTaskGenerationInput(config, input, 'cli');
       return { workflowType: 'taskGeneration', workflowId: taskGenerationWorkflowId(resolved.software, resolved.version), input };
     }
     case 'judge': {
       if (typeof options.trajectory !== 'string') throw new ValidationError('options', ['--trajectory: expected RUN/SOFTWARE/TASK/ATTEMPT or a manifest key']);
       const input = drop({ manifestKey: manifestKeyOf(config, options.trajectory), label: options.label });
-      const resolved = inputs.resolveJudgeInput(config, input);
+      const resolved = resolveJudgeInput(config, input);
       return { workflowType: 'judgeTrajectory', workflowId: judgeWorkflowId(attemptOfManifest(config.storage.prefix, resolved.manifestKey), resolved.label), input };
     }
     case 'judge-run': {
       checkSoftware(options.software);
       const input = drop({ run: options.run, software: options.software, label: options.label, concurrency: integer(options.concurrency, 'concurrency') });
-      const resolved = inputs.resolveJudgeRunInput(config, input);
+      const resolved = resolveJudgeRunInput(config, input);
       return { workflowType: 'judgeRun', workflowId: judgeRunWorkflowId(resolved.run, resolved.software, resolved.label), input };
     }
     case 'judge-eval': {
       checkSoftware(options.software);
       const id = (options.id as string | undefined) ?? freshRun('je');
       const input = drop({ id, run: options.run, software: options.software, strategies: list(options.strategies) });
-      inputs.resolveJudgeEvaluationInput(config, input, 'cli');
+      resolveJudgeEvaluationInput(config, input, 'cli');
       return { workflowType: 'judgeEvaluation', workflowId: judgeEvaluationWorkflowId(id), input };
     }
     case 'specialization': {
@@ -138,7 +142,7 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         maxStaleness: integer(options.maxStaleness, 'max-staleness'),
         ...(options.trainOnRealTasks === true ? { includeSeeds: true } : {}),
       });
-      const resolved = inputs.resolveSpecializationInput(config, input, 'cli');
+      const resolved = resolveSpecializationInput(config, input, 'cli');
       return { workflowType: 'specialization', workflowId: specializationWorkflowId(resolved.software, resolved.run), input };
     }
     case 'generalization': {
@@ -157,7 +161,7 @@ export function startRequest(config: LoadedConfig, kind: string, options: StartO
         evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
         evaluationTaskIds: taskIdsBySoftware(options.evaluationTasks, 'evaluation-tasks'),
       });
-      const resolved = inputs.resolveGeneralizationInput(config, input, 'cli', known);
+      const resolved = resolveGeneralizationInput(config, input, 'cli', known);
       return { workflowType: 'generalization', workflowId: generalizationWorkflowId(resolved.run), input };
     }
     default:

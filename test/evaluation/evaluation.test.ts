@@ -5,7 +5,7 @@ import { reportSeriesPrefix } from '../../core/keys';
 import { REPORT_SCHEMA, type EvaluationReport } from '../../core/report';
 import { DEFAULT_BOOTSTRAP } from '../../core/uncertainty';
 import { ValidationError } from '../../core/validation';
-import type { EvaluationResult } from '../../workflows/evaluation';
+import type { EvaluationResult } from '../../workflows/evaluation/evaluation';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { eventually } from '../rollouts/helpers';
 import { rolloutWorkflowId } from '../../workflows/names';

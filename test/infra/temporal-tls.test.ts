@@ -14,7 +14,7 @@ import { setupCluster } from '../../cli/setup-cluster';
 import { toolPath } from '../../infra/tools';
 import { ViewerError } from '../../viewer/errors';
 import { viewerClient, ViewerSources } from '../../viewer/sources';
-import type { BatchResult } from '../../workflows/batch';
+import type { BatchResult } from '../../workflows/rollout/batch';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { freePort, REPO_CONFIG, testStack, type TestStack } from '../stack';
 import { makeTestPki, startHaproxy, startStunnel, type Terminator, type TestPki } from './tls-terminators';

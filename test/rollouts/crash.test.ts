@@ -9,8 +9,8 @@ import { temporalHealthy, temporalServerSpec } from '../../infra/temporal-server
 import { workerSpec } from '../../infra/worker-process';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { processesOf } from '../../activities/desktop/local/process';
-import { batchProgress, type BatchResult } from '../../workflows/batch';
-import { rolloutProgress } from '../../workflows/rollout';
+import { batchProgress, type BatchResult } from '../../workflows/rollout/batch';
+import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from './harness';
 import { eventually, manifestOf, startRollout, waitForPoller } from './helpers';

@@ -7,8 +7,8 @@ import { normaliseInstruction } from '../../core/task-dedupe';
 import { taskSetManifestSchema, type TaskSetManifest } from '../../core/task-set';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
-import type { BatchResult } from '../../workflows/batch';
-import type { JudgeRunResult } from '../../workflows/judge';
+import type { BatchResult } from '../../workflows/rollout/batch';
+import type { JudgeRunResult } from '../../workflows/judging/judge';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { taskGenerationWorkflowId } from '../../workflows/names';
 

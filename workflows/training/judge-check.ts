@@ -1,8 +1,9 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { CurrentPlanner, JudgeMeasurement, SpecializationInput } from '../config/workflow-inputs';
-import { belowPrecisionFloor } from '../core/judge/calibration';
-import type { JudgeEvaluationActivities } from '../activities/judge/evaluation';
-import { evaluationRun, specialistRow } from './names';
+import type { CurrentPlanner, SpecializationInput } from './contract';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
+import { belowPrecisionFloor } from '../../core/judge/calibration';
+import type { JudgeEvaluationActivities } from '../../activities/judge/evaluation';
+import { evaluationRun, specialistRow } from '../names';
 
 /**
  * The judge measured every specialization round (CODA's reward rests on it): the round has the

@@ -1,19 +1,20 @@
 import { ActivityCancellationType, executeChild, proxyActivities } from '@temporalio/workflow';
-import type { CollectedRound, CurrentPlanner, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
-import { FAILURES } from '../core/failures';
-import type { DatasetActivities } from '../activities/datasets/activities';
-import type { TrainingActivities, TrainRequest } from '../activities/training/contract';
-import type { TaskSetSummary } from '../activities/tasks/generation';
-import { rolloutBatch, type BatchResult } from './batch';
-import { evaluation, type EvaluationResult } from './evaluation';
-import { judgeRun, type JudgeRunResult } from './judge';
+import type { CollectedRound, CurrentPlanner, RoundRecord, SpecializationInput } from './contract';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
+import { FAILURES } from '../../core/failures';
+import type { DatasetActivities } from '../../activities/datasets/activities';
+import type { TrainingActivities, TrainRequest } from '../../activities/training/contract';
+import type { TaskSetSummary } from '../../activities/tasks/generation';
+import { rolloutBatch, type BatchResult } from '../rollout/batch';
+import { evaluation, type EvaluationResult } from '../evaluation/evaluation';
+import { judgeRun, type JudgeRunResult } from '../judging/judge';
 import { belowFloorFailure, measureJudge, realTaskBatch, type RoundBatch } from './judge-check';
-import { batchWorkflowId, evaluationRun, evaluationWorkflowId, generatedRun, judgeRunWorkflowId, roundId, seriesName, specialistRow, taskGenerationWorkflowId } from './names';
-import { taskGeneration } from './task-generation';
+import { batchWorkflowId, evaluationRun, evaluationWorkflowId, generatedRun, judgeRunWorkflowId, roundId, seriesName, specialistRow, taskGenerationWorkflowId } from '../names';
+import { taskGeneration } from '../tasks/task-generation';
 import type { SpecializationStage } from './training';
 
 /**
- * A specialization round's two halves (workflows/training.ts runs them, one after the other or,
+ * A specialization round's two halves (workflows/training/training.ts runs them, one after the other or,
  * at maxStaleness 1, the next round's collection beside this round's training): the collection
  * (task generation, rollouts, judging) and the training (dataset, GRPO on the gpu queue, serving,
  * evaluation). Every child and activity has a deterministic id or is idempotent, so a replayed or

@@ -7,20 +7,20 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { BatchInput, BatchTotals } from '../config/workflow-inputs';
-import type { UnsupportedTask } from '../core/report';
-import { FAILURES } from '../core/failures';
-import type { AttemptRef } from '../core/keys';
-import type { RunActivities } from '../activities/runs/activities';
-import type { TrajectoryActivities } from '../activities/storage/trajectory';
-import type { TaskActivities } from '../activities/tasks/activities';
-import { failOnBadInput, inputs } from './inputs';
-import { rolloutWorkflowId } from './names';
+import type { BatchInput, BatchTotals } from './contract';
+import type { UnsupportedTask } from '../../core/report';
+import { FAILURES } from '../../core/failures';
+import type { AttemptRef } from '../../core/keys';
+import type { RunActivities } from '../../activities/runs/activities';
+import type { TrajectoryActivities } from '../../activities/storage/trajectory';
+import type { TaskActivities } from '../../activities/tasks/activities';
+import { failOnBadInput, inputs } from '../inputs';
+import { rolloutWorkflowId } from '../names';
 import { rollout } from './rollout';
-import type { RolloutResult, TaskEntry } from '../core/rollout-types';
-import { tagWorkflow } from './search-attributes';
+import type { RolloutResult, TaskEntry } from '../../core/rollout-types';
+import { tagWorkflow } from '../search-attributes';
 
-export type { BatchInput, BatchTotals } from '../config/workflow-inputs';
+export type { BatchInput, BatchTotals } from './contract';
 
 export interface BatchProgress extends BatchTotals {
   readonly run: string;

@@ -9,12 +9,13 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CollectedRound, GeneralizationInput, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
-import type { TaskSetSummary } from '../activities/tasks/generation';
-import { rolloutBatch, type BatchResult } from './batch';
-import { evaluation, type EvaluationResult } from './evaluation';
-import { failOnBadInput, inputs } from './inputs';
-import { judgeRun, type JudgeRunResult } from './judge';
+import type { CollectedRound, GeneralizationInput, RoundRecord, SpecializationInput } from './contract';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
+import type { TaskSetSummary } from '../../activities/tasks/generation';
+import { rolloutBatch, type BatchResult } from '../rollout/batch';
+import { evaluation, type EvaluationResult } from '../evaluation/evaluation';
+import { failOnBadInput, inputs } from '../inputs';
+import { judgeRun, type JudgeRunResult } from '../judging/judge';
 import {
   batchWorkflowId,
   evaluationRun,
@@ -27,9 +28,9 @@ import {
   seriesName,
   specialistRow,
   taskGenerationWorkflowId,
-} from './names';
-import { tagWorkflow } from './search-attributes';
-import { taskGeneration } from './task-generation';
+} from '../names';
+import { tagWorkflow } from '../search-attributes';
+import { taskGeneration } from '../tasks/task-generation';
 import { collectRound, datasets, emptyCounts, gpu, trainRound, type RoundState } from './rounds';
 
 /**
@@ -54,7 +55,7 @@ export interface SpecializationProgress {
   readonly history: readonly RoundRecord[];
   /** The planner the round rolls out with. */
   readonly checkpoint: { readonly name: string; readonly model: string; readonly checkpointKey?: string };
-  /** This round's judge measured on the real tasks, once judged (workflows/judge-check.ts). */
+  /** This round's judge measured on the real tasks, once judged (workflows/training/judge-check.ts). */
   readonly judge?: JudgeMeasurement;
   /** Why this round stopped before training: the judge's precision was below the floor. */
   readonly stopped?: string;

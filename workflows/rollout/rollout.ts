@@ -9,20 +9,20 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GuiAction } from '../core/actions';
-import { stopReasonOf } from '../core/episode';
-import { FAILURES } from '../core/failures';
-import type { EvaluationResult } from '../core/evaluation';
-import type { AttemptRef } from '../core/keys';
-import type { DesktopActivities } from '../activities/desktop/activities';
-import type { Lease } from '../activities/desktop/pool';
-import type { ModelActivities } from '../activities/models/activities';
-import type { TrajectoryActivities } from '../activities/storage/trajectory';
-import { describeError } from './failures';
-import { failOnBadInput, inputs, RETRY_THROUGH_TIMERS } from './inputs';
-import { tagWorkflow } from './search-attributes';
-import type { Decision, RolloutProgress, RolloutResult, StepSummary, StopSummary } from '../core/rollout-types';
-import { truncate } from '../core/text';
+import type { GuiAction } from '../../core/actions';
+import { stopReasonOf } from '../../core/episode';
+import { FAILURES } from '../../core/failures';
+import type { EvaluationResult } from '../../core/evaluation';
+import type { AttemptRef } from '../../core/keys';
+import type { DesktopActivities } from '../../activities/desktop/activities';
+import type { Lease } from '../../activities/desktop/pool';
+import type { ModelActivities } from '../../activities/models/activities';
+import type { TrajectoryActivities } from '../../activities/storage/trajectory';
+import { describeError } from '../failures';
+import { failOnBadInput, inputs, RETRY_THROUGH_TIMERS } from '../inputs';
+import { tagWorkflow } from '../search-attributes';
+import type { Decision, RolloutProgress, RolloutResult, StepSummary, StopSummary } from '../../core/rollout-types';
+import { truncate } from '../../core/text';
 
 export const rolloutProgress = defineQuery<RolloutProgress>('progress');
 

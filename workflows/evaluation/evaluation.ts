@@ -1,11 +1,11 @@
 import { defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { EvaluationInput } from '../config/workflow-inputs';
-import type { UnsupportedTask } from '../core/report';
-import type { ReportActivities, ReportSummary } from '../activities/reports/activities';
-import { rolloutBatch, type BatchResult } from './batch';
-import { failOnBadInput, inputs } from './inputs';
-import { batchWorkflowId, evaluationRowRun } from './names';
-import { tagWorkflow } from './search-attributes';
+import type { EvaluationInput } from './contract';
+import type { UnsupportedTask } from '../../core/report';
+import type { ReportActivities, ReportSummary } from '../../activities/reports/activities';
+import { rolloutBatch, type BatchResult } from '../rollout/batch';
+import { failOnBadInput, inputs } from '../inputs';
+import { batchWorkflowId, evaluationRowRun } from '../names';
+import { tagWorkflow } from '../search-attributes';
 
 export interface EvaluationProgress {
   readonly run: string;

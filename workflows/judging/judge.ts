@@ -9,17 +9,17 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { JudgeEvaluationInput, JudgeInput, JudgeRunInput } from '../config/workflow-inputs';
-import { FAILURES } from '../core/failures';
-import { nextJudgeRequest, type JudgeRequest } from '../core/judge/voting';
-import type { AttemptRef } from '../core/keys';
-import type { CastVote, JudgeActivities, JudgeOutcome } from '../activities/judge/activities';
-import type { JudgeEvaluationActivities, JudgeEvaluationSummary } from '../activities/judge/evaluation';
-import type { RunActivities } from '../activities/runs/activities';
-import { describeError } from './failures';
-import { failOnBadInput, inputs } from './inputs';
-import { judgeRunWorkflowId, judgeWorkflowId } from './names';
-import { tagWorkflow } from './search-attributes';
+import type { JudgeEvaluationInput, JudgeInput, JudgeRunInput } from './contract';
+import { FAILURES } from '../../core/failures';
+import { nextJudgeRequest, type JudgeRequest } from '../../core/judge/voting';
+import type { AttemptRef } from '../../core/keys';
+import type { CastVote, JudgeActivities, JudgeOutcome } from '../../activities/judge/activities';
+import type { JudgeEvaluationActivities, JudgeEvaluationSummary } from '../../activities/judge/evaluation';
+import type { RunActivities } from '../../activities/runs/activities';
+import { describeError } from '../failures';
+import { failOnBadInput, inputs } from '../inputs';
+import { judgeRunWorkflowId, judgeWorkflowId } from '../names';
+import { tagWorkflow } from '../search-attributes';
 
 /** A judge endpoint that stayed down (or refused) through every retry of a vote. */
 export const JUDGE_UNAVAILABLE = 'JudgeUnavailable';
