@@ -11,7 +11,7 @@ import { createObjectStore, type ObjectStore } from '../activities/storage/objec
 import { connectClient } from '../cli/client';
 import { freeDisplay, isolatedEnv } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
-import type { SpecializationProgress, SpecializationResult } from '../workflows/training/training';
+import type { SpecializationProgress, SpecializationResult } from '../workflows/training/progress';
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
 import { specializationWorkflowId } from '../workflows/names';

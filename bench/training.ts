@@ -13,7 +13,7 @@ import { connectClient } from '../cli/client';
 import { recordTrajectory } from '../doubles/scripted-models/recorded-trajectory';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
-import type { SpecializationProgress, SpecializationResult } from '../workflows/training/training';
+import type { SpecializationProgress, SpecializationResult } from '../workflows/training/progress';
 import { printTable } from './stats';
 import { specializationWorkflowId } from '../workflows/names';
 

@@ -3,7 +3,7 @@ import { checkpointPrefix, runPrefix } from '../core/keys';
 import { noiseSummary, type EvaluationReport } from '../core/report';
 import type { ObjectStore } from '../activities/storage/object-store';
 import { generatedRun, roundId } from '../workflows/names';
-import type { GeneralizationResult, SpecializationResult } from '../workflows/training/training';
+import type { GeneralizationResult, SpecializationResult } from '../workflows/training/progress';
 import { paths, reportPageUrl, viewerUrl } from '../viewer/urls';
 import { workflowUrl } from './client';
 import { forTerminal } from './terminal';

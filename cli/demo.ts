@@ -11,7 +11,7 @@ import {
   SPECIALIZATION_STAGES,
   type GeneralizationResult,
   type SpecializationResult,
-} from '../workflows/training/training';
+} from '../workflows/training/progress';
 import { connectClient, workflowUrl } from './client';
 import { DemoUsageError, parseDemoOptions, type DemoOptions } from './demo-options';
 import { printDemoEnd } from './demo-end';

@@ -5,4 +5,5 @@ export { rolloutBatch } from './rollout/batch';
 export { judgeTrajectory, judgeRun, judgeEvaluation } from './judging/judge';
 export { taskGeneration } from './tasks/task-generation';
 export { evaluation } from './evaluation/evaluation';
-export { specialization, generalization } from './training/training';
+export { specialization } from './training/specialization';
+export { generalization } from './training/generalization';

@@ -12,7 +12,7 @@ import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
 import { datasetManifestKey } from '../../core/keys';
 import { JUDGE_BELOW_FLOOR } from '../../workflows/training/judge-check';
-import type { SpecializationProgress } from '../../workflows/training/training';
+import type { SpecializationProgress } from '../../workflows/training/progress';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId } from '../../workflows/names';
 

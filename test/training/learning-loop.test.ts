@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { RoundRecord } from '../../workflows/training/contract';
 import { BASE_ROW, type EvaluationReport, type ReportRow } from '../../core/report';
 import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks, type Comparison } from '../../core/uncertainty';
-import type { GeneralizationResult, SpecializationResult } from '../../workflows/training/training';
+import type { GeneralizationResult, SpecializationResult } from '../../workflows/training/progress';
 import { setFlag, startGpuHarness, type GpuHarness } from './gpu-harness';
 import { generalizationWorkflowId, specializationWorkflowId } from '../../workflows/names';
 

@@ -5,7 +5,7 @@ import type { TrainRequest } from '../../activities/training/contract';
 import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { checkpointManifestKey, datasetManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema } from '../../core/training';
-import { stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training/training';
+import { stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training/progress';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, stopDaemon } from '../../infra/daemon';

@@ -15,7 +15,7 @@ import {
   type GeneralizationResult,
   type SpecializationProgress,
   type SpecializationResult,
-} from '../../workflows/training/training';
+} from '../../workflows/training/progress';
 import { eventually } from '../rollouts/helpers';
 import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
 import { generalizationWorkflowId, seriesName, specializationWorkflowId } from '../../workflows/names';

@@ -9,7 +9,7 @@ import { prepareDataset } from '../../activities/training/trainer-inputs';
 import { uploadedStep } from '../../activities/training/checkpoints';
 import { trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema, plannerMessagesAt, type SftRow } from '../../core/training';
-import type { GeneralizationResult } from '../../workflows/training/training';
+import type { GeneralizationResult } from '../../workflows/training/progress';
 import { eventually } from '../rollouts/helpers';
 import { allSteps } from './dataset';
 import { heartbeatWhen, startGpuHarness, type GpuHarness } from './gpu-harness';

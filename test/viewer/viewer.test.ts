@@ -12,7 +12,7 @@ import { columnTitle, formatInterval, type EvaluationReport } from '../../core/r
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix, verdictKey, type AttemptRef } from '../../core/keys';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
-import { SPECIALIZATION_STAGES } from '../../workflows/training/training';
+import { SPECIALIZATION_STAGES } from '../../workflows/training/progress';
 import { startViewer, type Viewer } from '../../viewer/server';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { eventually } from '../rollouts/helpers';

@@ -44,7 +44,7 @@ export function reportSummaryTable(summary: ReportSummary, id = 'result-report')
 <p class="links">${page === undefined ? html`the report: ${link(paths.object(summary.key), summary.key)}` : link(page, 'the report’s page: its chart, its tables and its tasks')} · ${link(paths.object(summary.markdownKey), 'as Markdown')}</p>`;
 }
 
-/** What a training workflow keeps of its dataset (workflows/training/training.ts GeneralizationResult.dataset). */
+/** What a training workflow keeps of its dataset (workflows/training/progress.ts GeneralizationResult.dataset). */
 export interface DatasetSummary {
   readonly key: string;
   readonly rows: number;

@@ -15,7 +15,7 @@ import { listRuns, RUN_HEADERS, runRow } from './runs';
 import { pendingActivities, progressSection, readProgress, readRun, type RunState } from './run';
 
 /**
- * Training runs (workflows/training/training.ts): per specialization round the rollouts, judged
+ * Training runs (workflows/training/): per specialization round the rollouts, judged
  * trajectories, positive steps, the judge's precision and recall on the real tasks and the
  * evaluation of its checkpoint, from the workflow's progress query (running, or failed: a round
  * stopped by the judge's precision floor says so there) or its result and input (closed); the trainer's figures from its checkpoint

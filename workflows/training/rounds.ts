@@ -11,10 +11,10 @@ import { judgeRun, type JudgeRunResult } from '../judging/judge';
 import { belowFloorFailure, measureJudge, realTaskBatch, type RoundBatch } from './judge-check';
 import { batchWorkflowId, evaluationRun, evaluationWorkflowId, generatedRun, judgeRunWorkflowId, roundId, seriesName, specialistRow, taskGenerationWorkflowId } from '../names';
 import { taskGeneration } from '../tasks/task-generation';
-import type { SpecializationStage } from './training';
+import type { SpecializationStage } from './progress';
 
 /**
- * A specialization round's two halves (workflows/training/training.ts runs them, one after the other or,
+ * A specialization round's two halves (workflows/training/specialization.ts runs them, one after the other or,
  * at maxStaleness 1, the next round's collection beside this round's training): the collection
  * (task generation, rollouts, judging) and the training (dataset, GRPO on the gpu queue, serving,
  * evaluation). Every child and activity has a deterministic id or is idempotent, so a replayed or
