@@ -5,12 +5,12 @@ import { attempts, plannerCheckpoint, runId, software, taskId } from '../fields'
 import { runFromWorkflowId } from '../names';
 
 /**
- * The evaluation workflow's input: checked, and completed from temporal.yaml, by the workflow's
- * first step and by the CLI before it starts one.
+ * The evaluation workflow's input: one zod schema, its defaults from the loaded temporal.yaml and
+ * the software with tasks, its types inferred; the workflow's first step and the CLI before it
+ * starts one check with it.
  */
 
 const parseError = (source: string, problems: string[]): ValidationError => new ValidationError(source, problems);
-
 
 /**
  * A row of an evaluation: a planner checkpoint, and optionally the run its rollouts go to. A row
@@ -23,55 +23,47 @@ const evaluationPlanner = plannerCheckpoint.extend({
   software: z.array(software).min(1, 'expected at least one software').optional(),
 });
 
-export const evaluationRequestSchema = z.strictObject({
-  /** Run id of this evaluation; default: from the workflow id (scheduled runs). */
-  run: runId.optional(),
-  /** Reports of a series are compared with the previous one; default: evaluation.series. */
-  series: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'expected a series name (a-z, 0-9, -)').optional(),
-  /** Software to evaluate; default: every software with tasks. */
-  software: z.array(software).min(1, 'expected at least one software').optional(),
-  /** k of Average@k and Pass@k; default: evaluation.attempts. */
-  attempts: attempts.optional(),
-  /** Task ids per software; default: all. */
-  taskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
-  /** The rows of the report; default: the planner endpoint's model, named after it. */
-  planners: z.array(evaluationPlanner).min(1, 'expected at least one planner').optional(),
-});
-
-export type EvaluationRequest = z.input<typeof evaluationRequestSchema>;
-export interface EvaluationInput {
-  readonly run: string;
-  readonly series: string;
-  readonly software: string[];
-  readonly attempts: number;
-  readonly taskIds?: Readonly<Record<string, string[]>>;
-  readonly planners: Array<z.output<typeof evaluationPlanner>>;
+/** An evaluation: of every software with tasks (`knownSoftware`) unless told, by the planner endpoint's model unless told. */
+export function evaluationInputSchema(config: Config, workflowId: string, knownSoftware: readonly string[]) {
+  const endpointModel = config.models.planner.model;
+  return z.strictObject({
+    /** Run id of this evaluation (scheduled runs: from the workflow id). */
+    run: runId.default(runFromWorkflowId(workflowId)),
+    /** Reports of a series are compared with the previous one. */
+    series: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'expected a series name (a-z, 0-9, -)').default(config.evaluation.series),
+    /** Software to evaluate. */
+    software: z.array(software).min(1, 'expected at least one software').default([...knownSoftware]),
+    /** k of Average@k and Pass@k. */
+    attempts: attempts.default(config.evaluation.attempts),
+    /** Task ids per software; default: all. */
+    taskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
+    /** The rows of the report; default: the planner endpoint's model, named after it. */
+    planners: z
+      .array(evaluationPlanner)
+      .min(1, 'expected at least one planner')
+      .default([{ name: endpointModel.replace(/[^A-Za-z0-9._-]/g, '-'), model: endpointModel }]),
+  });
 }
 
+export type EvaluationRequest = z.input<ReturnType<typeof evaluationInputSchema>>;
+export type EvaluationInput = z.output<ReturnType<typeof evaluationInputSchema>>;
+
+/** The schema's checks, then those across fields: known software, rows evaluated on software evaluated, distinct names and runs. */
 export function resolveEvaluationInput(config: Config, raw: unknown, workflowId: string, knownSoftware: readonly string[]): EvaluationInput {
-  const request = parseOrThrow(evaluationRequestSchema, raw, 'evaluation input');
+  const input = parseOrThrow(evaluationInputSchema(config, workflowId, knownSoftware), raw, 'evaluation input');
   const problems = [
-    ...(request.software ?? []).filter((s) => !knownSoftware.includes(s)).map((s) => `software: unknown software "${s}": expected one of ${knownSoftware.join(', ')}`),
-    ...Object.keys(request.taskIds ?? {})
-      .filter((s) => !(request.software ?? knownSoftware).includes(s))
+    ...input.software.filter((s) => !knownSoftware.includes(s)).map((s) => `software: unknown software "${s}": expected one of ${knownSoftware.join(', ')}`),
+    ...Object.keys(input.taskIds ?? {})
+      .filter((s) => !input.software.includes(s))
       .map((s) => `taskIds.${s}: "${s}" is not among the software evaluated`),
   ];
-  const names = (request.planners ?? []).map((p) => p.name);
+  const names = input.planners.map((p) => p.name);
   names.forEach((name, i) => names.indexOf(name) !== i && problems.push(`planners[${i}].name: duplicate planner "${name}"`));
-  (request.planners ?? []).forEach((p, i) =>
-    (p.software ?? [])
-      .filter((s) => !(request.software ?? knownSoftware).includes(s))
-      .forEach((s) => problems.push(`planners[${i}].software: "${s}" is not among the software evaluated`)),
+  input.planners.forEach((p, i) =>
+    (p.software ?? []).filter((s) => !input.software.includes(s)).forEach((s) => problems.push(`planners[${i}].software: "${s}" is not among the software evaluated`)),
   );
-  const runs = (request.planners ?? []).map((p) => p.run);
+  const runs = input.planners.map((p) => p.run);
   runs.forEach((run, i) => run !== undefined && runs.indexOf(run) !== i && problems.push(`planners[${i}].run: run "${run}" is another planner's too`));
   if (problems.length > 0) throw parseError('evaluation input', problems);
-  return {
-    run: request.run ?? runFromWorkflowId(workflowId),
-    series: request.series ?? config.evaluation.series,
-    software: [...(request.software ?? knownSoftware)],
-    attempts: request.attempts ?? config.evaluation.attempts,
-    ...(request.taskIds === undefined ? {} : { taskIds: request.taskIds }),
-    planners: request.planners ?? [{ name: config.models.planner.model.replace(/[^A-Za-z0-9._-]/g, '-'), model: config.models.planner.model }],
-  };
+  return input;
 }

@@ -7,8 +7,11 @@ import { label, runId, software } from '../fields';
 import { runFromWorkflowId } from '../names';
 
 /**
- * The judging workflows' inputs (one trajectory, a run, a comparison of strategies): checked, and
- * completed from temporal.yaml, by the workflow's first step and by the CLI before it starts one.
+ * The judging workflows' inputs (one trajectory, a run, a comparison of strategies): one zod schema
+ * each, its defaults from the loaded temporal.yaml; the input a workflow gets is what its resolve
+ * function returns (the schema's output, completed with what the deployment knows: the judges'
+ * models, the attempt a manifest key names), its type inferred from it. The workflow's first step
+ * and the CLI before it starts one run them.
  */
 
 /** A judge plan from temporal.yaml's form (judge names) to the core's (names with their models). */
@@ -25,89 +28,74 @@ export function judgePlanOf(config: Config, plan: JudgePlanConfig, field = 'plan
 
 const parseError = (source: string, problems: string[]): ValidationError => new ValidationError(source, problems);
 
-export const judgeRequestSchema = z.strictObject({
-  /** The trajectory: {prefix}/runs/{run}/{software}/{task}/{attempt}/manifest.json */
-  manifestKey: z.string().min(1),
-  /** `default` writes verdict.json; another label writes verdicts/{label}.json (judge strategies). */
-  label: label.default(DEFAULT_VERDICT),
-  /** Overrides temporal.yaml's judging.plan. */
-  plan: judgePlanConfigSchema.optional(),
-});
+export const judgeInputSchema = (config: Config) =>
+  z.strictObject({
+    /** The trajectory: {prefix}/runs/{run}/{software}/{task}/{attempt}/manifest.json */
+    manifestKey: z.string().min(1),
+    /** `default` writes verdict.json; another label writes verdicts/{label}.json (judge strategies). */
+    label: label.default(DEFAULT_VERDICT),
+    /** The judge plan: temporal.yaml's judging.plan unless given. */
+    plan: judgePlanConfigSchema.default(config.judging.plan),
+  });
 
-export type JudgeRequest = z.input<typeof judgeRequestSchema>;
-export interface JudgeInput {
-  readonly manifestKey: string;
-  readonly ref: AttemptRef;
-  readonly label: string;
-  readonly plan: JudgePlan;
-  readonly images: JudgeImages;
-}
+export type JudgeRequest = z.input<ReturnType<typeof judgeInputSchema>>;
+/** A judge's input: the request, the attempt its manifest key names, its plan with the judges' models, and the screenshot boxes. */
+export type JudgeInput = ReturnType<typeof resolveJudgeInput>;
 
-export function resolveJudgeInput(config: Config, raw: unknown): JudgeInput {
-  const request = parseOrThrow(judgeRequestSchema, raw, 'judge input');
+export function resolveJudgeInput(config: Config, raw: unknown) {
+  const request = parseOrThrow(judgeInputSchema(config), raw, 'judge input');
   let ref: AttemptRef;
   try {
     ref = attemptOfManifest(config.storage.prefix, request.manifestKey);
   } catch (err) {
     throw parseError('judge input', [`manifestKey: ${(err as Error).message}`]);
   }
-  return {
-    manifestKey: request.manifestKey,
-    ref,
-    label: request.label,
-    plan: judgePlanOf(config, request.plan ?? config.judging.plan),
-    images: config.judging.images,
-  };
+  const images: JudgeImages = config.judging.images;
+  return { manifestKey: request.manifestKey, ref, label: request.label, plan: judgePlanOf(config, request.plan), images };
 }
 
-export const judgeRunRequestSchema = z.strictObject({
-  /** Every trajectory of this run and software is judged. */
-  run: runId,
-  software,
-  label: label.default(DEFAULT_VERDICT),
-  plan: judgePlanConfigSchema.optional(),
-  /** Trajectories judged at once; default: judging.concurrency. */
-  concurrency: z.number().int().min(1).max(1000).optional(),
-  /** Carried across continue-as-new. */
-  carried: z.strictObject({ cursor: z.string().min(1), judged: z.number().int().min(0), succeeded: z.number().int().min(0), runs: z.number().int().min(0) }).optional(),
-});
+export const judgeRunInputSchema = (config: Config) =>
+  z.strictObject({
+    /** Every trajectory of this run and software is judged. */
+    run: runId,
+    software,
+    label: label.default(DEFAULT_VERDICT),
+    /** Overrides temporal.yaml's judging.plan for every trajectory's judge. */
+    plan: judgePlanConfigSchema.optional(),
+    /** Trajectories judged at once. */
+    concurrency: z.number().int().min(1).max(1000).default(config.judging.concurrency),
+    /** Carried across continue-as-new. */
+    carried: z.strictObject({ cursor: z.string().min(1), judged: z.number().int().min(0), succeeded: z.number().int().min(0), runs: z.number().int().min(0) }).optional(),
+  });
 
-export type JudgeRunRequest = z.input<typeof judgeRunRequestSchema>;
-export type JudgeRunInput = Omit<z.output<typeof judgeRunRequestSchema>, 'plan' | 'concurrency'> & {
-  readonly plan?: JudgePlanConfig;
-  readonly concurrency: number;
-};
+export type JudgeRunRequest = z.input<ReturnType<typeof judgeRunInputSchema>>;
+export type JudgeRunInput = z.output<ReturnType<typeof judgeRunInputSchema>>;
 
 export function resolveJudgeRunInput(config: Config, raw: unknown): JudgeRunInput {
-  const request = parseOrThrow(judgeRunRequestSchema, raw, 'judge run input');
-  if (request.plan !== undefined) judgePlanOf(config, request.plan);
-  return { ...request, concurrency: request.concurrency ?? config.judging.concurrency };
+  const input = parseOrThrow(judgeRunInputSchema(config), raw, 'judge run input');
+  if (input.plan !== undefined) judgePlanOf(config, input.plan);
+  return input;
 }
 
-export const judgeEvaluationRequestSchema = z.strictObject({
-  /** The rollouts whose trajectories are judged (their evaluators give the truth). */
-  run: runId,
-  software,
-  /** Labels of judging.strategies to compare; default: all of them. */
-  strategies: z.array(label).min(1).optional(),
-  /** The comparison's id (its report key); default: from the workflow id. */
-  id: runId.optional(),
-});
+export const judgeEvaluationInputSchema = (workflowId: string) =>
+  z.strictObject({
+    /** The rollouts whose trajectories are judged (their evaluators give the truth). */
+    run: runId,
+    software,
+    /** Labels of judging.strategies to compare; default: all of them. */
+    strategies: z.array(label).min(1).optional(),
+    /** The comparison's id (its report key). */
+    id: runId.default(runFromWorkflowId(workflowId)),
+  });
 
-export type JudgeEvaluationRequest = z.input<typeof judgeEvaluationRequestSchema>;
-
-export interface JudgeEvaluationInput {
-  readonly id: string;
-  readonly run: string;
-  readonly software: string;
-  /** The strategies of the table, then any all-high twins they need that are not among them. */
-  readonly strategies: JudgeStrategy[];
-}
+export type JudgeEvaluationRequest = z.input<ReturnType<typeof judgeEvaluationInputSchema>>;
+/** The comparison's input: its strategies are those of the table, then any all-high twins they need that are not among them. */
+export type JudgeEvaluationInput = ReturnType<typeof resolveJudgeEvaluationInput>;
 
 const samePlan = (a: JudgePlanConfig, b: JudgePlanConfig): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-export function resolveJudgeEvaluationInput(config: Config, raw: unknown, workflowId: string): JudgeEvaluationInput {
-  const request = parseOrThrow(judgeEvaluationRequestSchema, raw, 'judge evaluation input');
+export function resolveJudgeEvaluationInput(config: Config, raw: unknown, workflowId: string) {
+  const request = parseOrThrow(judgeEvaluationInputSchema(workflowId), raw, 'judge evaluation input');
   const configured = config.judging.strategies ?? [];
   if (configured.length === 0) throw parseError('judge evaluation input', ['strategies: temporal.yaml has no judging.strategies to compare']);
   const unknown = (request.strategies ?? []).filter((l) => !configured.some((s) => s.label === l));
@@ -129,5 +117,5 @@ export function resolveJudgeEvaluationInput(config: Config, raw: unknown, workfl
       Object.assign(strategy, { allHighTwin: made.label });
     }
   }
-  return { id: request.id ?? runFromWorkflowId(workflowId), run: request.run, software: request.software, strategies: [...chosen, ...twins] };
+  return { id: request.id, run: request.run, software: request.software, strategies: [...chosen, ...twins] };
 }

@@ -1,5 +1,5 @@
 import { CancellationScope, continueAsNew, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { CollectedRound, RoundRecord, SpecializationInput } from './contract';
+import type { CollectedRound, RoundRecord, SpecializationInput, SpecializationRequest } from './contract';
 import { failOnBadInput, inputs } from '../inputs';
 import { tagWorkflow } from '../search-attributes';
 import { SPECIALIZATION_STAGES, specializationProgress, stopAfterRound, type SpecializationResult, type SpecializationStage } from './progress';
@@ -13,6 +13,12 @@ import { collectRound, emptyCounts, trainRound, type RoundState } from './rounds
  */
 
 
+
+/** What a specialization's next round starts with: its own input whole, less what the deployment gives every round. */
+function nextRoundRequest(input: SpecializationInput, carried: SpecializationInput['carried']): SpecializationRequest {
+  const { base: _base, gpuQueue: _queue, gpuHeartbeatTimeoutSeconds: _heartbeat, ...request } = input;
+  return { ...request, carried };
+}
 
 /**
  * Specialization of a planner on one software, one round per workflow run (continue-as-new
@@ -110,21 +116,9 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
   const nextCollected = outcome !== undefined && 'value' in outcome ? outcome.value : undefined;
 
   if (round < resolved.rounds && !stopRequested) {
-    await continueAsNew<typeof specialization>({
-      software,
-      run,
-      rounds: resolved.rounds,
-      tasksPerRound: resolved.tasksPerRound,
-      attempts: resolved.attempts,
-      includeSeeds: resolved.includeSeeds,
-      judgePrecisionFloor: resolved.judgePrecisionFloor,
-      evaluationAttempts: resolved.evaluationAttempts,
-      ...(resolved.evaluationTaskIds === undefined ? {} : { evaluationTaskIds: [...resolved.evaluationTaskIds] }),
-      baseEvaluationRun: resolved.baseEvaluationRun,
-      ...(resolved.judging === undefined ? {} : { judging: resolved.judging }),
-      ...(resolved.maxStaleness === 0 ? {} : { maxStaleness: resolved.maxStaleness }),
-      carried: { round: round + 1, planner: next, history: [...history], stopRequested, ...(nextCollected === undefined ? {} : { collected: nextCollected }) },
-    });
+    await continueAsNew<typeof specialization>(
+      nextRoundRequest(resolved, { round: round + 1, planner: next, history: [...history], stopRequested, ...(nextCollected === undefined ? {} : { collected: nextCollected }) }),
+    );
   }
   // Stopped after this round: a next round collected ahead was cancelled, or is not counted (no record, no training).
   rounds.clear();
