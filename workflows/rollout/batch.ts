@@ -60,6 +60,40 @@ const runs = proxyActivities<RunActivities>({
 
 const EMPTY: BatchTotals = { started: 0, completed: 0, passed: 0, failed: 0, appNotRunning: 0, unevaluated: 0, errors: 0 };
 
+/** The totals with one more rollout finished: passed, failed, app not running, unevaluated (generated) or ERROR. */
+function counted(totals: BatchTotals, result: RolloutResult): BatchTotals {
+  const notRunning = result.evaluation?.appNotRunning !== undefined;
+  const ended = result.stop.reason !== 'ERROR';
+  return {
+    ...totals,
+    completed: totals.completed + 1,
+    passed: totals.passed + (result.passed === true ? 1 : 0),
+    failed: totals.failed + (ended && result.passed === false && !notRunning ? 1 : 0),
+    appNotRunning: totals.appNotRunning + (notRunning ? 1 : 0),
+    unevaluated: totals.unevaluated + (ended && result.passed === undefined ? 1 : 0),
+    errors: totals.errors + (ended ? 0 : 1),
+  };
+}
+
+/** Starts one attempt's rollout as a child workflow, or awaits the one that exists under its id. */
+async function startRollout(input: BatchInput, entry: TaskEntry, attempt: number): Promise<{ workflowId: string; result: Promise<RolloutResult> }> {
+  const ref: AttemptRef = { run: input.run, software: entry.software, task: entry.id, attempt };
+  const workflowId = rolloutWorkflowId(ref);
+  try {
+    const child = await startChild(rollout, {
+      workflowId,
+      // A completed rollout is never run again (starting it is refused and its result awaited); one
+      // that failed or was terminated (a batch retried after a terminate) runs again.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      args: [{ run: input.run, stage: input.stage, task: entry, attempt, settings: input.settings }],
+    });
+    return { workflowId, result: child.result() };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return { workflowId, result: runs.awaitWorkflow(workflowId) as Promise<RolloutResult> };
+  }
+}
+
 /**
  * Fans out rollouts of a task set (tasks x attempts), at most `concurrency` at a time, one child
  * workflow per attempt with a deterministic id (a rollout that exists is awaited; a completed one
@@ -84,86 +118,41 @@ export async function rolloutBatch(raw: unknown): Promise<BatchResult> {
     continuedAsNew: input?.carried?.runs ?? 0,
   }));
 
-  input = await failOnBadInput(() => inputs.resolveBatchInput(raw, workflowInfo().workflowId));
-  tagWorkflow({ software: input.software, stage: input.stage, run: input.run });
-  const { settings, concurrency, rolloutsPerRun } = input;
-  entries = input.carried?.entries ?? [];
-  unsupported = input.carried?.unsupported ?? [];
-  let cursor = input.carried?.cursor ?? 0;
-  totals = { ...EMPTY, ...input.carried?.totals };
-
-  if (input.carried === undefined) {
-    const { software, taskIds, taskSet } = input;
-    ({ entries, unsupported } = await failOnBadInput(() => orchestrator.stageTaskSet({ software, taskIds, taskSet })));
+  const resolved = await failOnBadInput(() => inputs.resolveBatchInput(raw, workflowInfo().workflowId));
+  input = resolved;
+  const { run, software, stage, attempts, carried } = resolved;
+  tagWorkflow({ software, stage, run });
+  entries = carried?.entries ?? [];
+  unsupported = carried?.unsupported ?? [];
+  let cursor = carried?.cursor ?? 0;
+  totals = { ...EMPTY, ...carried?.totals };
+  if (carried === undefined) {
+    ({ entries, unsupported } = await failOnBadInput(() => orchestrator.stageTaskSet({ software, taskIds: resolved.taskIds, taskSet: resolved.taskSet })));
   }
-  const total = entries.length * input.attempts;
-
-  const record = (result: RolloutResult): void => {
-    const notRunning = result.evaluation?.appNotRunning !== undefined;
-    totals = {
-      ...totals,
-      completed: totals.completed + 1,
-      passed: totals.passed + (result.passed === true ? 1 : 0),
-      failed: totals.failed + (result.stop.reason !== 'ERROR' && result.passed === false && !notRunning ? 1 : 0),
-      appNotRunning: totals.appNotRunning + (notRunning ? 1 : 0),
-      unevaluated: totals.unevaluated + (result.stop.reason !== 'ERROR' && result.passed === undefined ? 1 : 0),
-      errors: totals.errors + (result.stop.reason === 'ERROR' ? 1 : 0),
-    };
-  };
+  const total = entries.length * attempts;
 
   const launch = async (item: number): Promise<void> => {
-    const entry = entries[item % entries.length]!;
-    const attempt = Math.floor(item / entries.length);
-    const ref: AttemptRef = { run: input.run, software: entry.software, task: entry.id, attempt };
-    const workflowId = rolloutWorkflowId(ref);
-    let result: Promise<RolloutResult>;
-    try {
-      const child = await startChild(rollout, {
-        workflowId,
-        // A completed rollout is never run again (starting it is refused and its result awaited); one
-        // that failed or was terminated (a batch retried after a terminate) runs again.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        args: [{ run: input.run, stage: input.stage, task: entry, attempt, settings }],
-      });
-      result = child.result();
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      result = runs.awaitWorkflow(workflowId) as Promise<RolloutResult>;
-    }
+    const { workflowId, result } = await startRollout(resolved, entries[item % entries.length]!, Math.floor(item / entries.length));
     totals = { ...totals, started: totals.started + 1 };
-    inFlight.set(
-      workflowId,
-      result.then(
-        (r) => {
-          inFlight.delete(workflowId);
-          record(r);
-        },
-        () => {
-          // A rollout that failed outright (a bug, or it was terminated) counts as an error; the batch goes on.
-          inFlight.delete(workflowId);
-          totals = { ...totals, completed: totals.completed + 1, errors: totals.errors + 1 };
-        },
-      ),
-    );
+    const done = (next: BatchTotals): void => {
+      inFlight.delete(workflowId);
+      totals = next;
+    };
+    // A rollout that failed outright (a bug, or it was terminated) counts as an error; the batch goes on.
+    inFlight.set(workflowId, result.then((r) => done(counted(totals, r)), () => done({ ...totals, completed: totals.completed + 1, errors: totals.errors + 1 })));
   };
 
   let startedThisRun = 0;
-  while (cursor < total && startedThisRun < rolloutsPerRun) {
-    while (inFlight.size >= concurrency) await Promise.race(inFlight.values());
+  while (cursor < total && startedThisRun < resolved.rolloutsPerRun) {
+    while (inFlight.size >= resolved.concurrency) await Promise.race(inFlight.values());
     await launch(cursor++);
     startedThisRun++;
   }
   await Promise.all(inFlight.values());
 
   if (cursor < total) {
-    await continueAsNew<typeof rolloutBatch>({
-      ...input,
-      settings,
-      concurrency,
-      rolloutsPerRun,
-      carried: { entries: [...entries], unsupported: [...unsupported], cursor, totals, runs: (input.carried?.runs ?? 0) + 1 },
-    });
+    await continueAsNew<typeof rolloutBatch>({ ...resolved, carried: { entries: [...entries], unsupported: [...unsupported], cursor, totals, runs: (carried?.runs ?? 0) + 1 } });
   }
-  const summary = await orchestrator.summarizeRun({ run: input.run, software: input.software, stage: input.stage, attempts: input.attempts, unsupported: [...unsupported] });
-  return { run: input.run, software: input.software, total, ...totals, unsupported, summaryKey: summary.key, averageAtK: summary.averageAtK, passAtK: summary.passAtK };
+  const summary = await orchestrator.summarizeRun({ run, software, stage, attempts, unsupported: [...unsupported] });
+  return { run, software, total, ...totals, unsupported, summaryKey: summary.key, averageAtK: summary.averageAtK, passAtK: summary.passAtK };
 }

@@ -2,7 +2,7 @@ import { CancellationScope, continueAsNew, isCancellation, setHandler, workflowI
 import type { CollectedRound, RoundRecord, SpecializationInput, SpecializationRequest } from './contract';
 import { failOnBadInput, inputs } from '../inputs';
 import { tagWorkflow } from '../search-attributes';
-import { SPECIALIZATION_STAGES, specializationProgress, stopAfterRound, type SpecializationResult, type SpecializationStage } from './progress';
+import { SPECIALIZATION_STAGES, specializationProgress, stopAfterRound, type SpecializationProgress, type SpecializationResult, type SpecializationStage } from './progress';
 import { collectRound, emptyCounts, trainRound, type RoundState } from './rounds';
 
 /**
@@ -20,6 +20,49 @@ function nextRoundRequest(input: SpecializationInput, carried: SpecializationInp
   return { ...request, carried };
 }
 
+/** What a specialization's progress query reads: its input once checked, the rounds in flight (one, or two at maxStaleness 1), the finished ones. */
+interface SpecializationView {
+  input: SpecializationInput | undefined;
+  readonly rounds: Map<number, RoundState>;
+  history: readonly RoundRecord[];
+  stopRequested: boolean;
+  ended: boolean;
+}
+
+function progressOf(view: SpecializationView): SpecializationProgress {
+  const { input, history } = view;
+  const inFlight = [...view.rounds.entries()].sort(([a], [b]) => a - b);
+  const [round, oldest] = inFlight[0] ?? [input?.carried.round ?? 1, undefined];
+  const stopped = inFlight.find(([, s]) => s.stopped !== undefined)?.[1].stopped;
+  const done = (s: SpecializationStage): number => Math.max(0, SPECIALIZATION_STAGES.indexOf(s as (typeof SPECIALIZATION_STAGES)[number]));
+  return {
+    run: input?.run ?? '',
+    software: input?.software ?? '',
+    round,
+    rounds: input?.rounds ?? 0,
+    stage: oldest?.stage ?? (view.ended ? 'finished' : 'starting'),
+    counts: { ...(oldest?.counts ?? emptyCounts()) },
+    history,
+    checkpoint: input?.carried.planner ?? { name: '', model: '' },
+    ...(oldest?.judge === undefined ? {} : { judge: oldest.judge }),
+    ...(stopped === undefined ? {} : { stopped }),
+    stopRequested: view.stopRequested,
+    inFlight: inFlight.map(([r, s]) => ({ round: r, stage: s.stage })),
+    completed: history.length * SPECIALIZATION_STAGES.length + inFlight.reduce((sum, [, s]) => sum + done(s.stage), 0),
+    total: (input?.rounds ?? 0) * SPECIALIZATION_STAGES.length,
+  };
+}
+
+/** This round's collection: carried from the previous run, which collected it while its own round trained, or made now. */
+async function collectionOf(input: SpecializationInput, state: RoundState): Promise<CollectedRound> {
+  const { round, planner, history, collected } = input.carried;
+  if (collected === undefined || collected.round !== round) return collectRound(input, round, planner, history, state);
+  // Collected by the previous run while its round trained: not generated, rolled out or judged again.
+  Object.assign(state.counts, { tasks: collected.tasks, rollouts: collected.rollouts, judged: collected.judged });
+  state.judge = collected.judge;
+  return collected;
+}
+
 /**
  * Specialization of a planner on one software, one round per workflow run (continue-as-new
  * between rounds): generate tasks → roll out the generated tasks with the current planner → judge
@@ -35,71 +78,35 @@ function nextRoundRequest(input: SpecializationInput, carried: SpecializationInp
  * checkpoint. maxStaleness 0 issues the commands in the order above, one round per run.
  */
 export async function specialization(raw: unknown): Promise<SpecializationResult> {
-  let input: SpecializationInput | undefined;
-  /** The rounds in flight (one, or two at maxStaleness 1), by round. */
-  const rounds = new Map<number, RoundState>();
-  let ended = false;
-  let stopRequested = false;
-  let history: readonly RoundRecord[] = [];
+  const view: SpecializationView = { input: undefined, rounds: new Map(), history: [], stopRequested: false, ended: false };
   /** The next round's collection while it runs ahead (maxStaleness 1): a stop cancels it, as it would not be counted. */
   let collectingAhead: CancellationScope | undefined;
   setHandler(stopAfterRound, () => {
-    stopRequested = true;
+    view.stopRequested = true;
     collectingAhead?.cancel();
   });
-  setHandler(specializationProgress, () => {
-    const inFlight = [...rounds.entries()].sort(([a], [b]) => a - b);
-    const [round, oldest] = inFlight[0] ?? [input?.carried.round ?? 1, undefined];
-    const stage: SpecializationStage = oldest?.stage ?? (ended ? 'finished' : 'starting');
-    const stopped = inFlight.find(([, s]) => s.stopped !== undefined)?.[1].stopped;
-    const done = (s: SpecializationStage): number => Math.max(0, SPECIALIZATION_STAGES.indexOf(s as (typeof SPECIALIZATION_STAGES)[number]));
-    return {
-      run: input?.run ?? '',
-      software: input?.software ?? '',
-      round,
-      rounds: input?.rounds ?? 0,
-      stage,
-      counts: { ...(oldest?.counts ?? emptyCounts()) },
-      history,
-      checkpoint: input?.carried.planner ?? { name: '', model: '' },
-      ...(oldest?.judge === undefined ? {} : { judge: oldest.judge }),
-      ...(stopped === undefined ? {} : { stopped }),
-      stopRequested,
-      inFlight: inFlight.map(([r, s]) => ({ round: r, stage: s.stage })),
-      completed: history.length * SPECIALIZATION_STAGES.length + inFlight.reduce((sum, [, s]) => sum + done(s.stage), 0),
-      total: (input?.rounds ?? 0) * SPECIALIZATION_STAGES.length,
-    };
-  });
+  setHandler(specializationProgress, () => progressOf(view));
 
-  input = await failOnBadInput(() => inputs.resolveSpecializationInput(raw, workflowInfo().workflowId));
-  const resolved = input;
+  const resolved = await failOnBadInput(() => inputs.resolveSpecializationInput(raw, workflowInfo().workflowId));
+  view.input = resolved;
   const { software, run, carried } = resolved;
-  stopRequested ||= carried.stopRequested;
-  history = carried.history;
-  const round = carried.round;
-  const planner = carried.planner;
+  view.stopRequested ||= carried.stopRequested;
+  view.history = carried.history;
+  const { round, planner } = carried;
   tagWorkflow({ software, stage: 'specialization', run, round });
   const track = (r: number): RoundState => {
     const state: RoundState = { stage: 'starting', counts: emptyCounts() };
-    rounds.set(r, state);
+    view.rounds.set(r, state);
     return state;
   };
 
   const state = track(round);
-  let collected: CollectedRound;
-  if (carried.collected !== undefined && carried.collected.round === round) {
-    // Collected by the previous run while its round trained: not generated, rolled out or judged again.
-    collected = carried.collected;
-    Object.assign(state.counts, { tasks: collected.tasks, rollouts: collected.rollouts, judged: collected.judged });
-    state.judge = collected.judge;
-  } else {
-    collected = await collectRound(resolved, round, planner, carried.history, state);
-  }
+  const collected = await collectionOf(resolved, state);
 
   // maxStaleness 1: the next round's collection, with the planner served now (this round's parent),
   // runs while this round trains, serves and is evaluated. A failure of it (the judge below its
   // floor) is raised once this round is done, so no trainer is left running.
-  const collectsAhead = resolved.maxStaleness >= 1 && round < resolved.rounds && !stopRequested;
+  const collectsAhead = resolved.maxStaleness >= 1 && round < resolved.rounds && !view.stopRequested;
   // stopAfterRound cancels it (its children with it: task generation, rollouts, judging).
   collectingAhead = collectsAhead ? new CancellationScope() : undefined;
   const ahead = collectingAhead
@@ -109,19 +116,20 @@ export async function specialization(raw: unknown): Promise<SpecializationResult
       (error: unknown) => ({ error }),
     );
   const { next, record } = await trainRound(resolved, round, planner, collected, carried.history, state);
-  history = [...carried.history, record];
-  rounds.delete(round);
+  const history = [...carried.history, record];
+  view.history = history;
+  view.rounds.delete(round);
   const outcome = ahead === undefined ? undefined : await ahead;
-  if (outcome !== undefined && 'error' in outcome && !(stopRequested && isCancellation(outcome.error))) throw outcome.error;
+  if (outcome !== undefined && 'error' in outcome && !(view.stopRequested && isCancellation(outcome.error))) throw outcome.error;
   const nextCollected = outcome !== undefined && 'value' in outcome ? outcome.value : undefined;
 
-  if (round < resolved.rounds && !stopRequested) {
+  if (round < resolved.rounds && !view.stopRequested) {
     await continueAsNew<typeof specialization>(
-      nextRoundRequest(resolved, { round: round + 1, planner: next, history: [...history], stopRequested, ...(nextCollected === undefined ? {} : { collected: nextCollected }) }),
+      nextRoundRequest(resolved, { round: round + 1, planner: next, history: [...history], stopRequested: view.stopRequested, ...(nextCollected === undefined ? {} : { collected: nextCollected }) }),
     );
   }
   // Stopped after this round: a next round collected ahead was cancelled, or is not counted (no record, no training).
-  rounds.clear();
-  ended = true;
+  view.rounds.clear();
+  view.ended = true;
   return { run, software, rounds: round, specialist: next, history };
 }
