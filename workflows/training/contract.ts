@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { judgePlanConfigSchema, type Config, type JudgePlanConfig } from '../../config/schema';
+import { judgePlanConfigSchema, type Config } from '../../config/schema';
 import { judgeMeasurementSchema } from '../../core/judge/measurement';
 import { parseOrThrow, ValidationError } from '../../core/validation';
 import { attempts, plannerCheckpoint, runId, software, taskId } from '../fields';
