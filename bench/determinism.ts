@@ -10,9 +10,10 @@ import { createObjectStore, type ObjectStore } from '../activities/storage/objec
 import { connectClient } from '../client/connection';
 import { freeDisplay, isolatedEnv } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
-import { specializationWorkflowId, type SpecializationResult } from '../workflows/training';
+import type { SpecializationResult } from '../workflows/training/progress';
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
+import { specializationWorkflowId } from '../workflows/names';
 
 /**
  * Same seed, same run, whatever the concurrency (issue 26): the learning loop's KAlgebra

@@ -15,9 +15,10 @@ import { startDaemon, stopDaemon, waitUntilHealthy } from '../infra/daemon';
 import { freeDisplay, REPO_CONFIG, startEphemeralStack } from '../infra/ephemeral';
 import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
-import type { BatchResult } from '../workflows/batch';
-import { judgeWorkflowId, type JudgeRunResult } from '../workflows/judge';
+import type { BatchResult } from '../workflows/rollout/batch';
+import type { JudgeRunResult } from '../workflows/judging/judge';
 import { cpuSeconds, mean, printTable, procKib } from './stats';
+import { batchWorkflowId, judgeEvaluationWorkflowId, judgeRunWorkflowId, judgeWorkflowId } from '../workflows/names';
 
 /**
  * Judging on the real stack with the judge doubles of temporal.yaml (dev.scriptedModels.judges):
@@ -117,10 +118,10 @@ async function main(): Promise<void> {
       const run = `judgebench${Date.now()}`;
 
       const rolloutsStarted = Date.now();
-      const batch = await execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', attempts: Number(values.attempts) });
+      const batch = await execute<BatchResult>('rolloutBatch', batchWorkflowId(run, 'KAlgebra'), { run, software: 'KAlgebra', attempts: Number(values.attempts) });
       console.log(`\n${batch.completed} KAlgebra rollouts on ${values.desktops} real desktops in ${((Date.now() - rolloutsStarted) / 1000).toFixed(0)} s: ${batch.passed} passed their checks, ${batch.failed} failed, ${batch.errors} ended in error`);
 
-      const summary = await execute<JudgeEvaluationSummary>('judgeEvaluation', `judge-eval-${run}`, { run, software: 'KAlgebra', id: run });
+      const summary = await execute<JudgeEvaluationSummary>('judgeEvaluation', judgeEvaluationWorkflowId(run), { run, software: 'KAlgebra', id: run });
       console.log(`\n${(await store.get(summary.markdownKey)).toString('utf8')}`);
 
       const label = 'throughput';
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
       let peak = procKib(pid, 'VmRSS');
       const sampler = setInterval(() => (peak = Math.max(peak, procKib(pid, 'VmRSS'))), 250);
       const started = Date.now();
-      const judged = await execute<JudgeRunResult>('judgeRun', `judge-run-${run}-${label}`, { run, software: 'KAlgebra', label });
+      const judged = await execute<JudgeRunResult>('judgeRun', judgeRunWorkflowId(run, 'KAlgebra', label), { run, software: 'KAlgebra', label });
       const seconds = (Date.now() - started) / 1000;
       clearInterval(sampler);
       const cpu = cpuSeconds(pid) - cpuBefore;

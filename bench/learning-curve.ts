@@ -5,15 +5,16 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
-import type { RoundRecord } from '../config/workflow-inputs';
+import type { RoundRecord } from '../workflows/training/contract';
 import { BASE_ROW, formatComparison, formatDifference, formatInterval, formatPoints, type EvaluationReport } from '../core/report';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { connectClient } from '../client/connection';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
-import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
+import type { GeneralizationResult, SpecializationProgress, SpecializationResult } from '../workflows/training/progress';
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
+import { generalizationWorkflowId, specializationWorkflowId } from '../workflows/names';
 
 /**
  * The learning curve (issue 18) on the whole dev stack (Temporal, MinIO, the scripted models with

@@ -21,7 +21,8 @@ import { daemonState, startDaemon, stopDaemon, waitUntilHealthy } from '../infra
 import { REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { workerHealthy, workerSpec } from '../infra/worker-process';
 import { createVmHost } from '../workers/vm-host';
-import type { BatchResult } from '../workflows/batch';
+import type { BatchResult } from '../workflows/rollout/batch';
+import { batchWorkflowId } from '../workflows/names';
 import { cpuSeconds, printTable, procKib, threadCpuSeconds } from './stats';
 
 /**
@@ -156,7 +157,7 @@ async function measure(servers: EphemeralStack, levels: readonly number[], steps
       // One batch fans out every rollout of the level at once: what a batch of this size does to Temporal's limits.
       const result = (await client.workflow.execute('rolloutBatch', {
         taskQueue: config.taskQueues.orchestrator,
-        workflowId: `batch-${run}`,
+        workflowId: batchWorkflowId(run, 'KAlgebra'),
         args: [{ run, stage: 'bench', software: 'KAlgebra', taskSet: version, attempts: 1, concurrency: level, rolloutsPerRun: level }],
       })) as BatchResult;
       const seconds = (Date.now() - started) / 1000;

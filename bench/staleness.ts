@@ -11,9 +11,10 @@ import { createObjectStore, type ObjectStore } from '../activities/storage/objec
 import { connectClient } from '../client/connection';
 import { freeDisplay, isolatedEnv } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
-import { specializationWorkflowId, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
+import type { SpecializationProgress, SpecializationResult } from '../workflows/training/progress';
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
+import { specializationWorkflowId } from '../workflows/names';
 
 /**
  * Overlapped specialization rounds (issue 20): the same KAlgebra specialization of `--rounds` GRPO

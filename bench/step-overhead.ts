@@ -19,14 +19,14 @@ import { agentStep, type AgentTurn } from '../activities/models/agent-step';
 import { ModelGateway } from '../activities/models/gateway';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { stageTasks, TaskLibrary } from '../activities/tasks/library';
-import { rolloutSettings } from '../config/workflow-inputs';
+import { rolloutSettings } from '../workflows/rollout/contract';
 import { startScriptedModels } from '../doubles/scripted-models/main';
 import { freeDisplay, REPO_CONFIG, startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { createOrchestratorWorker } from '../workers/orchestrator';
 import { createVmHost } from '../workers/vm-host';
-import { rolloutWorkflowId } from '../workflows/rollout';
 import type { RolloutResult, TaskEntry } from '../core/rollout-types';
 import { mean, median, printTable } from './stats';
+import { rolloutWorkflowId } from '../workflows/names';
 
 /**
  * Step overhead of the durable pipeline: the time of one rollout step through Temporal + S3

@@ -13,8 +13,9 @@ import { connectClient } from '../client/connection';
 import { recordTrajectory } from '../doubles/scripted-models/recorded-trajectory';
 import { freeDisplay, isolatedEnv, REPO_CONFIG } from '../infra/ephemeral';
 import { devEnv, stackDown, stackUp } from '../infra/stack';
-import { specializationWorkflowId, type SpecializationProgress, type SpecializationResult } from '../workflows/training';
+import type { SpecializationProgress, SpecializationResult } from '../workflows/training/progress';
 import { printTable } from './stats';
+import { specializationWorkflowId } from '../workflows/names';
 
 /**
  * Training-side figures on the whole dev stack (Temporal, MinIO, the scripted models, the

@@ -2,7 +2,8 @@ import type { LoadedConfig } from '../config/load';
 import { checkpointPrefix, runPrefix } from '../core/keys';
 import { noiseSummary, type EvaluationReport } from '../core/report';
 import type { ObjectStore } from '../activities/storage/object-store';
-import type { GeneralizationResult, SpecializationResult } from '../workflows/training';
+import { generatedRun, roundId } from '../workflows/names';
+import type { GeneralizationResult, SpecializationResult } from '../workflows/training/progress';
 import { paths, reportPageUrl, viewerUrl } from '../viewer/urls';
 import { workflowUrl } from '../client/connection';
 import { forTerminal } from './terminal';
@@ -51,7 +52,7 @@ function whereLines(end: DemoEnd): string[] {
   const trained = specialists.filter((s) => s.specialist.checkpointKey !== undefined);
   return [
     `report        ${store.uri(general.report.key)}`,
-    ...specialists.map((s) => `trajectories  ${store.uri(`${runPrefix(prefix, `${s.run}-r1-gen`, s.software)}/`)}`),
+    ...specialists.map((s) => `trajectories  ${store.uri(`${runPrefix(prefix, generatedRun(roundId(s.run, 1)), s.software)}/`)}`),
     `checkpoints   ${store.uri(`${checkpointPrefix(prefix, general.generalist.name)}/manifest.json`)} (lineage: parent, dataset, trajectories)`,
     ...trained.map((s) => `              ${store.uri(`${checkpointPrefix(prefix, s.specialist.name)}/manifest.json`)}`),
     '',

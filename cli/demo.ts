@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
-import type { RoundRecord } from '../config/workflow-inputs';
+import type { RoundRecord } from '../workflows/training/contract';
 import { APP_NOT_RUNNING } from '../core/evaluation';
 import { COMPARISON_NOTE, formatDifference, formatPoints } from '../core/report';
 import { POLICY_SOFTWARE } from '../apps/policies';
@@ -8,18 +8,17 @@ import { createObjectStore, type ObjectStore } from '../activities/storage/objec
 import { devEnv, formatStack, stackUp } from '../infra/stack';
 import {
   GENERALIZATION_STAGES,
-  generalizationWorkflowId,
   SPECIALIZATION_STAGES,
-  specializationWorkflowId,
   type GeneralizationResult,
   type SpecializationResult,
-} from '../workflows/training';
+} from '../workflows/training/progress';
 import { connectClient, workflowUrl } from '../client/connection';
 import { DemoUsageError, parseDemoOptions, type DemoOptions } from './demo-options';
 import { printDemoEnd } from './demo-end';
 import { followStages, type StageTime } from './follow';
 import { ProgressLine } from './progress-line';
 import { recordStageTime } from './stage-times';
+import { baseEvaluationRun, generalizationWorkflowId, specializationWorkflowId } from '../workflows/names';
 
 /**
  * The main command (`npm run demo`, after infra/demo.sh installs and builds): CODA end to end on
@@ -102,7 +101,7 @@ async function specialize(config: LoadedConfig, client: Client, options: DemoOpt
           attempts: 1,
           includeSeeds: false,
           evaluationAttempts: options.k,
-          baseEvaluationRun: baseEvaluationRun(options),
+          baseEvaluationRun: baseEvaluationRunOf(options),
           ...(options.evaluationTaskIds?.[software] === undefined ? {} : { evaluationTaskIds: options.evaluationTaskIds[software] }),
           ...(options.judgePrecisionFloor === undefined ? {} : { judgePrecisionFloor: options.judgePrecisionFloor }),
         },
@@ -135,7 +134,7 @@ async function generalize(config: LoadedConfig, client: Client, options: DemoOpt
         tasksPerSoftware: options.tasks,
         attempts: 1,
         evaluationAttempts: options.k,
-        baseEvaluationRun: baseEvaluationRun(options),
+        baseEvaluationRun: baseEvaluationRunOf(options),
         crossEvaluation: options.crossEvaluation,
         ...evaluationTasksOf(options, trained.map((s) => s.software)),
       },
@@ -158,7 +157,7 @@ function evaluationTasksOf(options: DemoOptions, software: readonly string[]): {
 }
 
 /** The base planner's evaluation rollouts: made by the first specialization, reused by every later evaluation. */
-const baseEvaluationRun = (options: DemoOptions): string => `${options.run}-base-eval`;
+const baseEvaluationRunOf = (options: DemoOptions): string => baseEvaluationRun(options.run);
 
 /** A round's evaluation in one line: `Average@4 72.50% [61.3, 83.8], base 57.50%, vs base (points) +15.0 [4.2, 25.1]` (`within noise` when it is). */
 function roundLine(round: RoundRecord | undefined, k: number): string {

@@ -1,6 +1,9 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsAction } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
-import * as inputs from '../config/workflow-inputs';
+import { resolveEvaluationInput } from '../workflows/evaluation/contract';
+import { resolveJudgeEvaluationInput, resolveJudgeRunInput } from '../workflows/judging/contract';
+import { resolveBatchInput } from '../workflows/rollout/contract';
+import { resolveTaskGenerationInput } from '../workflows/tasks/contract';
 import { ValidationError } from '../core/validation';
 import { TaskLibrary } from '../activities/tasks/library';
 import * as workflows from '../workflows';
@@ -10,19 +13,19 @@ import { connectClient } from '../client/connection';
 function checkInput(config: LoadedConfig, workflow: string, input: unknown, id: string, library: TaskLibrary): void {
   switch (workflow) {
     case 'rolloutBatch':
-      inputs.resolveBatchInput(config, input, id);
+      resolveBatchInput(config, input, id);
       return;
     case 'evaluation':
-      inputs.resolveEvaluationInput(config, input, id, library.software());
+      resolveEvaluationInput(config, input, id, library.software());
       return;
     case 'taskGeneration':
-      inputs.resolveTaskGenerationInput(config, input, id);
+      resolveTaskGenerationInput(config, input, id);
       return;
     case 'judgeRun':
-      inputs.resolveJudgeRunInput(config, input);
+      resolveJudgeRunInput(config, input);
       return;
     case 'judgeEvaluation':
-      inputs.resolveJudgeEvaluationInput(config, input, id);
+      resolveJudgeEvaluationInput(config, input, id);
       return;
     default:
       return;

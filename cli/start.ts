@@ -1,17 +1,18 @@
 import type { LoadedConfig } from '../config/load';
-import * as inputs from '../config/workflow-inputs';
-import { attemptOfManifest, manifestKey, stampOf } from '../core/keys';
+import { resolveEvaluationInput } from '../workflows/evaluation/contract';
+import { resolveJudgeEvaluationInput, resolveJudgeInput, resolveJudgeRunInput } from '../workflows/judging/contract';
+import { resolveBatchInput } from '../workflows/rollout/contract';
+import { resolveTaskGenerationInput } from '../workflows/tasks/contract';
+import { resolveGeneralizationInput, resolveSpecializationInput } from '../workflows/training/contract';
+import { attemptOfManifest, manifestKey } from '../core/keys';
 import { ValidationError } from '../core/validation';
 import { TaskLibrary } from '../activities/tasks/library';
-import { batchWorkflowId } from '../workflows/batch';
-import { judgeRunWorkflowId, judgeWorkflowId } from '../workflows/judge';
-import { taskGenerationWorkflowId } from '../workflows/task-generation';
-import { generalizationWorkflowId, specializationWorkflowId } from '../workflows/training';
+import { batchWorkflowId, evaluationWorkflowId, freshRun, generalizationWorkflowId, judgeEvaluationWorkflowId, judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId, taskGenerationWorkflowId } from '../workflows/names';
 
 /**
  * What `coda start <kind>` starts: the workflow type, its id and its input, built from the
  * command's options and checked with the very functions the workflow runs first
- * (config/workflow-inputs.ts), so bad input is refused before anything starts.
+ * (workflows/<family>/contract.ts), so bad input is refused before anything starts.
  */
 export interface StartRequest {
   readonly workflowType: string;
@@ -20,9 +21,6 @@ export interface StartRequest {
 }
 
 export type StartOptions = Readonly<Record<string, string | boolean | string[] | undefined>>;
-
-/** A run id made from the time, for starts that name none. */
-export const freshId = (kind: string, now = new Date()): string => `${kind}-${stampOf(now.toISOString()).toLowerCase()}`;
 
 const list = (value: unknown): string[] | undefined =>
   typeof value === 'string' ? value.split(',').map((v) => v.trim()).filter((v) => v !== '') : undefined;
@@ -74,99 +72,114 @@ export function manifestKeyOf(config: LoadedConfig, trajectory: string): string 
 
 const drop = (record: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined));
 
+/** What one kind of `coda start` needs: the software it knows, to check `--software` and the evaluation's rows against. */
+interface StartContext {
+  readonly config: LoadedConfig;
+  readonly known: readonly string[];
+}
+
+/** Refuses a `--software` no task of the library has, before the input is built. */
+function checkSoftware(ctx: StartContext, software: unknown): void {
+  if (typeof software === 'string' && !ctx.known.includes(software)) {
+    throw new ValidationError('options', [`--software: unknown software "${software}": expected one of ${ctx.known.join(', ')}`]);
+  }
+}
+
+/** `SOFTWARE=CHECKPOINT` (repeatable) as a generalization's specialists. */
+function specialistsOf(values: unknown): Array<{ software: string; checkpoint: string }> {
+  return (Array.isArray(values) ? values : []).map((v: string) => {
+    const at = v.indexOf('=');
+    if (at < 0) throw new ValidationError('options', [`--specialist: expected SOFTWARE=CHECKPOINT, got ${JSON.stringify(v)}`]);
+    return { software: v.slice(0, at), checkpoint: v.slice(at + 1) };
+  });
+}
+
+/** Each kind: its input from the options, checked with its workflow's contract, and the id it starts under. */
+const KINDS: Readonly<Record<string, (ctx: StartContext, options: StartOptions) => StartRequest>> = {
+  batch(ctx, options) {
+    checkSoftware(ctx, options.software);
+    const input = drop({
+      run: (options.run as string | undefined) ?? freshRun('batch'),
+      stage: options.stage,
+      software: options.software,
+      attempts: integer(options.attempts, 'attempts'),
+      taskIds: list(options.tasks),
+      taskSet: options.taskSet,
+      planner: planners(options.planner)?.[0],
+    });
+    const resolved = resolveBatchInput(ctx.config, input, 'cli');
+    return { workflowType: 'rolloutBatch', workflowId: batchWorkflowId(resolved.run, resolved.software), input };
+  },
+  evaluation(ctx, options) {
+    const run = (options.run as string | undefined) ?? freshRun('eval');
+    const input = drop({ run, series: options.series, software: list(options.software), attempts: integer(options.attempts, 'attempts'), taskIds: taskIdsBySoftware(options.tasks), planners: planners(options.planner) });
+    resolveEvaluationInput(ctx.config, input, 'cli', ctx.known);
+    return { workflowType: 'evaluation', workflowId: evaluationWorkflowId(run), input };
+  },
+  'task-generation'(ctx, options) {
+    checkSoftware(ctx, options.software);
+    const version = (options.version as string | undefined) ?? freshRun('v');
+    const input = drop({ software: options.software, version, count: integer(options.count, 'count'), seedTaskIds: list(options.seeds) });
+    const resolved = resolveTaskGenerationInput(ctx.config, input, 'cli');
+    return { workflowType: 'taskGeneration', workflowId: taskGenerationWorkflowId(resolved.software, resolved.version), input };
+  },
+  judge(ctx, options) {
+    if (typeof options.trajectory !== 'string') throw new ValidationError('options', ['--trajectory: expected RUN/SOFTWARE/TASK/ATTEMPT or a manifest key']);
+    const input = drop({ manifestKey: manifestKeyOf(ctx.config, options.trajectory), label: options.label });
+    const resolved = resolveJudgeInput(ctx.config, input);
+    return { workflowType: 'judgeTrajectory', workflowId: judgeWorkflowId(attemptOfManifest(ctx.config.storage.prefix, resolved.manifestKey), resolved.label), input };
+  },
+  'judge-run'(ctx, options) {
+    checkSoftware(ctx, options.software);
+    const input = drop({ run: options.run, software: options.software, label: options.label, concurrency: integer(options.concurrency, 'concurrency') });
+    const resolved = resolveJudgeRunInput(ctx.config, input);
+    return { workflowType: 'judgeRun', workflowId: judgeRunWorkflowId(resolved.run, resolved.software, resolved.label), input };
+  },
+  'judge-eval'(ctx, options) {
+    checkSoftware(ctx, options.software);
+    const id = (options.id as string | undefined) ?? freshRun('je');
+    const input = drop({ id, run: options.run, software: options.software, strategies: list(options.strategies) });
+    resolveJudgeEvaluationInput(ctx.config, input, 'cli');
+    return { workflowType: 'judgeEvaluation', workflowId: judgeEvaluationWorkflowId(id), input };
+  },
+  specialization(ctx, options) {
+    checkSoftware(ctx, options.software);
+    const input = drop({
+      software: options.software,
+      run: (options.run as string | undefined) ?? freshRun('spec'),
+      rounds: integer(options.rounds, 'rounds'),
+      tasksPerRound: integer(options.tasksPerRound, 'tasks-per-round'),
+      attempts: integer(options.attempts, 'attempts'),
+      evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
+      evaluationTaskIds: list(options.evaluationTasks),
+      judgePrecisionFloor: fraction(options.judgePrecisionFloor, 'judge-precision-floor'),
+      maxStaleness: integer(options.maxStaleness, 'max-staleness'),
+      ...(options.trainOnRealTasks === true ? { includeSeeds: true } : {}),
+    });
+    const resolved = resolveSpecializationInput(ctx.config, input, 'cli');
+    return { workflowType: 'specialization', workflowId: specializationWorkflowId(resolved.software, resolved.run), input };
+  },
+  generalization(ctx, options) {
+    const specialists = specialistsOf(options.specialist);
+    const input = drop({
+      specialists,
+      run: (options.run as string | undefined) ?? freshRun('gen'),
+      tasksPerSoftware: integer(options.tasksPerSoftware, 'tasks-per-software'),
+      attempts: integer(options.attempts, 'attempts'),
+      perSoftwareCap: integer(options.perSoftwareCap, 'per-software-cap'),
+      evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
+      evaluationTaskIds: taskIdsBySoftware(options.evaluationTasks, 'evaluation-tasks'),
+    });
+    const resolved = resolveGeneralizationInput(ctx.config, input, 'cli', ctx.known);
+    return { workflowType: 'generalization', workflowId: generalizationWorkflowId(resolved.run), input };
+  },
+};
+
 /** The workflow a `coda start` would start; throws a ValidationError naming each bad option. */
 export function startRequest(config: LoadedConfig, kind: string, options: StartOptions, library = new TaskLibrary()): StartRequest {
-  const known = library.software();
-  const checkSoftware = (software: unknown): void => {
-    if (typeof software === 'string' && !known.includes(software)) throw new ValidationError('options', [`--software: unknown software "${software}": expected one of ${known.join(', ')}`]);
-  };
-  switch (kind) {
-    case 'batch': {
-      checkSoftware(options.software);
-      const run = (options.run as string | undefined) ?? freshId('batch');
-      const input = drop({
-        run,
-        stage: options.stage,
-        software: options.software,
-        attempts: integer(options.attempts, 'attempts'),
-        taskIds: list(options.tasks),
-        taskSet: options.taskSet,
-        planner: planners(options.planner)?.[0],
-      });
-      const resolved = inputs.resolveBatchInput(config, input, 'cli');
-      return { workflowType: 'rolloutBatch', workflowId: batchWorkflowId(resolved.run, resolved.software), input };
-    }
-    case 'evaluation': {
-      const software = list(options.software);
-      const run = (options.run as string | undefined) ?? freshId('eval');
-      const input = drop({ run, series: options.series, software, attempts: integer(options.attempts, 'attempts'), taskIds: taskIdsBySoftware(options.tasks), planners: planners(options.planner) });
-      inputs.resolveEvaluationInput(config, input, 'cli', known);
-      return { workflowType: 'evaluation', workflowId: `evaluation-${run}`, input };
-    }
-    case 'task-generation': {
-      checkSoftware(options.software);
-      const version = (options.version as string | undefined) ?? freshId('v');
-      const input = drop({ software: options.software, version, count: integer(options.count, 'count'), seedTaskIds: list(options.seeds) });
-      const resolved = inputs.resolveTaskGenerationInput(config, input, 'cli');
-      return { workflowType: 'taskGeneration', workflowId: taskGenerationWorkflowId(resolved.software, resolved.version), input };
-    }
-    case 'judge': {
-      if (typeof options.trajectory !== 'string') throw new ValidationError('options', ['--trajectory: expected RUN/SOFTWARE/TASK/ATTEMPT or a manifest key']);
-      const input = drop({ manifestKey: manifestKeyOf(config, options.trajectory), label: options.label });
-      const resolved = inputs.resolveJudgeInput(config, input);
-      return { workflowType: 'judgeTrajectory', workflowId: judgeWorkflowId(attemptOfManifest(config.storage.prefix, resolved.manifestKey), resolved.label), input };
-    }
-    case 'judge-run': {
-      checkSoftware(options.software);
-      const input = drop({ run: options.run, software: options.software, label: options.label, concurrency: integer(options.concurrency, 'concurrency') });
-      const resolved = inputs.resolveJudgeRunInput(config, input);
-      return { workflowType: 'judgeRun', workflowId: judgeRunWorkflowId(resolved.run, resolved.software, resolved.label), input };
-    }
-    case 'judge-eval': {
-      checkSoftware(options.software);
-      const id = (options.id as string | undefined) ?? freshId('je');
-      const input = drop({ id, run: options.run, software: options.software, strategies: list(options.strategies) });
-      inputs.resolveJudgeEvaluationInput(config, input, 'cli');
-      return { workflowType: 'judgeEvaluation', workflowId: `judge-eval-${id}`, input };
-    }
-    case 'specialization': {
-      checkSoftware(options.software);
-      const run = (options.run as string | undefined) ?? freshId('spec');
-      const input = drop({
-        software: options.software,
-        run,
-        rounds: integer(options.rounds, 'rounds'),
-        tasksPerRound: integer(options.tasksPerRound, 'tasks-per-round'),
-        attempts: integer(options.attempts, 'attempts'),
-        evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
-        evaluationTaskIds: list(options.evaluationTasks),
-        judgePrecisionFloor: fraction(options.judgePrecisionFloor, 'judge-precision-floor'),
-        maxStaleness: integer(options.maxStaleness, 'max-staleness'),
-        ...(options.trainOnRealTasks === true ? { includeSeeds: true } : {}),
-      });
-      const resolved = inputs.resolveSpecializationInput(config, input, 'cli');
-      return { workflowType: 'specialization', workflowId: specializationWorkflowId(resolved.software, resolved.run), input };
-    }
-    case 'generalization': {
-      const specialists = (Array.isArray(options.specialist) ? options.specialist : []).map((v: string) => {
-        const at = v.indexOf('=');
-        if (at < 0) throw new ValidationError('options', [`--specialist: expected SOFTWARE=CHECKPOINT, got ${JSON.stringify(v)}`]);
-        return { software: v.slice(0, at), checkpoint: v.slice(at + 1) };
-      });
-      const run = (options.run as string | undefined) ?? freshId('gen');
-      const input = drop({
-        specialists,
-        run,
-        tasksPerSoftware: integer(options.tasksPerSoftware, 'tasks-per-software'),
-        attempts: integer(options.attempts, 'attempts'),
-        perSoftwareCap: integer(options.perSoftwareCap, 'per-software-cap'),
-        evaluationAttempts: integer(options.evaluationAttempts, 'evaluation-attempts'),
-        evaluationTaskIds: taskIdsBySoftware(options.evaluationTasks, 'evaluation-tasks'),
-      });
-      const resolved = inputs.resolveGeneralizationInput(config, input, 'cli', known);
-      return { workflowType: 'generalization', workflowId: generalizationWorkflowId(resolved.run), input };
-    }
-    default:
-      throw new ValidationError('options', [`unknown kind "${kind}": expected batch, evaluation, task-generation, judge, judge-run, judge-eval, specialization or generalization`]);
+  const build = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
+  if (build === undefined) {
+    throw new ValidationError('options', [`unknown kind "${kind}": expected batch, evaluation, task-generation, judge, judge-run, judge-eval, specialization or generalization`]);
   }
+  return build({ config, known: library.software() }, options);
 }

@@ -619,6 +619,10 @@ export const configSchema = z
   });
 
 export type Config = z.output<typeof configSchema>;
+/** The boxes a judge's low- and high-resolution screenshots are fitted into (judging.images). */
+export type JudgeImages = Config['judging']['images'];
+/** A strategy of judging.strategies; in a comparison, a multi-resolution one names the all-high-resolution plan with the same votes. */
+export type JudgeStrategy = NonNullable<Config['judging']['strategies']>[number] & { readonly allHighTwin?: string };
 export type HostConfig = Config['hosts'][number];
 
 /** How many desktops a host runs: its local displays, or its VMs. */

@@ -16,6 +16,7 @@ import { createJudgeEvaluationActivities } from '../activities/judge/evaluation'
 import { orchestratorMetrics, type OrchestratorMetrics } from '../activities/metrics';
 import { createReportActivities } from '../activities/reports/activities';
 import { createRunActivities } from '../activities/runs/activities';
+import { createInputActivities } from '../workflows/input-activities';
 import { createStorageActivities } from '../activities/storage/activities';
 import { createObjectStore } from '../activities/storage/object-store';
 import { createTrajectoryActivities } from '../activities/storage/trajectory';
@@ -71,7 +72,8 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
       }),
       ...createTrajectoryActivities({ store, prefix, tasks, decisions, metrics }),
       ...createModelActivities({ gateway, decisions, prefix, tasks }),
-      ...createRunActivities(deps.client, config, library),
+      ...createRunActivities(deps.client),
+      ...createInputActivities(config, library),
       ...createJudgeActivities({ gateway, store, prefix, maxTokens: config.judging.maxTokens, metrics }),
       ...createJudgeEvaluationActivities({ store, prefix, metrics }),
       ...createReportActivities({ store, prefix }),

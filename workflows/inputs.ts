@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
 import { FAILURES } from '../core/failures';
-import type { RunActivities } from '../activities/runs/activities';
+import type { InputActivities } from './input-activities';
 
 /**
  * Every local activity retries through a workflow timer, never a backoff inside the worker: the
@@ -14,9 +14,9 @@ export const RETRY_THROUGH_TIMERS = { localRetryThreshold: 0 } as const;
 
 /**
  * Every workflow's first step: a local activity checks the raw input and completes it from the
- * worker's temporal.yaml (config/workflow-inputs.ts). Local, so it costs no server round trip.
+ * worker's temporal.yaml (workflows/input-activities.ts, by the workflow family's contract.ts). Local, so it costs no server round trip.
  */
-export const inputs = proxyLocalActivities<RunActivities>({
+export const inputs = proxyLocalActivities<InputActivities>({
   ...RETRY_THROUGH_TIMERS,
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: [FAILURES.validation] },

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { JudgeImages } from '../../config/workflow-inputs';
+import type { JudgeImages } from '../../config/schema';
 import { FAILURES } from '../../core/failures';
 import { parseJudgeReply } from '../../core/judge/reply';
 import { judgeVoteSchema, type JudgeVote } from '../../core/judge/verdict';

@@ -1,4 +1,5 @@
-import type { JudgeMeasurement, JudgeStrategy } from '../../config/workflow-inputs';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
+import type { JudgeStrategy } from '../../config/schema';
 import { judgeCalibration, type Agreement } from '../../core/judge/calibration';
 import { buildJudgeEvaluationReport, renderJudgeEvaluationMarkdown, type JudgeEvaluationReport } from '../../core/judge/evaluation-report';
 import { verdictFileSchema } from '../../core/judge/verdict-file';

@@ -1,5 +1,4 @@
 import { Context } from '@temporalio/activity';
-import type { EarlierTaskSet, TaskGenerationInput } from '../../config/workflow-inputs';
 import { defaultStartState, generatedTask } from '../../core/generated-task';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest, runPrefix, taskSetManifestKey, taskSetReplyKey, taskSetTaskKey } from '../../core/keys';
@@ -11,8 +10,26 @@ import type { ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskLibrary } from './library';
 
-/** What to generate: the workflow's checked input (config/workflow-inputs.ts). */
-export type TaskSetRequest = TaskGenerationInput;
+/** A task set of an earlier round: its version, its round, the run its tasks were rolled out (and judged) in; skipped when absent if `ifExists`. */
+export interface EarlierTaskSet {
+  readonly set: string;
+  readonly round: number;
+  readonly rollouts?: string;
+  readonly ifExists?: boolean;
+}
+
+/** What to generate: the task generation workflow's checked input, its settings from temporal.yaml's taskGeneration. */
+export interface TaskSetRequest {
+  readonly software: string;
+  readonly version: string;
+  readonly count: number;
+  readonly seedTaskIds?: readonly string[];
+  readonly earlier?: readonly EarlierTaskSet[];
+  readonly tasksPerRequest: number;
+  readonly maxRequests: number;
+  readonly similarityThreshold: number;
+  readonly maxSteps: number;
+}
 
 /** What the workflow keeps of a set: where it is and its counts (the tasks stay in S3). */
 export interface TaskSetSummary {

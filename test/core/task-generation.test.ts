@@ -4,7 +4,7 @@ import { subsampleIndices } from '../../core/judge/subsample';
 import { dedupeInstructions, instructionSimilarity, normaliseInstruction, splitRepeats } from '../../core/task-dedupe';
 import { hasEvaluators, parseTask, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
-import { roundSetsOf } from '../../workflows/training';
+import { roundSetsOf } from '../../workflows/training/generalization';
 
 const seed = (id: string, initialize: Task['initialize']): Task =>
   parseTask(

@@ -9,13 +9,14 @@ import { columnTitle, type EvaluationReport } from '../../core/report';
 import type { Task } from '../../core/task';
 import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
-import { specializationWorkflowId, type SpecializationResult } from '../../workflows/training';
+import type { SpecializationResult } from '../../workflows/training/progress';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
 import { startGpuHarness, type GpuHarness } from '../training/gpu-harness';
 import { startDoubledVm, type DoubledVm } from './scienceboard-vm';
+import { specializationWorkflowId } from '../../workflows/names';
 
 /**
- * CODA's specialization (workflows/training.ts), one round for each app only a ScienceBoard VM
+ * CODA's specialization (workflows/training/specialization.ts), one round for each app only a ScienceBoard VM
  * runs — Celestia, ChimeraX, GRASS GIS, Lean — on the real Temporal and MinIO: the task-generator
  * double writes the round's tasks from the app's templates, the rollouts run through the OSWorld
  * adapter on a VM of TEST DOUBLES (scienceboard-vm.ts) with the scripted planner replaying the

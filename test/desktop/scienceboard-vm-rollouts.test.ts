@@ -4,16 +4,15 @@ import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { parseTrajectoryManifest } from '../../core/trajectory';
 import { taskSetManifestSchema } from '../../core/task-set';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
-import type { BatchResult } from '../../workflows/batch';
-import { taskGenerationWorkflowId } from '../../workflows/task-generation';
+import type { BatchResult } from '../../workflows/rollout/batch';
 import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';
 import type { Task } from '../../core/task';
-import { rolloutWorkflowId } from '../../workflows/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
-import type { RolloutInput } from '../../config/workflow-inputs';
+import type { RolloutInput } from '../../workflows/rollout/contract';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { startDoubledVm, STATES, type DoubledVm, type Variant } from './scienceboard-vm';
+import { rolloutWorkflowId, taskGenerationWorkflowId } from '../../workflows/names';
 
 /**
  * Every task of Celestia, ChimeraX, GRASS GIS and Lean in data/scienceboard, run by the rollout

@@ -14,10 +14,11 @@ import { setupCluster } from '../../cli/setup-cluster';
 import { toolPath } from '../../infra/tools';
 import { ViewerError } from '../../viewer/errors';
 import { ViewerSources } from '../../viewer/sources';
-import { batchWorkflowId, type BatchResult } from '../../workflows/batch';
+import type { BatchResult } from '../../workflows/rollout/batch';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { freePort, REPO_CONFIG, testStack, type TestStack } from '../stack';
 import { makeTestPki, startHaproxy, startStunnel, type Terminator, type TestPki } from './tls-terminators';
+import { batchWorkflowId } from '../../workflows/names';
 
 const execFileAsync = promisify(execFile);
 const CODA = path.resolve(__dirname, '..', '..', 'cli', 'coda.js');

@@ -6,14 +6,15 @@ import { JUDGE_EVALUATION_SCHEMA, type JudgeEvaluationReport } from '../../core/
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
 import { attemptOfManifest, verdictKey } from '../../core/keys';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
-import type { BatchResult } from '../../workflows/batch';
-import { judgeRunWorkflowId, judgeWorkflowId, type JudgeRunResult } from '../../workflows/judge';
+import type { BatchResult } from '../../workflows/rollout/batch';
+import type { JudgeRunResult } from '../../workflows/judging/judge';
 import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
 import { datasetManifestKey } from '../../core/keys';
-import { JUDGE_BELOW_FLOOR } from '../../workflows/judge-check';
-import { specializationWorkflowId, type SpecializationProgress } from '../../workflows/training';
+import { JUDGE_BELOW_FLOOR } from '../../workflows/training/judge-check';
+import type { SpecializationProgress } from '../../workflows/training/progress';
 import { startHarness, type Harness } from '../rollouts/harness';
+import { judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId } from '../../workflows/names';
 
 /** A judge double that says the opposite of the evaluators: it approves exactly the failures. */
 const INVERTED = { high: { falsePositive: 1, falseNegative: 1 }, low: { falsePositive: 1, falseNegative: 1 }, unreadable: 0 };

@@ -4,9 +4,10 @@ import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { toolPath } from '../../infra/tools';
 import { runSummaryKey } from '../../core/keys';
-import { batchProgress, batchWorkflowId, type BatchProgress, type BatchResult } from '../../workflows/batch';
+import { batchProgress, type BatchProgress, type BatchResult } from '../../workflows/rollout/batch';
 import { startHarness, type Harness } from './harness';
 import { eventually } from './helpers';
+import { batchWorkflowId } from '../../workflows/names';
 
 const TEMPORAL = toolPath('temporal');
 const execFileAsync = promisify(execFile);

@@ -9,11 +9,12 @@ import { temporalHealthy, temporalServerSpec } from '../../infra/temporal-server
 import { workerSpec } from '../../infra/worker-process';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { processesOf } from '../../io/process';
-import { batchProgress, batchWorkflowId, type BatchResult } from '../../workflows/batch';
-import { rolloutProgress, rolloutWorkflowId } from '../../workflows/rollout';
+import { batchProgress, type BatchResult } from '../../workflows/rollout/batch';
+import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from './harness';
 import { eventually, manifestOf, startRollout, waitForPoller } from './helpers';
+import { batchWorkflowId, rolloutWorkflowId } from '../../workflows/names';
 
 const TASKS = ['C-05', 'C-08', 'C-09', 'B-07', 'A-01'];
 const screen = { width: 1920, height: 1080 };

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { RolloutResult } from '../../core/rollout-types';
-import { rolloutWorkflowId } from '../../workflows/rollout';
 import { parseTask } from '../../core/task';
 import { stageTasks } from '../../activities/tasks/library';
 import { startHarness, type Harness } from './harness';
 import { manifestOf, startRollout } from './helpers';
+import { rolloutWorkflowId } from '../../workflows/names';
 
 describe('rollout faults: bad model output, unreachable and refusing endpoints, unrunnable tasks, duplicate starts', function () {
   this.timeout(300_000);

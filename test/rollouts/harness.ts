@@ -7,7 +7,7 @@ import { parse, stringify } from 'yaml';
 import { loadConfig, type LoadedConfig } from '../../config/load';
 import { connectTemporal } from '../../config/temporal-connection';
 import { connectClient } from '../../client/connection';
-import { rolloutSettings } from '../../config/workflow-inputs';
+import { rolloutSettings } from '../../workflows/rollout/contract';
 import { preparedBoxes } from '../../config/schema';
 import { ImagePreparer } from '../../activities/models/images';
 import type { ScriptedServer } from '../../doubles/openai-server';
@@ -15,7 +15,7 @@ import { startScriptedModels } from '../../doubles/scripted-models/main';
 import type { OrchestratorMetrics } from '../../activities/metrics';
 import { createOrchestratorWorker } from '../../workers/orchestrator';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
-import type { RolloutSettings } from '../../config/workflow-inputs';
+import type { RolloutSettings } from '../../workflows/rollout/contract';
 import { freeDisplay } from '../../infra/ephemeral';
 import { REPO_CONFIG, testStack, type TestStack } from '../stack';
 

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
-import { rolloutWorkflowId } from '../../workflows/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
 import type { Harness } from './harness';
 import { isPolling } from '../../infra/worker-process';
+import { rolloutWorkflowId } from '../../workflows/names';
 
 /** Stages KAlgebra tasks in S3 and starts one rollout of `taskId`; returns its handle. */
 export async function startRollout(h: Harness, run: string, taskId: string, attempt = 0) {

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { parseTrajectoryManifest } from '../../core/trajectory';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
-import { rolloutProgress, rolloutWorkflowId } from '../../workflows/rollout';
+import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
-import type { RolloutInput } from '../../config/workflow-inputs';
+import type { RolloutInput } from '../../workflows/rollout/contract';
 import { pngSize } from '../desktop/helpers';
 import { CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attributes';
 import { startHarness, type Harness } from './harness';
 import { eventually } from './helpers';
+import { rolloutWorkflowId } from '../../workflows/names';
 
 describe('rollout workflow on a real desktop with the scripted models', function () {
   this.timeout(300_000);

@@ -5,7 +5,7 @@ import { referencePlan } from '../../apps/kalgebra/reference';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { startDaemon, stopDaemon, waitUntilHealthy } from '../../infra/daemon';
 import { minioHealthy, minioServerSpec } from '../../infra/minio-server';
-import { rolloutProgress } from '../../workflows/rollout';
+import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from './harness';
 import { eventually, manifestOf, startRollout } from './helpers';

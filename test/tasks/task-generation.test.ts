@@ -7,10 +7,10 @@ import { normaliseInstruction } from '../../core/task-dedupe';
 import { taskSetManifestSchema, type TaskSetManifest } from '../../core/task-set';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
-import type { BatchResult } from '../../workflows/batch';
-import type { JudgeRunResult } from '../../workflows/judge';
-import { taskGenerationWorkflowId } from '../../workflows/task-generation';
+import type { BatchResult } from '../../workflows/rollout/batch';
+import type { JudgeRunResult } from '../../workflows/judging/judge';
 import { startHarness, type Harness } from '../rollouts/harness';
+import { taskGenerationWorkflowId } from '../../workflows/names';
 
 const EXACT = { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 };
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import type { RoundRecord } from '../../config/workflow-inputs';
+import type { RoundRecord } from '../../workflows/training/contract';
 import { BASE_ROW, type EvaluationReport, type ReportRow } from '../../core/report';
 import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks, type Comparison } from '../../core/uncertainty';
-import { generalizationWorkflowId, specializationWorkflowId, type GeneralizationResult, type SpecializationResult } from '../../workflows/training';
+import type { GeneralizationResult, SpecializationResult } from '../../workflows/training/progress';
 import { setFlag, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { generalizationWorkflowId, specializationWorkflowId } from '../../workflows/names';
 
 /**
  * The learning loop made falsifiable (issue 18): the planner is the learning planner double

@@ -5,9 +5,7 @@ import type { TrainRequest } from '../../activities/training/contract';
 import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { checkpointManifestKey, datasetManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema } from '../../core/training';
-import { batchWorkflowId } from '../../workflows/batch';
-import { judgeRunWorkflowId } from '../../workflows/judge';
-import { specializationWorkflowId, stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training';
+import { stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training/progress';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
@@ -15,6 +13,7 @@ import { workerSpec } from '../../infra/worker-process';
 import { eventually, waitForPoller } from '../rollouts/helpers';
 import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
 import { alive, causes, processesMentioning } from './processes';
+import { batchWorkflowId, judgeRunWorkflowId, specializationWorkflowId } from '../../workflows/names';
 
 /**
  * Overlapped specialization rounds (specialization.maxStaleness 1, issue 20) on the real Temporal

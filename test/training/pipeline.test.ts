@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
-import type { RoundRecord } from '../../config/workflow-inputs';
+import type { RoundRecord } from '../../workflows/training/contract';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest, checkpointManifestKey, reportSeriesPrefix, taskSetManifestKey, verdictKey } from '../../core/keys';
 import { normaliseInstruction } from '../../core/task-dedupe';
@@ -11,16 +11,14 @@ import { parseTrajectoryManifest } from '../../core/trajectory';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import type { EvaluationReport } from '../../core/report';
 import {
-  generalizationWorkflowId,
-  seriesName,
-  specializationWorkflowId,
   stopAfterRound,
   type GeneralizationResult,
   type SpecializationProgress,
   type SpecializationResult,
-} from '../../workflows/training';
+} from '../../workflows/training/progress';
 import { eventually } from '../rollouts/helpers';
 import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { generalizationWorkflowId, seriesName, specializationWorkflowId } from '../../workflows/names';
 
 /** Every message along an error's cause chain. */
 const causes = (err: unknown): string => (err instanceof Error ? `${err.message} <- ${causes(err.cause)}` : '');

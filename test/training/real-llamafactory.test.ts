@@ -9,10 +9,11 @@ import { prepareDataset } from '../../activities/training/trainer-inputs';
 import { uploadedStep } from '../../activities/training/checkpoints';
 import { trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema, plannerMessagesAt, type SftRow } from '../../core/training';
-import { generalizationWorkflowId, type GeneralizationResult } from '../../workflows/training';
+import type { GeneralizationResult } from '../../workflows/training/progress';
 import { eventually } from '../rollouts/helpers';
 import { allSteps } from './dataset';
 import { heartbeatWhen, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { generalizationWorkflowId } from '../../workflows/names';
 
 /** The repository's root from build/test/training. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');

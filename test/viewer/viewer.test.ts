@@ -12,12 +12,12 @@ import { columnTitle, formatInterval, type EvaluationReport } from '../../core/r
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix, verdictKey, type AttemptRef } from '../../core/keys';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training';
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
-import { SPECIALIZATION_STAGES } from '../../workflows/training';
-import { judgeRunWorkflowId } from '../../workflows/judge';
+import { SPECIALIZATION_STAGES } from '../../workflows/training/progress';
 import { startViewer, type Viewer } from '../../viewer/server';
 import { startHarness, type Harness } from '../rollouts/harness';
 import { eventually } from '../rollouts/helpers';
 import { ARTIFACTS, DOC_IMAGES, launchBrowser, type Browser } from './browser';
+import { judgeRunWorkflowId } from '../../workflows/names';
 
 /**
  * The viewer in Debian's headless Chromium, on what a real test run produced: two evaluations of

@@ -12,7 +12,7 @@ import { link, table } from './parts';
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** Whether `value` has the shape of a report summary (workflows/evaluation.ts EvaluationResult). */
+/** Whether `value` has the shape of a report summary (workflows/evaluation/evaluation.ts EvaluationResult). */
 export function isReportSummary(value: unknown): value is ReportSummary {
   return isRecord(value) && typeof value.key === 'string' && typeof value.markdownKey === 'string' && Array.isArray(value.rows);
 }
@@ -44,7 +44,7 @@ export function reportSummaryTable(summary: ReportSummary, id = 'result-report')
 <p class="links">${page === undefined ? html`the report: ${link(paths.object(summary.key), summary.key)}` : link(page, 'the report’s page: its chart, its tables and its tasks')} · ${link(paths.object(summary.markdownKey), 'as Markdown')}</p>`;
 }
 
-/** What a training workflow keeps of its dataset (workflows/training.ts GeneralizationResult.dataset). */
+/** What a training workflow keeps of its dataset (workflows/training/progress.ts GeneralizationResult.dataset). */
 export interface DatasetSummary {
   readonly key: string;
   readonly rows: number;

@@ -1,4 +1,4 @@
-import type { RoundRecord } from '../../config/workflow-inputs';
+import type { RoundRecord } from '../../workflows/training/contract';
 import { checkpointManifestKey, KEY_SEGMENT } from '../../core/keys';
 import { formatDifference, formatPoints } from '../../core/report';
 import { datasetManifestSchema } from '../../core/training';

@@ -1,4 +1,5 @@
-import type { JudgeMeasurement, RoundRecord } from '../../config/workflow-inputs';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
+import type { RoundRecord } from '../../workflows/training/contract';
 import { attemptOfManifest, checkpointManifestKey, KEY_SEGMENT } from '../../core/keys';
 import { COMPARISON_NOTE, formatDifference, formatPoints } from '../../core/report';
 import { checkpointManifestSchema, datasetManifestSchema, type CheckpointManifest } from '../../core/training';
@@ -14,7 +15,7 @@ import { readRuns, RUN_HEADERS, runRow } from './runs';
 import { pendingActivities, progressSection, readProgress, readRun, type RunState } from './run';
 
 /**
- * Training runs (workflows/training.ts): per specialization round the rollouts, judged
+ * Training runs (workflows/training/): per specialization round the rollouts, judged
  * trajectories, positive steps, the judge's precision and recall on the real tasks and the
  * evaluation of its checkpoint, from the workflow's progress query (running, or failed: a round
  * stopped by the judge's precision floor says so there) or its result and input (closed); the trainer's figures from its checkpoint

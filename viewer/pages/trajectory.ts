@@ -4,13 +4,13 @@ import { attemptPrefix, DEFAULT_VERDICT, manifestKey, runPrefix, runSummaryKey, 
 import { APP_NOT_RUNNING } from '../../core/evaluation';
 import type { MetricsReport } from '../../core/metrics';
 import { trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
-import { rolloutWorkflowId } from '../../workflows/rollout';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { actionOverlay } from '../overlay';
 import { check, type ViewerSources } from '../sources';
 import { paths } from '../urls';
 import { badge, duration, keyValues, link, pre, table, utc } from './parts';
+import { rolloutWorkflowId } from '../../workflows/names';
 
 /** The keys of an attempt, or a 404 naming the id that cannot be one. */
 function keysOf(src: ViewerSources, ref: AttemptRef, label: string): { manifest: string; verdict: string } {

@@ -1,10 +1,10 @@
 import { defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { TaskGenerationInput } from '../config/workflow-inputs';
-import { FAILURES } from '../core/failures';
-import type { TaskActivities } from '../activities/tasks/activities';
-import type { TaskSetSummary } from '../activities/tasks/generation';
-import { failOnBadInput, inputs } from './inputs';
-import { tagWorkflow } from './search-attributes';
+import type { TaskGenerationInput } from './contract';
+import { FAILURES } from '../../core/failures';
+import type { TaskActivities } from '../../activities/tasks/activities';
+import type { TaskSetSummary } from '../../activities/tasks/generation';
+import { failOnBadInput, inputs } from '../inputs';
+import { tagWorkflow } from '../search-attributes';
 
 export interface TaskGenerationProgress {
   readonly status: 'starting' | 'generating' | 'finished';
@@ -17,8 +17,6 @@ export interface TaskGenerationProgress {
 }
 
 export const taskGenerationProgress = defineQuery<TaskGenerationProgress>('progress');
-
-export const taskGenerationWorkflowId = (software: string, version: string): string => `task-generation-${software}-${version}`;
 
 const tasks = proxyActivities<TaskActivities>({
   startToCloseTimeout: '30 minutes',

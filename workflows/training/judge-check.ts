@@ -1,7 +1,9 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { CurrentPlanner, JudgeMeasurement, SpecializationInput } from '../config/workflow-inputs';
-import { belowPrecisionFloor } from '../core/judge/calibration';
-import type { JudgeEvaluationActivities } from '../activities/judge/evaluation';
+import type { CurrentPlanner, SpecializationInput } from './contract';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
+import { belowPrecisionFloor } from '../../core/judge/calibration';
+import type { JudgeEvaluationActivities } from '../../activities/judge/evaluation';
+import { evaluationRun, specialistRow } from '../names';
 
 /**
  * The judge measured every specialization round (CODA's reward rests on it): the round has the
@@ -27,12 +29,6 @@ export interface RoundBatch {
   readonly source: boolean;
 }
 
-/** The evaluation report's row of a specialization's planner, the same every round. */
-export const specialistRow = (software: string): string => `specialist-${software}`;
-
-/** The run of a specialization round's evaluation rollouts (the round's id is its checkpoint's name). */
-export const evaluationRunOf = (id: string): string => `${id}-eval`;
-
 /**
  * The rollouts of the real tasks by the planner the round rolls out with, as its evaluation made
  * them: the base row's run (baseEvaluationRun) for the base planner, which the first such round rolls
@@ -45,7 +41,7 @@ export const evaluationRunOf = (id: string): string => `${id}-eval`;
 export const realTaskBatch = (input: SpecializationInput, planner: CurrentPlanner): RoundBatch => ({
   ...(planner.checkpointKey === undefined
     ? { run: input.baseEvaluationRun, planner: { name: 'base', model: input.base.model } }
-    : { run: evaluationRunOf(planner.name), planner: { name: specialistRow(input.software), model: planner.model } }),
+    : { run: evaluationRun(planner.name), planner: { name: specialistRow(input.software), model: planner.model } }),
   stage: 'evaluation',
   attempts: input.evaluationAttempts,
   ...(input.evaluationTaskIds === undefined ? {} : { taskIds: input.evaluationTaskIds }),

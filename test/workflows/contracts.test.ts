@@ -2,15 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
 import { parseConfig } from '../../config/load';
-import {
-  resolveBatchInput,
-  resolveEvaluationInput,
-  resolveGeneralizationInput,
-  resolveJudgeEvaluationInput,
-  resolveJudgeInput,
-  resolveSpecializationInput,
-  resolveTaskGenerationInput,
-} from '../../config/workflow-inputs';
+import { resolveBatchInput } from '../../workflows/rollout/contract';
+import { resolveEvaluationInput } from '../../workflows/evaluation/contract';
+import { resolveGeneralizationInput, resolveSpecializationInput } from '../../workflows/training/contract';
+import { resolveJudgeEvaluationInput, resolveJudgeInput } from '../../workflows/judging/contract';
+import { resolveTaskGenerationInput } from '../../workflows/tasks/contract';
 import { ValidationError } from '../../core/validation';
 import { REPO_CONFIG } from '../stack';
 

@@ -1,18 +1,20 @@
 import { ActivityCancellationType, executeChild, proxyActivities } from '@temporalio/workflow';
-import type { CollectedRound, CurrentPlanner, JudgeMeasurement, RoundRecord, SpecializationInput } from '../config/workflow-inputs';
-import { FAILURES } from '../core/failures';
-import type { DatasetActivities } from '../activities/datasets/activities';
-import type { TrainingActivities, TrainRequest } from '../activities/training/contract';
-import type { TaskSetSummary } from '../activities/tasks/generation';
-import { batchWorkflowId, rolloutBatch, type BatchResult } from './batch';
-import { evaluation, type EvaluationResult } from './evaluation';
-import { judgeRun, judgeRunWorkflowId, type JudgeRunResult } from './judge';
-import { belowFloorFailure, evaluationRunOf, measureJudge, realTaskBatch, specialistRow, type RoundBatch } from './judge-check';
-import { taskGeneration, taskGenerationWorkflowId } from './task-generation';
-import type { SpecializationStage } from './training';
+import type { CollectedRound, CurrentPlanner, RoundRecord, SpecializationInput } from './contract';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
+import { FAILURES } from '../../core/failures';
+import type { DatasetActivities } from '../../activities/datasets/activities';
+import type { TrainingActivities, TrainRequest } from '../../activities/training/contract';
+import type { TaskSetSummary } from '../../activities/tasks/generation';
+import { rolloutBatch, type BatchResult } from '../rollout/batch';
+import { evaluation, type EvaluationResult } from '../evaluation/evaluation';
+import { judgeRun, type JudgeRunResult } from '../judging/judge';
+import { belowFloorFailure, measureJudge, realTaskBatch, type RoundBatch } from './judge-check';
+import { batchWorkflowId, evaluationRun, evaluationWorkflowId, generatedRun, judgeRunWorkflowId, roundId, seriesName, specialistRow, taskGenerationWorkflowId } from '../names';
+import { taskGeneration } from '../tasks/task-generation';
+import type { SpecializationStage } from './progress';
 
 /**
- * A specialization round's two halves (workflows/training.ts runs them, one after the other or,
+ * A specialization round's two halves (workflows/training/specialization.ts runs them, one after the other or,
  * at maxStaleness 1, the next round's collection beside this round's training): the collection
  * (task generation, rollouts, judging) and the training (dataset, GRPO on the gpu queue, serving,
  * evaluation). Every child and activity has a deterministic id or is idempotent, so a replayed or
@@ -37,10 +39,6 @@ export const gpu = (queue: string, heartbeatTimeoutSeconds = 300) =>
     retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20, nonRetryableErrorTypes: [FAILURES.validation] },
   });
 
-/** A report series named after a run: series names are lower case and at most 64 characters. */
-export const seriesName = (kind: string, run: string): string =>
-  `${kind}-${run}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 64).replace(/-+$/, '');
-
 /** A round in flight: its stage, its counts so far, its judge once measured, and why it stopped before training. */
 export interface RoundState {
   stage: SpecializationStage;
@@ -60,14 +58,14 @@ export const emptyCounts = (): RoundState['counts'] => ({ tasks: 0, rollouts: 0,
  */
 export async function collectRound(resolved: SpecializationInput, r: number, rollout: CurrentPlanner, earlier: ReadonlyArray<{ round: number; sources: readonly string[] }>, state: RoundState, previous?: CollectedRound): Promise<CollectedRound> {
   const { run, software } = resolved;
-  const id = `${run}-r${r}`;
+  const id = roundId(run, r);
   const counts = state.counts;
   state.stage = 'task-generation';
-  // The earlier rounds' sets (named `${run}-r{round}` like this one) and the runs their tasks were
-  // rolled out and judged in: the generator is shown them, solved or not, and repeats are dropped.
+  // The earlier rounds' sets and the runs their tasks were rolled out and judged in (a round whose
+  // set kept no task rolled nothing out): the generator is shown them, solved or not, and repeats are dropped.
   const earlierSets = earlier.map((e) => {
-    const rollouts = e.sources.find((source) => source === `${run}-r${e.round}-gen`);
-    return { set: `${run}-r${e.round}`, round: e.round, ...(rollouts === undefined ? {} : { rollouts }) };
+    const set = roundId(run, e.round);
+    return { set, round: e.round, ...(e.sources.includes(generatedRun(set)) ? { rollouts: generatedRun(set) } : {}) };
   });
   const set: TaskSetSummary = await executeChild(taskGeneration, {
     workflowId: taskGenerationWorkflowId(software, id),
@@ -80,7 +78,7 @@ export async function collectRound(resolved: SpecializationInput, r: number, rol
   // and reused by the evaluation, or the previous evaluation's, whose finished rollouts are only awaited.
   const real = realTaskBatch(resolved, rollout);
   const reused = previous !== undefined && previous.real.run === real.run ? previous.real : undefined;
-  const generated: RoundBatch = { run: `${id}-gen`, stage: 'specialization', planner: { name: rollout.name, model: rollout.model }, taskSet: id, attempts: resolved.attempts, source: true };
+  const generated: RoundBatch = { run: generatedRun(id), stage: 'specialization', planner: { name: rollout.name, model: rollout.model }, taskSet: id, attempts: resolved.attempts, source: true };
   const batches: RoundBatch[] = [...(set.counts.kept > 0 ? [generated] : []), real];
   const started = batches.filter((b) => reused === undefined || b !== real);
   const realCounts = { rollouts: reused?.rollouts ?? 0, judged: reused?.judged ?? 0 };
@@ -130,7 +128,7 @@ export async function collectRound(resolved: SpecializationInput, r: number, rol
  */
 export async function trainRound(resolved: SpecializationInput, r: number, parent: CurrentPlanner, collected: CollectedRound, earlier: readonly RoundRecord[], state: RoundState): Promise<{ next: CurrentPlanner; record: RoundRecord }> {
   const { run, software } = resolved;
-  const id = `${run}-r${r}`;
+  const id = roundId(run, r);
   const counts = state.counts;
   state.stage = 'dataset';
   // Every round trains the base planner on the prompts of every round so far (OpenRLHF starts GRPO
@@ -159,10 +157,10 @@ export async function trainRound(resolved: SpecializationInput, r: number, paren
   state.stage = 'evaluation';
   const specialistName = specialistRow(software);
   const report: EvaluationResult = await executeChild(evaluation, {
-    workflowId: `evaluation-${id}`,
+    workflowId: evaluationWorkflowId(id),
     // One row name for every round, so each report's diff is the change since the previous round;
     // the base row's rollouts are made once per run and reused, so every round is compared with the same base.
-    args: [{ run: evaluationRunOf(id), series: seriesName('specialization', run), software: [software], attempts: resolved.evaluationAttempts, ...(resolved.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...resolved.evaluationTaskIds] } }), planners: [{ name: 'base', model: resolved.base.model, run: resolved.baseEvaluationRun }, { name: specialistName, model: next.model, run: evaluationRunOf(id) }] }],
+    args: [{ run: evaluationRun(id), series: seriesName('specialization', run), software: [software], attempts: resolved.evaluationAttempts, ...(resolved.evaluationTaskIds === undefined ? {} : { taskIds: { [software]: [...resolved.evaluationTaskIds] } }), planners: [{ name: 'base', model: resolved.base.model, run: resolved.baseEvaluationRun }, { name: specialistName, model: next.model, run: evaluationRun(id) }] }],
   });
   const figures = report.rows.find((row) => row.planner === specialistName);
   const baseFigures = report.rows.find((row) => row.planner === 'base');

@@ -1,10 +1,11 @@
 import { defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { EvaluationInput } from '../config/workflow-inputs';
-import type { UnsupportedTask } from '../core/report';
-import type { ReportActivities, ReportSummary } from '../activities/reports/activities';
-import { rolloutBatch, batchWorkflowId, type BatchResult } from './batch';
-import { failOnBadInput, inputs } from './inputs';
-import { tagWorkflow } from './search-attributes';
+import type { EvaluationInput } from './contract';
+import type { UnsupportedTask } from '../../core/report';
+import type { ReportActivities, ReportSummary } from '../../activities/reports/activities';
+import { rolloutBatch, type BatchResult } from '../rollout/batch';
+import { failOnBadInput, inputs } from '../inputs';
+import { batchWorkflowId, evaluationRowRun } from '../names';
+import { tagWorkflow } from '../search-attributes';
 
 export interface EvaluationProgress {
   readonly run: string;
@@ -59,7 +60,7 @@ export async function evaluation(raw: unknown): Promise<EvaluationResult> {
   const softwareOf = (planner: EvaluationInput['planners'][number]): string[] => planner.software ?? softwares;
   plan = planners.flatMap((planner) => softwareOf(planner).map((software) => ({ planner, software })));
   // A row that names its run keeps it (rolled out once, reused by later evaluations); the others are this evaluation's.
-  const batchRun = (planner: EvaluationInput['planners'][number]): string => planner.run ?? (planners.length === 1 ? evaluationRun : `${evaluationRun}.${planner.name}`);
+  const batchRun = (planner: EvaluationInput['planners'][number]): string => planner.run ?? (planners.length === 1 ? evaluationRun : evaluationRowRun(evaluationRun, planner.name));
 
   for (const { planner, software } of plan) {
     const run = batchRun(planner);

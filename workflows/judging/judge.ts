@@ -9,27 +9,20 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { JudgeEvaluationInput, JudgeInput, JudgeRunInput } from '../config/workflow-inputs';
-import { FAILURES } from '../core/failures';
-import { nextJudgeRequest, type JudgeRequest } from '../core/judge/voting';
-import { DEFAULT_VERDICT, type AttemptRef } from '../core/keys';
-import type { CastVote, JudgeActivities, JudgeOutcome } from '../activities/judge/activities';
-import type { JudgeEvaluationActivities, JudgeEvaluationSummary } from '../activities/judge/evaluation';
-import type { RunActivities } from '../activities/runs/activities';
-import { describeError } from './failures';
-import { failOnBadInput, inputs } from './inputs';
-import { tagWorkflow } from './search-attributes';
+import type { JudgeEvaluationInput, JudgeInput, JudgeRunInput } from './contract';
+import { FAILURES } from '../../core/failures';
+import { nextJudgeRequest, type JudgeRequest } from '../../core/judge/voting';
+import type { AttemptRef } from '../../core/keys';
+import type { CastVote, JudgeActivities, JudgeOutcome } from '../../activities/judge/activities';
+import type { JudgeEvaluationActivities, JudgeEvaluationSummary } from '../../activities/judge/evaluation';
+import type { RunActivities } from '../../activities/runs/activities';
+import { describeError } from '../failures';
+import { failOnBadInput, inputs } from '../inputs';
+import { judgeRunWorkflowId, judgeWorkflowId } from '../names';
+import { tagWorkflow } from '../search-attributes';
 
 /** A judge endpoint that stayed down (or refused) through every retry of a vote. */
 export const JUDGE_UNAVAILABLE = 'JudgeUnavailable';
-
-const withLabel = (base: string, label: string): string => (label === DEFAULT_VERDICT ? base : `${base}+${label}`);
-
-/** One judge workflow per trajectory and label: judging the same trajectory twice finds the first. */
-export const judgeWorkflowId = (ref: AttemptRef, label: string = DEFAULT_VERDICT): string =>
-  withLabel(`judge-${ref.run}-${ref.software}-${ref.task}-${ref.attempt}`, label);
-
-export const judgeRunWorkflowId = (run: string, software: string, label: string = DEFAULT_VERDICT): string => withLabel(`judge-run-${run}-${software}`, label);
 
 export interface JudgeTrajectoryProgress {
   readonly status: 'starting' | 'preparing' | 'voting' | 'writing' | 'finished';
