@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { TaskCensus } from '../../activities/tasks/census';
-import { startHarness, type Harness } from '../rollouts/harness';
-import { eventually } from '../rollouts/helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { eventually } from '../support/rollouts';
 
 const CODA = path.resolve(__dirname, '..', '..', 'cli', 'coda.js');
 const run = promisify(execFile);

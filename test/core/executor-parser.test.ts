@@ -12,7 +12,7 @@ import {
 } from '../../core/executor-parser';
 import { RenderError } from '../../core/render/input-events';
 import { smartResize } from '../../core/smart-resize';
-import { Prng, randomAction } from './prng';
+import { Prng, randomAction } from '../support/prng';
 
 const view: ExecutorView = { screen: { width: 1280, height: 800 } };
 const parse = (action: string, thought = 'Do it.'): ExecutorParse => parseExecutorOutput(`Thought: ${thought}\nAction: ${action}`, view);

@@ -5,7 +5,7 @@ import { parseJudgeReply } from '../../core/judge/reply';
 import { judgeReplySchema } from '../../core/judge/verdict';
 import { formatPlannerOutput, parsePlannerOutput } from '../../core/planner-parser';
 import { MAX_INSTRUCTION_LENGTH, readTaskGeneratorReply } from '../../core/prompts/task-generator';
-import { Prng, randomAction } from './prng';
+import { Prng, randomAction } from '../support/prng';
 
 const INPUTS = 12_000;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { GuiAction } from '../../core/actions';
 import { actionReward, boxIoU, groupAdvantages, hotkeySimilarity, levenshtein, pointSimilarity, textSimilarity } from '../../core/reward';
-import { Prng, randomAction } from './prng';
+import { Prng, randomAction } from '../support/prng';
 
 const screen = { width: 1280, height: 800 };
 const approx = (actual: number, expected: number): void => assert.ok(Math.abs(actual - expected) < 1e-12, `${actual} != ${expected}`);

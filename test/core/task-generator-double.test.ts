@@ -5,7 +5,7 @@ import { dedupeInstructions, normaliseInstruction, splitRepeats } from '../../co
 import type { ChatRequest } from '../../doubles/openai-server';
 import { everyTask, readTask, type TemplateContext } from '../../doubles/scripted-models/generated-tasks';
 import { readGeneratorPrompt, taskGeneratorPolicy } from '../../doubles/scripted-models/task-generator';
-import { loadTasks } from '../desktop/helpers';
+import { loadTasks } from '../support/desktop';
 
 /**
  * The task-generator double (doubles/scripted-models/task-generator.ts) against the real prompt of

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { perturbedPlanFor, referencePlanFor } from '../../apps/policies';
 import { readTask, writesTasksFor, writeTask } from '../../doubles/scripted-models/generated-tasks';
 import { mulberry32 } from '../../core/prng';
-import { loadTasks } from '../desktop/helpers';
+import { loadTasks } from '../support/desktop';
 
 /** The stop-only reference policy of the VM apps (apps/stop-reference.ts) on their real task files, and the generator double's templates for them. */
 

@@ -7,7 +7,7 @@ import { perturbedPlanFor, referencePlanFor } from '../../apps/policies';
 import { parseTask, type Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { appState, closeTestDesktop, play, processOf, rejectsWith, REPO, testDesktop, texstudioTask } from './helpers';
+import { appState, closeTestDesktop, play, processOf, rejectsWith, REPO, testDesktop, texstudioTask } from '../support/desktop';
 
 const CONFIG = loadConfig(path.join(REPO, 'temporal.yaml'));
 

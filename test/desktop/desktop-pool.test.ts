@@ -8,7 +8,7 @@ import { DesktopPool } from '../../activities/desktop/pool';
 import { createLocalDesktop, type LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { processesOf } from '../../io/process';
 import { freeDisplay } from '../../infra/ephemeral';
-import { kalgebraTask, pngSize, processOf, REPO, untilGone } from './helpers';
+import { kalgebraTask, pngSize, processOf, REPO, untilGone } from '../support/desktop';
 
 describe('desktop pool on a real KAlgebra desktop', function () {
   this.timeout(120_000);

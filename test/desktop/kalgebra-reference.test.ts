@@ -6,7 +6,7 @@ import { kalgebraPoint } from '../../apps/kalgebra/layout';
 import { perturbedPlan, referencePlan } from '../../apps/kalgebra/reference';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { parseTask } from '../../core/task';
-import { closeTestDesktop, loadKAlgebraTasks, play, REPO, testDesktop } from './helpers';
+import { closeTestDesktop, loadKAlgebraTasks, play, REPO, testDesktop } from '../support/desktop';
 
 const TASKS = loadKAlgebraTasks();
 const SCREEN = { width: 1920, height: 1080 };

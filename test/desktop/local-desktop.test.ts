@@ -10,7 +10,7 @@ import { kalgebraPoint } from '../../apps/kalgebra/layout';
 import { DesktopError } from '../../activities/desktop/desktop';
 import { RenderError } from '../../core/render/keys';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, testDesktop, untilGone, untilStopped } from './helpers';
+import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, testDesktop, untilGone, untilStopped } from '../support/desktop';
 
 /** Expects `promise` to reject with a DesktopError for `taskId` at `step` whose message matches `message`. */
 async function rejectsAt(promise: Promise<unknown>, taskId: string, step: string, message: RegExp): Promise<DesktopError> {

@@ -4,8 +4,8 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOsworldClient, type OsworldClient } from '../../io/osworld-client';
 import { VmHttpError } from '../../io/vm-http-error';
-import { startOsworldServerDouble, type OsworldServerDouble } from './osworld-server-double';
-import { rejectsWith } from './helpers';
+import { startOsworldServerDouble, type OsworldServerDouble } from '../../doubles/osworld-server';
+import { rejectsWith } from '../support/desktop';
 import { freePort } from '../../infra/ephemeral';
 
 /**

@@ -32,9 +32,9 @@ import { s3TaskReader } from '../../activities/tasks/library';
 import { freePort } from '../../infra/ephemeral';
 import { testStack } from '../stack';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from '../../apps/kalgebra/double';
-import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from './osworld-server-double';
+import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from '../../doubles/osworld-server';
 import { kalgebraGui } from '../../apps/kalgebra/gui-double';
-import { pngSize, rejectsWith } from './helpers';
+import { pngSize, rejectsWith } from '../support/desktop';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 

@@ -15,7 +15,7 @@ import { gcmdKey, type GrassState } from '../../apps/grassgis/double';
 import { startKalgebraStateDouble, type KalgebraStateDouble } from '../../apps/kalgebra/double';
 import { createKalgebraState } from '../../apps/kalgebra/vm';
 import { desktopOn, startDoubledVm, type DoubledVm } from './scienceboard-vm';
-import { startOsworldServerDouble, type OsworldServerDouble } from './osworld-server-double';
+import { startOsworldServerDouble, type OsworldServerDouble } from '../../doubles/osworld-server';
 
 /**
  * ScienceBoard's scoring, table by table, written from its code (github.com/OS-Copilot/ScienceBoard

@@ -11,7 +11,7 @@ import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
 import type { SpecializationResult } from '../../workflows/training/progress';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
-import { startGpuHarness, type GpuHarness } from '../training/gpu-harness';
+import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { startDoubledVm, type DoubledVm } from './scienceboard-vm';
 import { specializationWorkflowId } from '../../workflows/names';
 

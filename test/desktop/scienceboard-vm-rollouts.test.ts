@@ -10,7 +10,7 @@ import type { Task } from '../../core/task';
 import type { RolloutResult } from '../../core/rollout-types';
 import type { RolloutInput } from '../../workflows/rollout/contract';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
-import { startHarness, type Harness } from '../rollouts/harness';
+import { startHarness, type Harness } from '../support/harness';
 import { startDoubledVm, STATES, type DoubledVm, type Variant } from './scienceboard-vm';
 import { rolloutWorkflowId, taskGenerationWorkflowId } from '../../workflows/names';
 

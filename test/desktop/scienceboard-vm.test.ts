@@ -5,7 +5,7 @@ import { DesktopError } from '../../activities/desktop/desktop';
 import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';
 import type { Task } from '../../core/task';
 import { BASIC_LEAN, leanHeader } from '../../apps/lean/vm';
-import { loadTasks, rejectsWith } from './helpers';
+import { loadTasks, rejectsWith } from '../support/desktop';
 import { desktopOn, startDoubledVm, STATES, type DoubledVm } from './scienceboard-vm';
 
 /**

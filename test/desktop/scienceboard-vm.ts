@@ -17,7 +17,7 @@ import { CHIMERAX_STATES, type ChimeraxTaskState } from './app-states/ChimeraX';
 import { GRASS_STATES } from './app-states/GrassGIS';
 import { LEAN_STATES, type LeanState } from './app-states/Lean';
 import { withValue, type TaskState } from './app-states/types';
-import { startOsworldServerDouble, type OsworldServerDouble } from './osworld-server-double';
+import { startOsworldServerDouble, type OsworldServerDouble } from '../../doubles/osworld-server';
 
 /**
  * A ScienceBoard VM made of TEST DOUBLES: the OSWorld in-VM server double with its files under a

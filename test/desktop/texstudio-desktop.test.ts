@@ -8,7 +8,7 @@ import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { readTeXstudioState } from '../../apps/texstudio/local/state';
 import { referencePlan } from '../../apps/texstudio/reference';
-import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, testDesktop, texstudioTask, untilGone } from './helpers';
+import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, rejectsWith, testDesktop, texstudioTask, untilGone } from '../support/desktop';
 
 describe('LocalDesktop with Debian TeXstudio', function () {
   this.timeout(120_000);

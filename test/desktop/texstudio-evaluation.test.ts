@@ -7,7 +7,7 @@ import type { Task } from '../../core/task';
 import { evaluateTeXstudio } from '../../apps/texstudio/local/evaluators';
 import { DEFAULT_TEXSTUDIO_OPTIONS } from '../../apps/texstudio/local/driver';
 import { commandWords, RefusedCommandError, runVmCommand } from '../../io/vm-commands';
-import { texstudioTask } from './helpers';
+import { texstudioTask } from '../support/desktop';
 
 const COMPILE = { pdflatex: DEFAULT_TEXSTUDIO_OPTIONS.pdflatex, bibtex: DEFAULT_TEXSTUDIO_OPTIONS.bibtex, timeoutMs: 60_000 };
 

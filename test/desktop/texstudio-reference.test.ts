@@ -6,7 +6,7 @@ import { deploymentCapabilities, probesOf, taskSupport } from '../../core/requir
 import { defaultDrivers } from '../../activities/desktop/local/drivers';
 import { probeLocalHost } from '../../activities/desktop/local/host-facts';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
-import { closeTestDesktop, loadTasks, play, REPO, testDesktop } from './helpers';
+import { closeTestDesktop, loadTasks, play, REPO, testDesktop } from '../support/desktop';
 
 const CONFIG = loadConfig(path.join(REPO, 'temporal.yaml'));
 const TASKS = loadTasks('TeXstudio');

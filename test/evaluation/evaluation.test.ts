@@ -6,8 +6,8 @@ import { REPORT_SCHEMA, type EvaluationReport } from '../../core/report';
 import { DEFAULT_BOOTSTRAP } from '../../core/uncertainty';
 import { ValidationError } from '../../core/validation';
 import type { EvaluationResult } from '../../workflows/evaluation/evaluation';
-import { startHarness, type Harness } from '../rollouts/harness';
-import { eventually } from '../rollouts/helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { eventually } from '../support/rollouts';
 import { rolloutWorkflowId } from '../../workflows/names';
 
 describe('evaluation: Average@k and Pass@k reports with their diff, and the nightly schedule', function () {

@@ -15,7 +15,7 @@ import { toolPath } from '../../infra/tools';
 import { ViewerError } from '../../viewer/errors';
 import { ViewerSources } from '../../viewer/sources';
 import type { BatchResult } from '../../workflows/rollout/batch';
-import { startHarness, type Harness } from '../rollouts/harness';
+import { startHarness, type Harness } from '../support/harness';
 import { freePort, REPO_CONFIG, testStack, type TestStack } from '../stack';
 import { makeTestPki, startHaproxy, startStunnel, type Terminator, type TestPki } from './tls-terminators';
 import { batchWorkflowId } from '../../workflows/names';

@@ -13,7 +13,7 @@ import { orchestratorMetrics } from '../../activities/metrics';
 import { datasetManifestKey } from '../../core/keys';
 import { JUDGE_BELOW_FLOOR } from '../../workflows/training/judge-check';
 import type { SpecializationProgress } from '../../workflows/training/progress';
-import { startHarness, type Harness } from '../rollouts/harness';
+import { startHarness, type Harness } from '../support/harness';
 import { judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId } from '../../workflows/names';
 
 /** A judge double that says the opposite of the evaluators: it approves exactly the failures. */

@@ -10,8 +10,8 @@ import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
 import { startProcessMetrics } from '../../workers/metrics';
 import type { RolloutResult } from '../../core/rollout-types';
-import { startHarness, type Harness } from '../rollouts/harness';
-import { manifestOf, startRollout, waitForPoller } from '../rollouts/helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { manifestOf, startRollout, waitForPoller } from '../support/rollouts';
 import { freePort, REPO_CONFIG } from '../stack';
 
 /** One scrape: every sample by name, with its labels. */

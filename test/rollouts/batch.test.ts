@@ -5,8 +5,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { toolPath } from '../../infra/tools';
 import { runSummaryKey } from '../../core/keys';
 import { batchProgress, type BatchProgress, type BatchResult } from '../../workflows/rollout/batch';
-import { startHarness, type Harness } from './harness';
-import { eventually } from './helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { eventually } from '../support/rollouts';
 import { batchWorkflowId } from '../../workflows/names';
 
 const TEMPORAL = toolPath('temporal');

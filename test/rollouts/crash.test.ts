@@ -12,8 +12,8 @@ import { processesOf } from '../../io/process';
 import { batchProgress, type BatchResult } from '../../workflows/rollout/batch';
 import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
-import { startHarness, type Harness } from './harness';
-import { eventually, manifestOf, startRollout, waitForPoller } from './helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { eventually, manifestOf, startRollout, waitForPoller } from '../support/rollouts';
 import { batchWorkflowId, rolloutWorkflowId } from '../../workflows/names';
 
 const TASKS = ['C-05', 'C-08', 'C-09', 'B-07', 'A-01'];

@@ -4,8 +4,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { RolloutResult } from '../../core/rollout-types';
 import { parseTask } from '../../core/task';
 import { stageTasks } from '../../activities/tasks/library';
-import { startHarness, type Harness } from './harness';
-import { manifestOf, startRollout } from './helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { manifestOf, startRollout } from '../support/rollouts';
 import { rolloutWorkflowId } from '../../workflows/names';
 
 describe('rollout faults: bad model output, unreachable and refusing endpoints, unrunnable tasks, duplicate starts', function () {

@@ -6,8 +6,8 @@ import { pngSize, variantKey } from '../../core/images';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest } from '../../core/keys';
 import type { RolloutResult } from '../../core/rollout-types';
-import { startHarness, type Harness } from './harness';
-import { manifestOf, startRollout } from './helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { manifestOf, startRollout } from '../support/rollouts';
 
 const EXACT = { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 };
 

@@ -4,10 +4,10 @@ import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
 import type { RolloutInput } from '../../workflows/rollout/contract';
-import { pngSize } from '../desktop/helpers';
+import { pngSize } from '../support/desktop';
 import { CODA_RUN, CODA_SOFTWARE, CODA_STAGE } from '../../workflows/search-attributes';
-import { startHarness, type Harness } from './harness';
-import { eventually } from './helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { eventually } from '../support/rollouts';
 import { rolloutWorkflowId } from '../../workflows/names';
 
 describe('rollout workflow on a real desktop with the scripted models', function () {

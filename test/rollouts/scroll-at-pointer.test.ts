@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import type { RolloutResult } from '../../core/rollout-types';
 import { startScriptedServer, type ScriptedServer } from '../../doubles/openai-server';
-import { startHarness, type Harness } from './harness';
-import { manifestOf, startRollout } from './helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { manifestOf, startRollout } from '../support/rollouts';
 
 /** UI-TARS's replies, one per executor turn (the turns before come back as its history): a hover, a scroll without a point, then waits. */
 const EXECUTOR_TURNS = [

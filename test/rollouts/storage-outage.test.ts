@@ -7,8 +7,8 @@ import { startDaemon, stopDaemon, waitUntilHealthy } from '../../infra/daemon';
 import { minioHealthy, minioServerSpec } from '../../infra/minio-server';
 import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
-import { startHarness, type Harness } from './harness';
-import { eventually, manifestOf, startRollout } from './helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { eventually, manifestOf, startRollout } from '../support/rollouts';
 
 describe('an S3 outage in the middle of a rollout', function () {
   this.timeout(300_000);

@@ -9,7 +9,7 @@ import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
 import type { BatchResult } from '../../workflows/rollout/batch';
 import type { JudgeRunResult } from '../../workflows/judging/judge';
-import { startHarness, type Harness } from '../rollouts/harness';
+import { startHarness, type Harness } from '../support/harness';
 import { taskGenerationWorkflowId } from '../../workflows/names';
 
 const EXACT = { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 };

@@ -4,7 +4,7 @@ import type { RoundRecord } from '../../workflows/training/contract';
 import { BASE_ROW, type EvaluationReport, type ReportRow } from '../../core/report';
 import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks, type Comparison } from '../../core/uncertainty';
 import type { GeneralizationResult, SpecializationResult } from '../../workflows/training/progress';
-import { setFlag, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { setFlag, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { generalizationWorkflowId, specializationWorkflowId } from '../../workflows/names';
 
 /**

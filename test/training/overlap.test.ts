@@ -10,8 +10,8 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
-import { eventually, waitForPoller } from '../rollouts/helpers';
-import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { eventually, waitForPoller } from '../support/rollouts';
+import { batchInputs, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { alive, causes, processesMentioning } from './processes';
 import { batchWorkflowId, judgeRunWorkflowId, specializationWorkflowId } from '../../workflows/names';
 

@@ -16,8 +16,8 @@ import {
   type SpecializationProgress,
   type SpecializationResult,
 } from '../../workflows/training/progress';
-import { eventually } from '../rollouts/helpers';
-import { batchInputs, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { eventually } from '../support/rollouts';
+import { batchInputs, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { generalizationWorkflowId, seriesName, specializationWorkflowId } from '../../workflows/names';
 
 /** Every message along an error's cause chain. */

@@ -10,9 +10,9 @@ import { uploadedStep } from '../../activities/training/checkpoints';
 import { trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema, plannerMessagesAt, type SftRow } from '../../core/training';
 import type { GeneralizationResult } from '../../workflows/training/progress';
-import { eventually } from '../rollouts/helpers';
+import { eventually } from '../support/rollouts';
 import { allSteps } from './dataset';
-import { heartbeatWhen, startGpuHarness, type GpuHarness } from './gpu-harness';
+import { heartbeatWhen, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { generalizationWorkflowId } from '../../workflows/names';
 
 /** The repository's root from build/test/training. */

@@ -13,7 +13,7 @@ import { EXTRA_LOG_NAMES } from '../../core/remote-reward';
 import { grpoRows, plannerMessagesAt, type GrpoRow } from '../../core/training';
 import { checkMicroBatch, rolloutRewardStats } from '../../doubles/trainers/openrlhf';
 import { applyChatTemplate } from '../../doubles/trainers/qwen2-vl';
-import { startHarness, type Harness } from '../rollouts/harness';
+import { startHarness, type Harness } from '../support/harness';
 import { freePort } from '../stack';
 import { allSteps, recordTrajectory, SCREEN, type RecordedTrajectory } from './dataset';
 

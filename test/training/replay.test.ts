@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
-import { REPO } from '../desktop/helpers';
+import { REPO } from '../support/desktop';
 import { testStack } from '../stack';
 
 /**

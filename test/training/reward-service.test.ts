@@ -11,7 +11,7 @@ import { EXTRA_LOG_NAMES, type ExtraLogName } from '../../core/remote-reward';
 import { grpoRows, plannerMessagesAt, type GrpoRow } from '../../core/training';
 import { RewardClient } from '../../doubles/trainers/openrlhf-reward-client';
 import { applyChatTemplate, END_OF_TURN, expandImagePads } from '../../doubles/trainers/qwen2-vl';
-import { startHarness, type Harness } from '../rollouts/harness';
+import { startHarness, type Harness } from '../support/harness';
 import { freePort } from '../stack';
 import { allSteps, recordTrajectory, SCREEN, type RecordedTrajectory } from './dataset';
 

@@ -9,7 +9,7 @@ import { registerPlanner } from '../../activities/training/serving';
 import type { LoadedConfig } from '../../config/load';
 import { checkpointManifestSchema } from '../../core/training';
 import { startScriptedServer } from '../../doubles/openai-server';
-import { startGpuHarness, type GpuHarness } from './gpu-harness';
+import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 
 describe('servePlanner: a trained planner registered with the planner server', function () {
   this.timeout(180_000);

@@ -7,8 +7,8 @@ import { checkpointPrefix, trainingJobPrefix } from '../../core/keys';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uploadedStep } from '../../activities/training/checkpoints';
-import { eventually } from '../rollouts/helpers';
-import { startGpuHarness, heartbeatWhen, type GpuHarness } from './gpu-harness';
+import { eventually } from '../support/rollouts';
+import { startGpuHarness, heartbeatWhen, type GpuHarness } from '../support/gpu-harness';
 import { alive, causes, processesMentioning } from './processes';
 
 describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', function () {

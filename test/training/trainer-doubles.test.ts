@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { prepareDataset, writeGrpoInputs, writeSftInputs, type TrainerInputs } from '../../activities/training/trainer-inputs';
-import { startGpuHarness, type GpuHarness } from './gpu-harness';
+import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 
 const DOUBLES = path.resolve(__dirname, '..', '..', 'doubles', 'trainers');
 

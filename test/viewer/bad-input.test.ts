@@ -5,7 +5,7 @@ import { loadConfig } from '../../config/load';
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix } from '../../core/keys';
 import { TRAJECTORY_SCHEMA } from '../../core/trajectory';
 import { startViewer, type Viewer } from '../../viewer/server';
-import { eventually } from '../rollouts/helpers';
+import { eventually } from '../support/rollouts';
 import { freePort, REPO_CONFIG, testStack, type TestStack } from '../stack';
 
 /**

@@ -14,8 +14,8 @@ import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training
 import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
 import { SPECIALIZATION_STAGES } from '../../workflows/training/progress';
 import { startViewer, type Viewer } from '../../viewer/server';
-import { startHarness, type Harness } from '../rollouts/harness';
-import { eventually } from '../rollouts/helpers';
+import { startHarness, type Harness } from '../support/harness';
+import { eventually } from '../support/rollouts';
 import { ARTIFACTS, DOC_IMAGES, launchBrowser, type Browser } from './browser';
 import { judgeRunWorkflowId } from '../../workflows/names';
 

@@ -7,8 +7,8 @@ import { homedir, constants as osConstants, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
-import { readBody } from '../../doubles/openai-server';
-import { listenLocally } from './helpers';
+import { readBody } from './openai-server';
+import { listenLocally } from '../apps/double-server';
 
 /**
  * TEST DOUBLE of the OSWorld in-VM server as ScienceBoard's VMs run it: vm_config/server.py of

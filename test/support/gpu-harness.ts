@@ -11,11 +11,11 @@ import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
 import { createGpuWorker, type GpuWorker } from '../../workers/gpu';
-import { startHarness, type Harness, type HarnessOptions } from '../rollouts/harness';
-import { eventually, waitForPoller } from '../rollouts/helpers';
+import { startHarness, type Harness, type HarnessOptions } from './harness';
+import { eventually, waitForPoller } from './rollouts';
 import { freePort } from '../stack';
-import { recordTrajectory, writeDataset, type RecordedTrajectory } from './dataset';
-import type { TrainOnGpuInput } from './workflows';
+import { recordTrajectory, writeDataset, type RecordedTrajectory } from '../training/dataset';
+import type { TrainOnGpuInput } from '../training/workflows';
 
 /**
  * The GPU side on the shared Temporal and MinIO: a harness of its own (rollouts/harness.ts: config,
