@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { stopTestStack } from './stack';
+import { stopUnitEnv } from './unit/workflow-env';
 
 // Workers in tests log errors only: state changes and the activity failures that tests provoke on
 // purpose would drown the report.
@@ -28,14 +29,14 @@ function printFileTimes(): void {
   for (const [file, ms] of rows.slice(0, 15)) console.log(`    ${(ms / 1000).toFixed(0).padStart(5)} s  ${file}`);
 }
 
-/** Mocha root hooks: the shared test stack (started on first use) stops once, after every test. */
+/** Mocha root hooks: the shared test stack and the unit tier's server (each started on first use) stop once, after every test. */
 export const mochaHooks = {
   afterEach(this: Mocha.Context): void {
     recordTest(this.currentTest?.file);
   },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
-    await stopTestStack();
+    await Promise.all([stopTestStack(), stopUnitEnv()]);
     if (fileTimes.size > 1) printFileTimes();
   },
 };
