@@ -3,7 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { parseConfig, type LoadedConfig } from '../../config/load';
-import { createRunActivities } from '../../activities/runs/activities';
+import { createRunActivities, type RunActivities } from '../../activities/runs/activities';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { toolPath } from '../../infra/tools';
@@ -55,17 +55,19 @@ export interface UnitWorker {
 /**
  * Starts one worker for a test file (call it in `before`, `stop` in `after`). The input checks are
  * the real ones (activities/runs/activities.ts on the repository's temporal.yaml and task library),
- * so a workflow sees the inputs it sees in production; `stubs` give every other activity.
+ * so a workflow sees the inputs it sees in production; `stubs` give every other activity, and may
+ * wrap the real ones (given to it) to record what a workflow asked.
  */
-export async function startUnitWorker(taskQueue: string, stubs: object): Promise<UnitWorker> {
+export async function startUnitWorker(taskQueue: string, stubs: object | ((real: RunActivities) => object)): Promise<UnitWorker> {
   started ??= start();
   const { env, bundle } = await started;
+  const real = createRunActivities(env.client, unitConfig, new TaskLibrary());
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     workflowBundle: bundle,
-    activities: { ...createRunActivities(env.client, unitConfig, new TaskLibrary()), ...stubs },
+    activities: { ...real, ...(typeof stubs === 'function' ? stubs(real) : stubs) },
   });
   const running = worker.run();
   return {
