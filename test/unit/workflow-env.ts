@@ -45,6 +45,18 @@ const quietLogger = {
   error: (message: string) => console.error(message),
 };
 
+/**
+ * Starts the server and bundles the workflows if not yet started, without waiting: a failure
+ * surfaces in the first test that needs them (startUnitWorker).
+ */
+export function startUnitEnv(): Promise<UnitEnv> {
+  if (started === undefined) {
+    started = start();
+    started.catch(() => undefined);
+  }
+  return started;
+}
+
 /** A worker on `taskQueue` running every workflow with `stubs` as its activities, and the client to start them. */
 export interface UnitWorker {
   readonly client: Client;
@@ -59,8 +71,7 @@ export interface UnitWorker {
  * wrap the real ones (given to it) to record what a workflow asked.
  */
 export async function startUnitWorker(taskQueue: string, stubs: object | ((real: RunActivities) => object)): Promise<UnitWorker> {
-  started ??= start();
-  const { env, bundle } = await started;
+  const { env, bundle } = await startUnitEnv();
   const real = createRunActivities(env.client, unitConfig, new TaskLibrary());
   const worker = await Worker.create({
     connection: env.nativeConnection,
