@@ -7,6 +7,7 @@ import { createRunActivities, type RunActivities } from '../../activities/runs/a
 import { TaskLibrary } from '../../activities/tasks/library';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { toolPath } from '../../infra/tools';
+import { quietLogger } from '../stack';
 
 /**
  * The unit tier's Temporal: the Temporal CLI's dev server that infra/install.sh installs
@@ -35,15 +36,6 @@ async function start(): Promise<UnitEnv> {
   ]);
   return { env, bundle };
 }
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
 
 /**
  * Starts the server and bundles the workflows if not yet started, without waiting: a failure
