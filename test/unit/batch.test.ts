@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { FAILURES } from '../../core/failures';
 import type { Decision, TaskEntry } from '../../core/rollout-types';
 import type { LeaseRequest } from '../../activities/desktop/pool';
 import type { RunActivities } from '../../activities/runs/activities';
-import { startUnitWorker, unitConfig, type UnitWorker } from './workflow-env';
+import { rolloutSettings } from '../../config/workflow-inputs';
+import { unitConfig, unitWorkerForTests } from './workflow-env';
 
 /**
  * The rollout batch on stub activities, its rollouts real child workflows on stub desktops and
@@ -64,19 +66,14 @@ const stubs = (real: RunActivities) => ({
   },
 });
 
-let worker: UnitWorker;
+let client: () => Client;
 
 describe('rolloutBatch workflow on stub activities', () => {
-  before(async function () {
-    this.timeout(120_000);
-    worker = await startUnitWorker(QUEUE, stubs);
-  });
-  after(async () => worker?.stop());
+  client = unitWorkerForTests(QUEUE, stubs);
 
   it('continues as new every rolloutsPerRun rollouts carrying its tasks, cursor and totals: every attempt runs once, every outcome counted once', async () => {
-    const r = unitConfig.rollouts;
-    const settings = { leaseQueue: QUEUE, resume: r.resume, heartbeatTimeoutSeconds: r.heartbeatTimeoutSeconds, hostScheduleToStartSeconds: r.hostScheduleToStartSeconds, maxMalformedReplies: r.maxMalformedReplies, maxResumes: r.maxResumes, modelAttempts: r.modelAttempts };
-    const result = (await worker.client.workflow.execute('rolloutBatch', {
+    const settings = { ...rolloutSettings(unitConfig), leaseQueue: QUEUE };
+    const result = (await client().workflow.execute('rolloutBatch', {
       taskQueue: QUEUE,
       workflowId: `batch-${RUN}`,
       args: [{ run: RUN, stage: 'unit', software: 'KAlgebra', attempts: 2, concurrency: 2, rolloutsPerRun: 2, settings }],

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { FAILURES } from '../../core/failures';
 import type { JudgeReply } from '../../core/judge/verdict';
 import type { JudgeRequest } from '../../core/judge/voting';
 import type { CastVote, JudgeOutcome, VerdictInput, VoteInput } from '../../activities/judge/activities';
-import { startUnitWorker, unitConfig, type UnitWorker } from './workflow-env';
+import { unitConfig, unitWorkerForTests } from './workflow-env';
 
 /**
  * The judge workflow's voting paths on stub judges (the real-stack run, judges through the model
@@ -80,25 +80,21 @@ const stubs = {
 const yes = (redundant: number[] = []): Reply => ({ correctness: true, redundant, firstErrorStep: null });
 const no: Reply = { correctness: false, redundant: [], firstErrorStep: 2 };
 
-let worker: UnitWorker;
+let client: () => Client;
 
 const manifestKey = (run: string): string => `${unitConfig.storage.prefix}/runs/${run}/KAlgebra/A-01/0/manifest.json`;
 
 async function judge(run: string, scenario: Omit<Scenario, 'seen'>, request: Record<string, unknown> = {}): Promise<{ result: JudgeOutcome; seen: Scenario['seen'] }> {
   const seen: Scenario['seen'] = { requests: [], verdicts: [] };
   scenarios.set(run, { ...scenario, seen });
-  const result = (await worker.client.workflow.execute('judgeTrajectory', { taskQueue: QUEUE, workflowId: `judge-${run}`, args: [{ manifestKey: manifestKey(run), ...request }] })) as JudgeOutcome;
+  const result = (await client().workflow.execute('judgeTrajectory', { taskQueue: QUEUE, workflowId: `judge-${run}`, args: [{ manifestKey: manifestKey(run), ...request }] })) as JudgeOutcome;
   return { result, seen };
 }
 
 const asked = (requests: readonly JudgeRequest[]) => requests.map((r) => `${r.resolution} ${r.judge} t=${r.temperature} p=${r.topP}`);
 
 describe('judgeTrajectory workflow on stub judges', () => {
-  before(async function () {
-    this.timeout(120_000);
-    worker = await startUnitWorker(QUEUE, stubs);
-  });
-  after(async () => worker?.stop());
+  client = unitWorkerForTests(QUEUE, stubs);
 
   it("succeeds only when every vote of temporal.yaml's plan says so: low resolution first, rotating through the judges; the positive steps are those all keep", async () => {
     const plan = unitConfig.judging.plan;

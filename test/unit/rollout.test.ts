@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import type { GuiAction } from '../../core/actions';
 import { FAILURES } from '../../core/failures';
 import type { Decision, RolloutResult } from '../../core/rollout-types';
 import type { ResetInput, StepInput, StepOutcome } from '../../activities/desktop/activities';
 import type { LeaseRequest } from '../../activities/desktop/pool';
 import type { ManifestInput } from '../../activities/storage/trajectory';
-import { startUnitWorker, unitConfig, type UnitWorker } from './workflow-env';
+import { rolloutSettings } from '../../config/workflow-inputs';
+import { unitConfig, unitWorkerForTests } from './workflow-env';
 
 /**
  * The rollout workflow's own logic on stub activities (the real-desktop runs of the same paths are
@@ -86,13 +88,12 @@ const click = (x: number): GuiAction => ({ type: 'click', x, y: 10 });
 /** Two clicks then DONE. */
 const twoClicksThenDone = (step: number): GuiAction => (step <= 2 ? click(step * 10) : { type: 'done' });
 
-let worker: UnitWorker;
+let client: () => Client;
 
 async function roll(run: string, scenario: Omit<Scenario, 'seen'>, settings: Record<string, unknown> = {}): Promise<{ result: RolloutResult; seen: Scenario['seen'] }> {
   const seen: Scenario['seen'] = { leases: [], resets: [], decided: [], performed: [], released: [], evaluated: 0 };
   scenarios.set(run, { ...scenario, seen });
-  const r = unitConfig.rollouts;
-  const result = (await worker.client.workflow.execute('rollout', {
+  const result = (await client().workflow.execute('rollout', {
     taskQueue: QUEUE,
     workflowId: run,
     args: [
@@ -101,16 +102,7 @@ async function roll(run: string, scenario: Omit<Scenario, 'seen'>, settings: Rec
         stage: 'unit',
         task: { id: 'A-01', software: 'KAlgebra', key: 'tasks/A-01.json', maxSteps: 8, evaluated: true },
         attempt: 0,
-        settings: {
-          leaseQueue: QUEUE,
-          resume: r.resume,
-          heartbeatTimeoutSeconds: r.heartbeatTimeoutSeconds,
-          hostScheduleToStartSeconds: r.hostScheduleToStartSeconds,
-          maxMalformedReplies: r.maxMalformedReplies,
-          maxResumes: r.maxResumes,
-          modelAttempts: r.modelAttempts,
-          ...settings,
-        },
+        settings: { ...rolloutSettings(unitConfig), leaseQueue: QUEUE, ...settings },
       },
     ],
   })) as RolloutResult;
@@ -118,11 +110,7 @@ async function roll(run: string, scenario: Omit<Scenario, 'seen'>, settings: Rec
 }
 
 describe('rollout workflow on stub activities', () => {
-  before(async function () {
-    this.timeout(120_000);
-    worker = await startUnitWorker(QUEUE, stubs);
-  });
-  after(async () => worker?.stop());
+  client = unitWorkerForTests(QUEUE, stubs);
 
   it('runs an episode to DONE, evaluates it, and releases the desktop it leased', async () => {
     const { result, seen } = await roll('plain', { decide: twoClicksThenDone });

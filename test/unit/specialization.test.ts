@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import type { JudgeMeasurement } from '../../config/workflow-inputs';
 import type { RunActivities } from '../../activities/runs/activities';
 import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/generation';
 import type { DatasetRequest, DatasetSummary } from '../../activities/datasets/activities';
 import type { ReportRequest, ReportSummary } from '../../activities/reports/activities';
 import type { TrainRequest } from '../../activities/training/contract';
-import { startUnitWorker, unitConfig, type UnitWorker } from './workflow-env';
+import { unitConfig, unitWorkerForTests } from './workflow-env';
 
 /**
  * The specialization workflow's rounds on stub activities, through its real children (task
@@ -111,7 +112,7 @@ const stubs = (real: RunActivities) => ({
   },
 });
 
-let worker: UnitWorker;
+let client: () => Client;
 
 interface SpecializationResult {
   readonly rounds: number;
@@ -122,7 +123,7 @@ interface SpecializationResult {
 /** Runs a specialization to its end; returns its result, the stubs' events, and the workflow runs it took (one per continue-as-new). */
 async function specialize(run: string, input: Record<string, unknown>, duringTraining?: Scenario['duringTraining']) {
   scenario = { events: new Events(), ...(duringTraining === undefined ? {} : { duringTraining }) };
-  const handle = await worker.client.workflow.start('specialization', {
+  const handle = await client().workflow.start('specialization', {
     taskQueue: QUEUE,
     workflowId: `specialization-${SOFTWARE}-${run}`,
     args: [{ software: SOFTWARE, run, ...input }],
@@ -132,14 +133,10 @@ async function specialize(run: string, input: Record<string, unknown>, duringTra
   return { result, events: all.filter((e) => !e.startsWith('run of ')), runs: all.filter((e) => e.startsWith('run of ')) };
 }
 
-const signalStop = (run: string) => worker.client.workflow.getHandle(`specialization-${SOFTWARE}-${run}`).signal('stopAfterRound');
+const signalStop = (run: string) => client().workflow.getHandle(`specialization-${SOFTWARE}-${run}`).signal('stopAfterRound');
 
 describe('specialization workflow on stub activities', () => {
-  before(async function () {
-    this.timeout(120_000);
-    worker = await startUnitWorker(QUEUE, stubs);
-  });
-  after(async () => worker?.stop());
+  client = unitWorkerForTests(QUEUE, stubs);
 
   it('runs each round in order, one run per round, and carries the history and the new planner across continue-as-new', async () => {
     const { result, events, runs } = await specialize('seq', { rounds: 2, maxStaleness: 0 });

@@ -83,6 +83,23 @@ export async function startUnitWorker(taskQueue: string, stubs: object | ((real:
   };
 }
 
+/**
+ * A test file's worker (startUnitWorker): started before its tests, stopped after them. Call it in
+ * the file's `describe`; what it returns gives the worker's client once it has started.
+ */
+export function unitWorkerForTests(taskQueue: string, stubs: Parameters<typeof startUnitWorker>[1]): () => Client {
+  let worker: UnitWorker | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    worker = await startUnitWorker(taskQueue, stubs);
+  });
+  after(async () => worker?.stop());
+  return () => {
+    if (worker === undefined) throw new Error(`the unit worker on ${taskQueue} has not started`);
+    return worker.client;
+  };
+}
+
 /** Stops the server once, after the whole run (test/hooks.ts). */
 export async function stopUnitEnv(): Promise<void> {
   if (started === undefined) return;
