@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { stopTestStack } from './stack';
+import { startUnitEnv, stopUnitEnv } from './unit/workflow-env';
 
 // Workers in tests log errors only: state changes and the activity failures that tests provoke on
 // purpose would drown the report.
@@ -28,14 +29,28 @@ function printFileTimes(): void {
   for (const [file, ms] of rows.slice(0, 15)) console.log(`    ${(ms / 1000).toFixed(0).padStart(5)} s  ${file}`);
 }
 
-/** Mocha root hooks: the shared test stack (started on first use) stops once, after every test. */
+/** The test files of a suite and of the suites in it. */
+function filesOf(suite: Mocha.Suite): string[] {
+  return [...(suite.file === undefined ? [] : [suite.file]), ...suite.suites.flatMap(filesOf)];
+}
+
+/**
+ * Mocha root hooks: when the run holds unit-tier files (test/unit/), their Temporal server starts
+ * and the workflows are bundled at once, beside the tests before them (on a second core); the
+ * shared test stack starts on first use. Both stop once, after every test.
+ */
 export const mochaHooks = {
+  beforeAll(this: Mocha.Context): void {
+    const root = this.test?.parent;
+    const unitDir = `${path.sep}test${path.sep}unit${path.sep}`;
+    if (root !== undefined && filesOf(root).some((file) => file.includes(unitDir))) startUnitEnv();
+  },
   afterEach(this: Mocha.Context): void {
     recordTest(this.currentTest?.file);
   },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
-    await stopTestStack();
+    await Promise.all([stopTestStack(), stopUnitEnv()]);
     if (fileTimes.size > 1) printFileTimes();
   },
 };

@@ -38,7 +38,8 @@ async function start(): Promise<TestStack> {
   return { config, env, client, connection, store: createObjectStore(config.storage, env), workflowBundle };
 }
 
-const quietLogger = {
+/** The bundler's logger: warnings and errors only. */
+export const quietLogger = {
   log: () => undefined,
   trace: () => undefined,
   debug: () => undefined,

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { parseConfig, type LoadedConfig } from '../../config/load';
+import { createRunActivities, type RunActivities } from '../../activities/runs/activities';
+import { TaskLibrary } from '../../activities/tasks/library';
+import { REPO_CONFIG } from '../../infra/ephemeral';
+import { toolPath } from '../../infra/tools';
+import { quietLogger } from '../stack';
+
+/**
+ * The unit tier's Temporal: the Temporal CLI's dev server that infra/install.sh installs
+ * (.tools/bin/temporal), started in memory by @temporalio/testing on a free port — nothing is
+ * downloaded — with the workflows bundled once per mocha run. No MinIO, no desktop, no model:
+ * every activity but the input checks is a stub the test file writes, so the workflows' own logic
+ * (retries, resumes, voting, rounds) runs on the real server in seconds.
+ */
+interface UnitEnv {
+  readonly env: TestWorkflowEnvironment;
+  readonly bundle: WorkflowBundleWithSourceMap;
+}
+
+let started: Promise<UnitEnv> | undefined;
+
+/** The repository's temporal.yaml with no environment: what every input is completed from. */
+export const unitConfig: LoadedConfig = parseConfig(readFileSync(REPO_CONFIG, 'utf8'), 'temporal.yaml', {});
+
+async function start(): Promise<UnitEnv> {
+  const searchAttributes = Object.entries(unitConfig.temporal.searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
+  const [env, bundle] = await Promise.all([
+    TestWorkflowEnvironment.createLocal({
+      server: { executable: { type: 'existing-path', path: toolPath('temporal') }, namespace: 'default', log: { format: 'pretty', level: 'error' }, extraArgs: searchAttributes },
+    }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger }),
+  ]);
+  return { env, bundle };
+}
+
+/**
+ * Starts the server and bundles the workflows if not yet started, without waiting: a failure
+ * surfaces in the first test that needs them (startUnitWorker).
+ */
+export function startUnitEnv(): Promise<UnitEnv> {
+  if (started === undefined) {
+    started = start();
+    started.catch(() => undefined);
+  }
+  return started;
+}
+
+/** A worker on `taskQueue` running every workflow with `stubs` as its activities, and the client to start them. */
+export interface UnitWorker {
+  readonly client: Client;
+  readonly taskQueue: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one worker for a test file (call it in `before`, `stop` in `after`). The input checks are
+ * the real ones (activities/runs/activities.ts on the repository's temporal.yaml and task library),
+ * so a workflow sees the inputs it sees in production; `stubs` give every other activity, and may
+ * wrap the real ones (given to it) to record what a workflow asked.
+ */
+export async function startUnitWorker(taskQueue: string, stubs: object | ((real: RunActivities) => object)): Promise<UnitWorker> {
+  const { env, bundle } = await startUnitEnv();
+  const real = createRunActivities(env.client, unitConfig, new TaskLibrary());
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: bundle,
+    activities: { ...real, ...(typeof stubs === 'function' ? stubs(real) : stubs) },
+  });
+  const running = worker.run();
+  return {
+    client: env.client,
+    taskQueue,
+    async stop() {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
+/**
+ * A test file's worker (startUnitWorker): started before its tests, stopped after them. Call it in
+ * the file's `describe`; what it returns gives the worker's client once it has started.
+ */
+export function unitWorkerForTests(taskQueue: string, stubs: Parameters<typeof startUnitWorker>[1]): () => Client {
+  let worker: UnitWorker | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    worker = await startUnitWorker(taskQueue, stubs);
+  });
+  after(async () => worker?.stop());
+  return () => {
+    if (worker === undefined) throw new Error(`the unit worker on ${taskQueue} has not started`);
+    return worker.client;
+  };
+}
+
+/** Stops the server once, after the whole run (test/hooks.ts). */
+export async function stopUnitEnv(): Promise<void> {
+  if (started === undefined) return;
+  const unit = await started.catch(() => undefined);
+  started = undefined;
+  await unit?.env.teardown();
+}
