@@ -4,9 +4,8 @@ import type { Client } from '@temporalio/client';
 import { FAILURES } from '../../core/failures';
 import type { Decision, TaskEntry } from '../../core/rollout-types';
 import type { LeaseRequest } from '../../activities/desktop/pool';
-import type { RunActivities } from '../../activities/runs/activities';
-import { rolloutSettings } from '../../config/workflow-inputs';
-import { unitConfig, unitWorkerForTests } from './workflow-env';
+import { rolloutSettings } from '../../workflows/rollout/contract';
+import { unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
 
 /**
  * The rollout batch on stub activities, its rollouts real child workflows on stub desktops and
@@ -25,7 +24,7 @@ const seen = { resolved: [] as Array<number | undefined>, staged: 0, leases: [] 
 
 const taskOfLease = (leaseId: string): string => leaseId.split('/')[1] ?? '';
 
-const stubs = (real: RunActivities) => ({
+const stubs = (real: RealActivities) => ({
   async resolveBatchInput(raw: unknown, workflowId: string) {
     const input = await real.resolveBatchInput(raw, workflowId);
     seen.resolved.push(input.carried?.cursor);

@@ -7,7 +7,7 @@ import type { Decision, RolloutResult } from '../../core/rollout-types';
 import type { ResetInput, StepInput, StepOutcome } from '../../activities/desktop/activities';
 import type { LeaseRequest } from '../../activities/desktop/pool';
 import type { ManifestInput } from '../../activities/storage/trajectory';
-import { rolloutSettings } from '../../config/workflow-inputs';
+import { rolloutSettings } from '../../workflows/rollout/contract';
 import { unitConfig, unitWorkerForTests } from './workflow-env';
 
 /**

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { JudgeMeasurement } from '../../config/workflow-inputs';
-import type { RunActivities } from '../../activities/runs/activities';
+import type { JudgeMeasurement } from '../../core/judge/measurement';
 import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/generation';
 import type { DatasetRequest, DatasetSummary } from '../../activities/datasets/activities';
 import type { ReportRequest, ReportSummary } from '../../activities/reports/activities';
 import type { TrainRequest } from '../../activities/training/contract';
-import { unitConfig, unitWorkerForTests } from './workflow-env';
+import { unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
 
 /**
  * The specialization workflow's rounds on stub activities, through its real children (task
@@ -55,7 +54,7 @@ const judgeMeasurement = (run: string): JudgeMeasurement => {
   return { run, floor: unitConfig.specialization.judgePrecisionFloor, final: agreement, votes: [] };
 };
 
-const stubs = (real: RunActivities) => ({
+const stubs = (real: RealActivities) => ({
   async resolveSpecializationInput(raw: unknown, workflowId: string) {
     const input = await real.resolveSpecializationInput(raw, workflowId);
     scenario.events.add(`run of round ${input.carried.round}`);

@@ -4,6 +4,7 @@ import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@t
 import type { Client } from '@temporalio/client';
 import { parseConfig, type LoadedConfig } from '../../config/load';
 import { createRunActivities, type RunActivities } from '../../activities/runs/activities';
+import { createInputActivities, type InputActivities } from '../../workflows/input-activities';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { toolPath } from '../../infra/tools';
@@ -56,15 +57,18 @@ export interface UnitWorker {
   stop(): Promise<void>;
 }
 
+/** The real activities a unit worker registers: the workflows' input checks and the run queries. */
+export type RealActivities = RunActivities & InputActivities;
+
 /**
  * Starts one worker for a test file (call it in `before`, `stop` in `after`). The input checks are
- * the real ones (activities/runs/activities.ts on the repository's temporal.yaml and task library),
+ * the real ones (workflows/input-activities.ts on the repository's temporal.yaml and task library),
  * so a workflow sees the inputs it sees in production; `stubs` give every other activity, and may
  * wrap the real ones (given to it) to record what a workflow asked.
  */
-export async function startUnitWorker(taskQueue: string, stubs: object | ((real: RunActivities) => object)): Promise<UnitWorker> {
+export async function startUnitWorker(taskQueue: string, stubs: object | ((real: RealActivities) => object)): Promise<UnitWorker> {
   const { env, bundle } = await startUnitEnv();
-  const real = createRunActivities(env.client, unitConfig, new TaskLibrary());
+  const real = { ...createRunActivities(env.client), ...createInputActivities(unitConfig, new TaskLibrary()) };
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
