@@ -13,7 +13,7 @@ import { workerSpec } from '../../infra/worker-process';
 import { createGpuWorker, type GpuWorker } from '../../workers/gpu';
 import { startHarness, type Harness, type HarnessOptions } from './harness';
 import { eventually, waitForPoller } from './rollouts';
-import { freePort } from '../stack';
+import { freePort, quietLogger } from '../stack';
 import { recordTrajectory, writeDataset, type RecordedTrajectory } from '../training/dataset';
 import type { TrainOnGpuInput } from '../training/workflows';
 
@@ -89,7 +89,7 @@ export async function startGpuHarness(opts: GpuHarnessOptions): Promise<GpuHarne
   const grpoDataset = await writeDataset(stack.store, config.storage.prefix, `${run}-grpo`, 'grpo', trajectories, config.models.planner.image!);
   const sftDataset = await writeDataset(stack.store, config.storage.prefix, `${run}-sft`, 'sft', trajectories, config.models.planner.image!);
 
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error } });
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../training/workflows'), logger: quietLogger });
   const testQueue = `${opts.name}-training-tests`;
   const testWorker = await Worker.create({ connection: stack.connection, namespace: config.temporal.namespace, taskQueue: testQueue, workflowBundle: await bundle });
   const testRunning = testWorker.run();
