@@ -177,259 +177,302 @@ const DESCRIPTIONS: Readonly<Record<number, string>> = {
   405: 'The method is not allowed for the requested URL.',
 };
 
-export async function startOsworldServerDouble(options: OsworldServerDoubleOptions = {}): Promise<OsworldServerDouble> {
-  const screen = options.screen ?? { width: 1280, height: 800 };
-  const requests: RecordedRequest[] = [];
-  const executed: Array<{ command: unknown; shell: unknown }> = [];
-  const launchedRequests: Array<{ command: unknown; shell: unknown }> = [];
-  let treeDepth = 50;
-  /** A VM path as a path of this machine: under `root` when the test gave one. */
-  const onVm = (file: string): string => (options.root === undefined ? file : path.join(options.root, path.resolve('/', file)));
-  const faults = new Map<string, { fault: Fault; left: number }>();
-  const launched: ChildProcess[] = [];
-  const png = await drawScreen(screen.width, screen.height);
-  const dir = mkdtempSync(path.join(tmpdir(), 'coda-osworld-double-'));
-  const screenshotFile = path.join(dir, 'screenshot.png');
-  /** The debugger's secret, one per server process as Werkzeug makes it. */
-  let secret = debuggerSecret();
-  let xClients = 0;
-  let shooting = 0;
-  let mostShooting = 0;
-  let crashes = 0;
-  let closed = false;
-  let restart: NodeJS.Timeout | undefined;
+/** One request as a route handler gets it. */
+interface Call {
+  readonly url: URL;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly body: string;
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** The server process and the VM it runs on: what it recorded, its faults, its X connections and screenshot file. */
+class OsworldVm {
+  readonly requests: RecordedRequest[] = [];
+  readonly executed: Array<{ command: unknown; shell: unknown }> = [];
+  readonly launchedRequests: Array<{ command: unknown; shell: unknown }> = [];
+  readonly faults = new Map<string, { fault: Fault; left: number }>();
+  readonly screen: { readonly width: number; readonly height: number };
+  treeDepth = 50;
+  xClients = 0;
+  shooting = 0;
+  mostShooting = 0;
+  crashes = 0;
+  /** The debugger's secret, one per server process as Werkzeug makes it. */
+  secret = debuggerSecret();
+  private readonly launched: ChildProcess[] = [];
+  private readonly dir = mkdtempSync(path.join(tmpdir(), 'coda-osworld-double-'));
+  private readonly screenshotFile = path.join(this.dir, 'screenshot.png');
+  private closed = false;
+  private restart: NodeJS.Timeout | undefined;
+  private server: Server = this.serve();
+  port = 0;
+
+  constructor(
+    readonly options: OsworldServerDoubleOptions,
+    private readonly png: Buffer,
+  ) {
+    this.screen = options.screen ?? { width: 1280, height: 800 };
+  }
+
+  async listen(): Promise<void> {
+    this.port = await listenLocally(this.server, this.options.port);
+  }
+
+  /** A VM path as a path of this machine: under `root` when the test gave one. */
+  onVm(file: string): string {
+    return this.options.root === undefined ? file : path.join(this.options.root, path.resolve('/', file));
+  }
+
+  private serve(): Server {
+    return createServer((req, res) => {
+      void this.handle(req, res).catch((err: unknown) => answer(res, 500, 'text/plain', `double failed: ${String(err)}`));
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://double');
-    requests.push({ method: req.method ?? '', path: url.pathname + url.search, body });
-
-    const injected = faults.get(url.pathname);
+    this.requests.push({ method: req.method ?? '', path: url.pathname + url.search, body });
+    const injected = this.faults.get(url.pathname);
     if (injected && injected.left > 0) {
       injected.left -= 1;
       const { fault } = injected;
       if (fault.kind === 'hang') return;
       if (fault.kind === 'drop') return void req.socket.destroy();
-      const page = fault.body ?? debuggerPage(new PythonError('RuntimeError', 'injected fault'), secret);
+      const page = fault.body ?? debuggerPage(new PythonError('RuntimeError', 'injected fault'), this.secret);
       return answer(res, fault.status, fault.contentType ?? 'text/html; charset=utf-8', page);
     }
-
     try {
       const method = ROUTES[url.pathname];
       if (method === undefined) throw new HttpError(404, DESCRIPTIONS[404] as string);
       if (req.method !== method) {
         const allowed = method === 'GET' ? ['GET', 'HEAD', 'OPTIONS'] : ['POST', 'OPTIONS'];
-        const allow = (options.allowOrder === 'reversed' ? allowed.reverse() : allowed).join(', ');
+        const allow = (this.options.allowOrder === 'reversed' ? allowed.reverse() : allowed).join(', ');
         throw new HttpError(405, DESCRIPTIONS[405] as string, { allow });
       }
-      await route(url, req, res, body);
+      await ROUTE_HANDLERS[url.pathname]!(this, { url, req, res, body });
     } catch (err) {
       if (err instanceof HttpError) return answer(res, err.status, 'text/html; charset=utf-8', errorPage(err), err.headers);
       const exception = err instanceof PythonError ? err : new PythonError('Exception', String(err));
-      answer(res, 500, 'text/html; charset=utf-8', debuggerPage(exception, secret));
-    }
-  }
-
-  async function route(url: URL, req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
-    switch (url.pathname) {
-      case '/platform':
-        return answer(res, 200, 'text/html; charset=utf-8', 'Linux');
-      case '/screenshot':
-        await options.onScreenshot?.();
-        return screenshot(res);
-      case '/screen_size':
-        if (xClients >= (options.screenshotsBeforeXRefuses ?? Infinity)) {
-          throw new PythonError('Xlib.error.DisplayConnectionError', `Can't connect to display ":0": b'Maximum number of clients reached'`);
-        }
-        return answerJson(res, 200, { width: screen.width, height: screen.height });
-      case '/accessibility':
-        return answerJson(res, 200, {
-          AT: '<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state"><application name="double"/></desktop-frame>',
-        });
-      case '/cursor_position':
-        // The view returns a bare (x, y) tuple, which Flask refuses (OSWorld issue #117).
-        throw new PythonError(
-          'TypeError',
-          'The view function did not return a valid response. The return type must be a string, dict, list, tuple with headers or status, Response instance, or WSGI callable, but it was a int.',
-        );
-      case '/execute':
-      case '/setup/execute': {
-        const data = requestJson(req, body);
-        const shell = truthy(data.shell ?? false);
-        executed.push({ command: data.command, shell: data.shell });
-        const argv = commandLine('command' in data ? data.command : shell ? '' : [], shell);
-        const stood = options.execute?.(data.command, shell);
-        if (stood) return answerJson(res, 200, { status: 'success', ...stood });
-        const outcome = await run(argv, options.executeTimeoutSeconds ?? 120);
-        if ('message' in outcome) return answerJson(res, 500, { status: 'error', message: outcome.message });
-        return answerJson(res, 200, { status: 'success', ...outcome });
-      }
-      case '/setup/launch': {
-        const data = requestJson(req, body);
-        const shell = truthy(data.shell ?? false);
-        const command = 'command' in data ? data.command : shell ? '' : [];
-        launchedRequests.push({ command: data.command, shell: data.shell });
-        const argv = commandLine(command, shell);
-        const stood = options.launch?.(data.command, shell);
-        const failure = stood === undefined ? await launch(argv) : (stood ?? undefined);
-        if (failure !== undefined) return answerJson(res, 500, { status: 'error', message: failure });
-        const shown = shell ? (Array.isArray(command) ? pythonList(argv.slice(2)) : String(command)) : argv.join(' ');
-        return answer(res, 200, 'text/html; charset=utf-8', `${shown} launched successfully`);
-      }
-      case '/read': {
-        const file = url.searchParams.get('path') ?? '/dev/null';
-        const bytes = await readFile(onVm(file)).catch((err: unknown) => {
-          throw osError(err, file);
-        });
-        return answer(res, 200, 'text/html; charset=utf-8', universalNewlines(decodeUtf8(bytes)));
-      }
-      case '/chimerax/run': {
-        const data = requestJson(req, body);
-        const said = options.chimerax?.(String(data.command ?? ''), data.port ?? 8000);
-        if (said === undefined) throw new PythonError('requests.exceptions.ConnectionError', `HTTPConnectionPool(host='localhost', port=${String(data.port ?? 8000)}): Max retries exceeded`);
-        return answerJson(res, 200, said);
-      }
-      case '/tex/check': {
-        // pdflatex (and, with bibtex, bibtex then pdflatex twice) in the document's folder, as the server runs them.
-        const data = requestJson(req, body);
-        const file = String(data.file ?? 'main');
-        const latex = ['pdflatex', `${file}.tex`];
-        const runs = truthy(data.bibtex ?? false) ? [latex, ['bibtex', file], latex, latex] : [latex];
-        for (const argv of runs) {
-          const outcome = await run(argv, options.executeTimeoutSeconds ?? 120, String(data.path ?? '/home/user'));
-          if ('message' in outcome || outcome.returncode !== 0) return answerJson(res, 200, { pass: false });
-        }
-        return answerJson(res, 200, { pass: true });
-      }
-      case '/opt': {
-        const data = requestJson(req, body);
-        treeDepth = typeof data.depth === 'number' ? data.depth : 50;
-        return answer(res, 200, 'text/html; charset=utf-8', 'OK');
-      }
-      case '/lean/check': {
-        const data = requestJson(req, body);
-        const header = typeof data.header === 'string' ? data.header : '__PANIC__';
-        const basic = '/home/user/sci/Sci/Basic.lean';
-        const text = universalNewlines(decodeUtf8(await readFile(onVm(basic)).catch((err: unknown) => {
-          throw osError(err, basic);
-        })));
-        if (!text.split('\n').includes(header)) return answerJson(res, 200, { pass: false });
-        if (options.lake === undefined) throw osError(Object.assign(new Error('no lake'), { code: 'ENOENT' }), '/home/user/.elan/bin/lake');
-        const lake = options.lake(text);
-        return answerJson(res, 200, { pass: !lake.stdout.includes("declaration uses 'sorry'") && lake.returncode === 0 });
-      }
-      case '/setup/upload': {
-        const form = multipartForm(req, body);
-        const target = form.get('file_path');
-        const data = form.get('file_data');
-        if (target === undefined || data?.filename === undefined) return answerJson(res, 400, { error: 'file_path and file_data are required' });
-        const file = target.value.startsWith('~/') ? path.join('/home/user', target.value.slice(2)) : target.value;
-        await writeFile(onVm(file), data.value, 'utf8').catch((err: unknown) => {
-          throw osError(err, file);
-        });
-        return answer(res, 200, 'text/html; charset=utf-8', 'File Uploaded');
-      }
-      case '/write':
-      case '/append': {
-        const data = requestJson(req, body);
-        const file = typeof data.path === 'string' ? data.path : '/dev/null';
-        const content = typeof data.content === 'string' ? data.content : '';
-        await (url.pathname === '/write' ? writeFile : appendFile)(onVm(file), content, 'utf8').catch((err: unknown) => {
-          throw osError(err, file);
-        });
-        return answer(res, 200, 'text/html; charset=utf-8', 'OK');
-      }
+      answer(res, 500, 'text/html; charset=utf-8', debuggerPage(exception, this.secret));
     }
   }
 
   /** Saves the screen to the shared file in pieces (as PIL writes it), then sends whatever that file holds. */
-  async function screenshot(res: ServerResponse): Promise<void> {
-    const limit = options.screenshotsBeforeXRefuses ?? Infinity;
-    if (xClients > limit) return crash();
-    xClients += 1;
-    if (xClients > limit) {
+  async screenshot(res: ServerResponse): Promise<void> {
+    const limit = this.options.screenshotsBeforeXRefuses ?? Infinity;
+    if (this.xClients > limit) return this.crash();
+    this.xClients += 1;
+    if (this.xClients > limit) {
       throw new PythonError('subprocess.CalledProcessError', `Command '['gnome-screenshot', '-f', '/tmp/tmpq3v8x1ab.png']' returned non-zero exit status 1.`);
     }
-    shooting += 1;
-    mostShooting = Math.max(mostShooting, shooting);
+    this.shooting += 1;
+    this.mostShooting = Math.max(this.mostShooting, this.shooting);
     try {
-      const file = await open(screenshotFile, 'w');
-      try {
-        const piece = Math.ceil(png.length / 8);
-        for (let at = 0; at < png.length; at += piece) {
-          await file.write(png, at, Math.min(piece, png.length - at), at);
-          await sleep(5);
-        }
-      } finally {
-        await file.close();
-      }
-      const { size } = await stat(screenshotFile);
-      const bytes = (await readFile(screenshotFile)).subarray(0, size);
+      await this.writeScreenshot();
+      const { size } = await stat(this.screenshotFile);
+      const bytes = (await readFile(this.screenshotFile)).subarray(0, size);
       res.writeHead(200, 'OK', { 'content-type': 'image/png', 'content-length': size, connection: 'close' });
       // Another request truncated the file after the stat: Werkzeug sends what is left and hangs up.
       if (bytes.length < size) return void res.write(bytes, () => res.socket?.destroy());
       res.end(bytes);
     } finally {
-      shooting -= 1;
+      this.shooting -= 1;
+    }
+  }
+
+  private async writeScreenshot(): Promise<void> {
+    const { png } = this;
+    const file = await open(this.screenshotFile, 'w');
+    try {
+      const piece = Math.ceil(png.length / 8);
+      for (let at = 0; at < png.length; at += piece) {
+        await file.write(png, at, Math.min(piece, png.length - at), at);
+        await sleep(5);
+      }
+    } finally {
+      await file.close();
     }
   }
 
   /** The server process dies: every open connection drops, and nothing listens until the restart. */
-  function crash(): void {
-    crashes += 1;
-    server.closeAllConnections();
-    server.close();
-    if (options.restartAfterCrashMs === undefined) return;
-    restart = setTimeout(() => {
-      if (closed) return;
-      xClients = 0;
-      secret = debuggerSecret();
-      server = serve();
-      void listenLocally(server, port);
-    }, options.restartAfterCrashMs);
+  private crash(): void {
+    this.crashes += 1;
+    this.server.closeAllConnections();
+    this.server.close();
+    if (this.options.restartAfterCrashMs === undefined) return;
+    this.restart = setTimeout(() => {
+      if (this.closed) return;
+      this.xClients = 0;
+      this.secret = debuggerSecret();
+      this.server = this.serve();
+      void listenLocally(this.server, this.port);
+    }, this.options.restartAfterCrashMs);
   }
-
-  function serve(): Server {
-    return createServer((req, res) => {
-      void handle(req, res).catch((err: unknown) => answer(res, 500, 'text/plain', `double failed: ${String(err)}`));
-    });
-  }
-
-  let server = serve();
-  const port = await listenLocally(server, options.port);
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    executed,
-    launched: launchedRequests,
-    treeDepth: () => treeDepth,
-    screenshotsAtOnce: () => mostShooting,
-    crashes: () => crashes,
-    fault(route, fault, times = 1) {
-      faults.set(route, { fault, left: times });
-    },
-    async close() {
-      closed = true;
-      clearTimeout(restart);
-      for (const child of launched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 
   /** Popen without waiting: a JSON 500 message when the program cannot start. */
-  function launch(argv: string[]): Promise<string | undefined> {
+  launch(argv: string[]): Promise<string | undefined> {
     if (argv.length === 0) return Promise.resolve('list index out of range');
     return new Promise((resolve) => {
       const child = spawn(argv[0] as string, argv.slice(1), { stdio: 'ignore' });
-      launched.push(child);
+      this.launched.push(child);
       child.once('spawn', () => resolve(undefined));
       child.once('error', (err) => resolve(osError(err, argv[0] as string).message));
     });
   }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.restart);
+    for (const child of this.launched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A file of the VM read as the server reads it (an OSError page when it cannot be). */
+const readOnVm = (vm: OsworldVm, file: string): Promise<Buffer> =>
+  readFile(vm.onVm(file)).catch((err: unknown) => {
+    throw osError(err, file);
+  });
+
+async function execute(vm: OsworldVm, { req, res, body }: Call): Promise<void> {
+  const data = requestJson(req, body);
+  const shell = truthy(data.shell ?? false);
+  vm.executed.push({ command: data.command, shell: data.shell });
+  const argv = commandLine('command' in data ? data.command : shell ? '' : [], shell);
+  const stood = vm.options.execute?.(data.command, shell);
+  if (stood) return answerJson(res, 200, { status: 'success', ...stood });
+  const outcome = await run(argv, vm.options.executeTimeoutSeconds ?? 120);
+  if ('message' in outcome) return answerJson(res, 500, { status: 'error', message: outcome.message });
+  return answerJson(res, 200, { status: 'success', ...outcome });
+}
+
+async function setupLaunch(vm: OsworldVm, { req, res, body }: Call): Promise<void> {
+  const data = requestJson(req, body);
+  const shell = truthy(data.shell ?? false);
+  const command = 'command' in data ? data.command : shell ? '' : [];
+  vm.launchedRequests.push({ command: data.command, shell: data.shell });
+  const argv = commandLine(command, shell);
+  const stood = vm.options.launch?.(data.command, shell);
+  const failure = stood === undefined ? await vm.launch(argv) : (stood ?? undefined);
+  if (failure !== undefined) return answerJson(res, 500, { status: 'error', message: failure });
+  const shown = shell ? (Array.isArray(command) ? pythonList(argv.slice(2)) : String(command)) : argv.join(' ');
+  return answer(res, 200, 'text/html; charset=utf-8', `${shown} launched successfully`);
+}
+
+/** pdflatex (and, with bibtex, bibtex then pdflatex twice) in the document's folder, as the server runs them. */
+async function texCheck(vm: OsworldVm, { req, res, body }: Call): Promise<void> {
+  const data = requestJson(req, body);
+  const file = String(data.file ?? 'main');
+  const latex = ['pdflatex', `${file}.tex`];
+  const runs = truthy(data.bibtex ?? false) ? [latex, ['bibtex', file], latex, latex] : [latex];
+  for (const argv of runs) {
+    const outcome = await run(argv, vm.options.executeTimeoutSeconds ?? 120, String(data.path ?? '/home/user'));
+    if ('message' in outcome || outcome.returncode !== 0) return answerJson(res, 200, { pass: false });
+  }
+  return answerJson(res, 200, { pass: true });
+}
+
+async function leanCheck(vm: OsworldVm, { req, res, body }: Call): Promise<void> {
+  const data = requestJson(req, body);
+  const header = typeof data.header === 'string' ? data.header : '__PANIC__';
+  const basic = '/home/user/sci/Sci/Basic.lean';
+  const text = universalNewlines(decodeUtf8(await readOnVm(vm, basic)));
+  if (!text.split('\n').includes(header)) return answerJson(res, 200, { pass: false });
+  if (vm.options.lake === undefined) throw osError(Object.assign(new Error('no lake'), { code: 'ENOENT' }), '/home/user/.elan/bin/lake');
+  const lake = vm.options.lake(text);
+  return answerJson(res, 200, { pass: !lake.stdout.includes("declaration uses 'sorry'") && lake.returncode === 0 });
+}
+
+async function setupUpload(vm: OsworldVm, { req, res, body }: Call): Promise<void> {
+  const form = multipartForm(req, body);
+  const target = form.get('file_path');
+  const data = form.get('file_data');
+  if (target === undefined || data?.filename === undefined) return answerJson(res, 400, { error: 'file_path and file_data are required' });
+  const file = target.value.startsWith('~/') ? path.join('/home/user', target.value.slice(2)) : target.value;
+  await writeFile(vm.onVm(file), data.value, 'utf8').catch((err: unknown) => {
+    throw osError(err, file);
+  });
+  return answer(res, 200, 'text/html; charset=utf-8', 'File Uploaded');
+}
+
+async function writeOrAppend(vm: OsworldVm, { url, req, res, body }: Call): Promise<void> {
+  const data = requestJson(req, body);
+  const file = typeof data.path === 'string' ? data.path : '/dev/null';
+  const content = typeof data.content === 'string' ? data.content : '';
+  await (url.pathname === '/write' ? writeFile : appendFile)(vm.onVm(file), content, 'utf8').catch((err: unknown) => {
+    throw osError(err, file);
+  });
+  return answer(res, 200, 'text/html; charset=utf-8', 'OK');
+}
+
+/** What each route of ROUTES does, as vm_config/server.py's views do it. */
+const ROUTE_HANDLERS: Readonly<Record<string, (vm: OsworldVm, call: Call) => Promise<void> | void>> = {
+  '/platform': (_vm, { res }) => answer(res, 200, 'text/html; charset=utf-8', 'Linux'),
+  '/screenshot': async (vm, { res }) => {
+    await vm.options.onScreenshot?.();
+    return vm.screenshot(res);
+  },
+  '/screen_size': (vm, { res }) => {
+    if (vm.xClients >= (vm.options.screenshotsBeforeXRefuses ?? Infinity)) {
+      throw new PythonError('Xlib.error.DisplayConnectionError', `Can't connect to display ":0": b'Maximum number of clients reached'`);
+    }
+    return answerJson(res, 200, { width: vm.screen.width, height: vm.screen.height });
+  },
+  '/accessibility': (_vm, { res }) =>
+    answerJson(res, 200, { AT: '<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state"><application name="double"/></desktop-frame>' }),
+  '/cursor_position': () => {
+    // The view returns a bare (x, y) tuple, which Flask refuses (OSWorld issue #117).
+    throw new PythonError(
+      'TypeError',
+      'The view function did not return a valid response. The return type must be a string, dict, list, tuple with headers or status, Response instance, or WSGI callable, but it was a int.',
+    );
+  },
+  '/execute': execute,
+  '/setup/execute': execute,
+  '/setup/launch': setupLaunch,
+  '/read': async (vm, { url, res }) => {
+    const file = url.searchParams.get('path') ?? '/dev/null';
+    return answer(res, 200, 'text/html; charset=utf-8', universalNewlines(decodeUtf8(await readOnVm(vm, file))));
+  },
+  '/chimerax/run': (vm, { req, res, body }) => {
+    const data = requestJson(req, body);
+    const said = vm.options.chimerax?.(String(data.command ?? ''), data.port ?? 8000);
+    if (said === undefined) throw new PythonError('requests.exceptions.ConnectionError', `HTTPConnectionPool(host='localhost', port=${String(data.port ?? 8000)}): Max retries exceeded`);
+    return answerJson(res, 200, said);
+  },
+  '/tex/check': texCheck,
+  '/opt': (vm, { req, res, body }) => {
+    const data = requestJson(req, body);
+    vm.treeDepth = typeof data.depth === 'number' ? data.depth : 50;
+    return answer(res, 200, 'text/html; charset=utf-8', 'OK');
+  },
+  '/lean/check': leanCheck,
+  '/setup/upload': setupUpload,
+  '/write': writeOrAppend,
+  '/append': writeOrAppend,
+};
+
+export async function startOsworldServerDouble(options: OsworldServerDoubleOptions = {}): Promise<OsworldServerDouble> {
+  const screen = options.screen ?? { width: 1280, height: 800 };
+  const vm = new OsworldVm(options, await drawScreen(screen.width, screen.height));
+  await vm.listen();
+  return {
+    url: `http://127.0.0.1:${vm.port}`,
+    port: vm.port,
+    requests: vm.requests,
+    executed: vm.executed,
+    launched: vm.launchedRequests,
+    treeDepth: () => vm.treeDepth,
+    screenshotsAtOnce: () => vm.mostShooting,
+    crashes: () => vm.crashes,
+    fault(route, fault, times = 1) {
+      vm.faults.set(route, { fault, left: times });
+    },
+    close: () => vm.close(),
+  };
 }
 
 /** subprocess.run(argv, stdout=PIPE, stderr=PIPE, text=True, timeout=...), as the server calls it. */

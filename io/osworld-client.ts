@@ -113,6 +113,37 @@ export function pngDefect(bytes: Buffer): string | undefined {
   return 'no IEND chunk';
 }
 
+/** The screen as the server saves it, refused unless it is a whole PNG (a concurrent screenshot may have cut it short). */
+async function screenshot(http: VmHttp, opts: CallOptions): Promise<Buffer> {
+  const request = { method: 'GET', path: '/screenshot', idempotent: true, ...opts } as const;
+  const { body, contentType } = await http.send(request);
+  const defect = pngDefect(body);
+  if (defect !== undefined) {
+    const type = contentType.split(';')[0] || 'unknown type';
+    throw http.protocolError(request, `expected a complete PNG, got ${body.length} bytes of ${type}: ${defect}`);
+  }
+  return body;
+}
+
+/**
+ * Where the pointer is. The released server returns a bare (x, y) tuple, which Flask turns into a
+ * 500 (OSWorld issue #117), so the VM's pyautogui is asked through /execute instead.
+ */
+async function cursorPosition(http: VmHttp, execute: (command: readonly string[]) => Promise<ExecuteResult>, python: string): Promise<{ x: number; y: number }> {
+  try {
+    return await http.json({ method: 'GET', path: '/cursor_position', idempotent: true }, cursorAnswer);
+  } catch (err) {
+    if (!(err instanceof VmHttpError) || err.status !== 500) throw err;
+  }
+  const request = { method: 'POST', path: '/execute', idempotent: false } as const;
+  const result = await execute([python, '-c', 'import pyautogui; p = pyautogui.position(); print(p.x, p.y)']);
+  const match = /^\s*(\d+) (\d+)\s*$/.exec(result.output);
+  if (result.returncode !== 0 || !match) {
+    throw http.protocolError(request, `pointer position query failed (exit ${result.returncode}): ${(result.error || result.output).trim().slice(-300)}`);
+  }
+  return { x: Number(match[1]), y: Number(match[2]) };
+}
+
 export function createOsworldClient(url: string, options: OsworldClientOptions = {}): OsworldClient {
   const http: VmHttp = createVmHttp(url, {
     timeoutMs: options.timeoutMs ?? DEFAULT_RETRY_POLICY.timeoutMs,
@@ -147,16 +178,7 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
     url: http.server,
     execute,
 
-    async screenshot(opts = {}) {
-      const request = { method: 'GET', path: '/screenshot', idempotent: true, ...opts } as const;
-      const { body, contentType } = await http.send(request);
-      const defect = pngDefect(body);
-      if (defect !== undefined) {
-        const type = contentType.split(';')[0] || 'unknown type';
-        throw http.protocolError(request, `expected a complete PNG, got ${body.length} bytes of ${type}: ${defect}`);
-      }
-      return body;
-    },
+    screenshot: (opts = {}) => screenshot(http, opts),
 
     async launch(command, opts = {}) {
       await http.send({ method: 'POST', path: '/setup/launch', json: { command, shell: opts.shell ?? false }, idempotent: false });
@@ -174,22 +196,7 @@ export function createOsworldClient(url: string, options: OsworldClientOptions =
       return (await http.text({ method: 'GET', path: '/platform', idempotent: true, ...opts })).trim();
     },
 
-    async cursorPosition() {
-      try {
-        return await http.json({ method: 'GET', path: '/cursor_position', idempotent: true }, cursorAnswer);
-      } catch (err) {
-        // The released server returns a bare (x, y) tuple, which Flask turns into a 500
-        // (OSWorld issue #117), so ask the VM's pyautogui through /execute instead.
-        if (!(err instanceof VmHttpError) || err.status !== 500) throw err;
-      }
-      const request = { method: 'POST', path: '/execute', idempotent: false } as const;
-      const result = await execute([python, '-c', 'import pyautogui; p = pyautogui.position(); print(p.x, p.y)']);
-      const match = /^\s*(\d+) (\d+)\s*$/.exec(result.output);
-      if (result.returncode !== 0 || !match) {
-        throw http.protocolError(request, `pointer position query failed (exit ${result.returncode}): ${(result.error || result.output).trim().slice(-300)}`);
-      }
-      return { x: Number(match[1]), y: Number(match[2]) };
-    },
+    cursorPosition: () => cursorPosition(http, (command) => execute(command), python),
 
     async readFile(path, opts = {}) {
       return http.text({ method: 'GET', path: `/read?${new URLSearchParams({ path }).toString()}`, idempotent: true, ...opts });

@@ -64,43 +64,50 @@ export interface VmHttp {
   protocolError(request: VmRequest, detail: string): VmHttpError;
 }
 
+const endpointOf = (request: VmRequest): string => `${request.method} ${request.path.split('?')[0]}`;
+
+/** The request's body and content type as fetch sends them. */
+function bodyOf(request: VmRequest): { headers: Record<string, string>; body?: string | FormData } {
+  if (request.json !== undefined || request.jsonText !== undefined) return { headers: { 'content-type': 'application/json' }, body: request.jsonText ?? JSON.stringify(request.json) };
+  if (request.text !== undefined) return { headers: { 'content-type': 'text/plain; charset=utf-8' }, body: request.text };
+  return { headers: {}, ...(request.form === undefined ? {} : { body: request.form }) };
+}
+
+/** One try of a request: its 2xx answer, or a VmHttpError saying what went wrong. */
+async function attempt(base: string, request: VmRequest, timeoutMs: number): Promise<VmResponse> {
+  try {
+    const response = await fetch(base + request.path, { method: request.method, ...bodyOf(request), signal: AbortSignal.timeout(timeoutMs) });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const contentType = response.headers.get('content-type') ?? '';
+    if (response.status < 200 || response.status > 299) {
+      const detail = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+      const said = excerpt(bytes, contentType);
+      throw new VmHttpError(base, endpointOf(request), 'status', said ? `${detail}: ${said}` : detail, response.status);
+    }
+    return { status: response.status, contentType, body: bytes };
+  } catch (err) {
+    throw classify(err, base, endpointOf(request), timeoutMs);
+  }
+}
+
+/** The answer's JSON read by `parse` and checked by `schema`; anything else is a `protocol` failure. */
+function parseAnswer<S extends z.ZodType>(base: string, request: VmRequest, response: VmResponse, schema: S, parse: (text: string) => unknown): z.output<S> {
+  let parsed: unknown;
+  try {
+    parsed = parse(response.body.toString('utf8'));
+  } catch {
+    throw new VmHttpError(base, endpointOf(request), 'protocol', `expected JSON, got ${JSON.stringify(excerpt(response.body, ''))}`);
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new VmHttpError(base, endpointOf(request), 'protocol', `unexpected answer (${problems}): ${JSON.stringify(parsed).slice(0, 200)}`);
+  }
+  return result.data;
+}
+
 export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
   const base = server.replace(/\/+$/, '');
-  const endpointOf = (request: VmRequest) => `${request.method} ${request.path.split('?')[0]}`;
-  const protocolError = (request: VmRequest, detail: string) => new VmHttpError(base, endpointOf(request), 'protocol', detail);
-
-  async function attempt(request: VmRequest): Promise<VmResponse> {
-    const timeoutMs = request.timeoutMs ?? policy.timeoutMs;
-    const headers: Record<string, string> = {};
-    let body: string | FormData | undefined;
-    if (request.json !== undefined || request.jsonText !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = request.jsonText ?? JSON.stringify(request.json);
-    } else if (request.text !== undefined) {
-      headers['content-type'] = 'text/plain; charset=utf-8';
-      body = request.text;
-    } else if (request.form !== undefined) {
-      body = request.form;
-    }
-    try {
-      const response = await fetch(base + request.path, {
-        method: request.method,
-        headers,
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const bytes = Buffer.from(await response.arrayBuffer());
-      const contentType = response.headers.get('content-type') ?? '';
-      if (response.status < 200 || response.status > 299) {
-        const detail = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
-        const said = excerpt(bytes, contentType);
-        throw new VmHttpError(base, endpointOf(request), 'status', said ? `${detail}: ${said}` : detail, response.status);
-      }
-      return { status: response.status, contentType, body: bytes };
-    } catch (err) {
-      throw classify(err, base, endpointOf(request), timeoutMs);
-    }
-  }
 
   /**
    * The request before this one, settled or not. The in-VM server is not safe to call in parallel:
@@ -118,7 +125,7 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
     const retries = request.retries ?? policy.retries;
     for (let tried = 0; ; tried++) {
       try {
-        return await inTurn(() => attempt(request));
+        return await inTurn(() => attempt(base, request, request.timeoutMs ?? policy.timeoutMs));
       } catch (err) {
         if (!(err instanceof VmHttpError) || tried >= retries || !worthRetrying(err, request.idempotent)) throw err;
         await sleep(policy.backoffMs * 2 ** tried);
@@ -129,25 +136,9 @@ export function createVmHttp(server: string, policy: RetryPolicy): VmHttp {
   return {
     server: base,
     send,
-    protocolError,
-    async text(request) {
-      return (await send(request)).body.toString('utf8');
-    },
-    async json(request, schema, parse = JSON.parse) {
-      const response = await send(request);
-      let parsed: unknown;
-      try {
-        parsed = parse(response.body.toString('utf8'));
-      } catch {
-        throw protocolError(request, `expected JSON, got ${JSON.stringify(excerpt(response.body, ''))}`);
-      }
-      const result = schema.safeParse(parsed);
-      if (!result.success) {
-        const problems = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-        throw protocolError(request, `unexpected answer (${problems}): ${JSON.stringify(parsed).slice(0, 200)}`);
-      }
-      return result.data;
-    },
+    protocolError: (request, detail) => new VmHttpError(base, endpointOf(request), 'protocol', detail),
+    text: async (request) => (await send(request)).body.toString('utf8'),
+    json: async (request, schema, parse = JSON.parse) => parseAnswer(base, request, await send(request), schema, parse),
   };
 }
 

@@ -87,120 +87,130 @@ function asFailure(err: unknown): unknown {
   return err;
 }
 
+/** What the desktop activities of one vm-host share. */
+interface Host {
+  readonly deps: DesktopDeps;
+  readonly metrics: DesktopMetrics;
+  readonly id: string;
+}
+
+/** The failure for the workflow; a lost desktop also gives its lease up, so its next rollout resets (reverts) it. */
+function failure({ deps }: Host, err: unknown, leaseId: string): unknown {
+  if (err instanceof DesktopLostError) deps.pool.release(leaseId);
+  return asFailure(err);
+}
+
+/** The screenshot and its variants (prepared here, once, so no reader decodes or resizes it), stored before the step is done. */
+async function capture({ deps }: Host, leaseId: string, ref: AttemptRef, step: number): Promise<Observation> {
+  const started = Date.now();
+  const png = await deps.pool.use(leaseId).screenshot();
+  const key = screenshotKey(deps.prefix, ref, step);
+  // The original uploads while its variants are made; the variants upload once made.
+  await Promise.all([
+    deps.store.put(key, png, 'image/png'),
+    makeVariants(key, png, deps.variantBoxes ?? []).then((variants) => Promise.all(variants.map((v) => deps.store.put(v.key, v.png, 'image/png')))),
+  ]);
+  return { screenshotKey: key, ms: Date.now() - started };
+}
+
+async function leaseDesktop({ deps }: Host, request: LeaseRequest): Promise<Lease> {
+  try {
+    return deps.pool.lease(request);
+  } catch (err) {
+    throw asFailure(err);
+  }
+}
+
+/** Resets the desktop to the task's initial state, replays `replay`, and stores the screenshot. */
+async function resetDesktop(host: Host, input: ResetInput): Promise<Observation> {
+  const { deps, metrics } = host;
+  let replayed = 0;
+  // A reset that replays recorded steps is a rollout resuming after its desktop was lost.
+  const kind = input.replay.length > 0 || input.step > 0 ? 'resume' : 'fresh';
+  const timer = metrics.resetSeconds.startTimer({ host: host.id, kind });
+  try {
+    const observation = await withHeartbeat(
+      async () => {
+        const task = await deps.tasks.read(input.taskKey);
+        const desktop = deps.pool.use(input.leaseId);
+        const leased = deps.pool.softwareOf(input.leaseId);
+        if (task.type !== leased) throw new DesktopError(`the desktop is leased for ${leased}, the task is a ${task.type} task`, desktop.id, task.id, 'reset', true);
+        await desktop.reset(task);
+        for (const action of input.replay) {
+          await desktop.act(action);
+          await sleep(deps.settleMs);
+          replayed++;
+        }
+        return await capture(host, input.leaseId, input.ref, input.step);
+      },
+      () => ({ phase: replayed === 0 ? 'reset' : 'replay', replayed, of: input.replay.length }),
+    );
+    timer();
+    metrics.resets.inc({ host: host.id, kind, outcome: 'ok' });
+    return observation;
+  } catch (err) {
+    metrics.resets.inc({ host: host.id, kind, outcome: 'failed' });
+    throw failure(host, err, input.leaseId);
+  }
+}
+
+/** One action performed (or refused by the key table: the step fails, the rollout goes on), the app settled, the screenshot stored. */
+async function act(host: Host, input: StepInput): Promise<StepOutcome> {
+  const { deps, metrics } = host;
+  const started = Date.now();
+  const desktop = deps.pool.use(input.leaseId);
+  const action = await placed(desktop, input.action);
+  try {
+    await desktop.act(action);
+  } catch (err) {
+    if (err instanceof RenderError) {
+      metrics.steps.inc({ host: host.id, outcome: 'refused' });
+      return { performed: false, error: err.message };
+    }
+    throw err;
+  }
+  await sleep(deps.settleMs);
+  const actMs = Date.now() - started;
+  const observation = await capture(host, input.leaseId, input.ref, input.step);
+  metrics.steps.inc({ host: host.id, outcome: 'performed' });
+  const completed = action === input.action ? {} : { action };
+  return { performed: true, screenshotKey: observation.screenshotKey, actMs, screenshotMs: observation.ms, ...completed };
+}
+
+async function performStep(host: Host, input: StepInput): Promise<StepOutcome> {
+  try {
+    return await withHeartbeat(() => act(host, input));
+  } catch (err) {
+    host.metrics.steps.inc({ host: host.id, outcome: 'failed' });
+    throw failure(host, err, input.leaseId);
+  }
+}
+
+/** Runs the task's evaluators against the app's real state. */
+async function evaluateDesktop(host: Host, input: { leaseId: string; taskKey: string; stop: StopInfo }): Promise<EvaluationResult> {
+  try {
+    return await withHeartbeat(async () => {
+      const task = await host.deps.tasks.read(input.taskKey);
+      return host.deps.pool.use(input.leaseId).evaluate(task, input.stop);
+    });
+  } catch (err) {
+    throw failure(host, err, input.leaseId);
+  }
+}
+
 /**
  * Activities of a vm-host. `leaseDesktop` runs on the shared lease queue (any host may answer);
  * the others run on the host's own queue, with the lease naming the desktop. Screenshots go
  * straight to S3 from here: workflows only ever see their keys.
  */
 export function createDesktopActivities(deps: DesktopDeps) {
-  const { pool, store, prefix } = deps;
-  const metrics = deps.metrics ?? desktopMetrics();
-  const host = pool.hostId;
-
-  /** The failure for the workflow; a lost desktop also gives its lease up, so its next rollout resets (reverts) it. */
-  const failure = (err: unknown, leaseId: string): unknown => {
-    if (err instanceof DesktopLostError) pool.release(leaseId);
-    return asFailure(err);
-  };
-
-  /** The screenshot and its variants (prepared here, once, so no reader decodes or resizes it), stored before the step is done. */
-  const capture = async (leaseId: string, ref: AttemptRef, step: number): Promise<Observation> => {
-    const started = Date.now();
-    const png = await pool.use(leaseId).screenshot();
-    const key = screenshotKey(prefix, ref, step);
-    // The original uploads while its variants are made; the variants upload once made.
-    await Promise.all([
-      store.put(key, png, 'image/png'),
-      makeVariants(key, png, deps.variantBoxes ?? []).then((variants) => Promise.all(variants.map((v) => store.put(v.key, v.png, 'image/png')))),
-    ]);
-    return { screenshotKey: key, ms: Date.now() - started };
-  };
-
+  const host: Host = { deps, metrics: deps.metrics ?? desktopMetrics(), id: deps.pool.hostId };
   return {
-    async leaseDesktop(request: LeaseRequest): Promise<Lease> {
-      try {
-        return pool.lease(request);
-      } catch (err) {
-        throw asFailure(err);
-      }
-    },
-
-    /** Resets the desktop to the task's initial state, replays `replay`, and stores the screenshot. */
-    async resetDesktop(input: ResetInput): Promise<Observation> {
-      let replayed = 0;
-      // A reset that replays recorded steps is a rollout resuming after its desktop was lost.
-      const kind = input.replay.length > 0 || input.step > 0 ? 'resume' : 'fresh';
-      const timer = metrics.resetSeconds.startTimer({ host, kind });
-      try {
-        const observation = await withHeartbeat(
-          async () => {
-            const task = await deps.tasks.read(input.taskKey);
-            const desktop = pool.use(input.leaseId);
-            const leased = pool.softwareOf(input.leaseId);
-            if (task.type !== leased) throw new DesktopError(`the desktop is leased for ${leased}, the task is a ${task.type} task`, desktop.id, task.id, 'reset', true);
-            await desktop.reset(task);
-            for (const action of input.replay) {
-              await desktop.act(action);
-              await sleep(deps.settleMs);
-              replayed++;
-            }
-            return await capture(input.leaseId, input.ref, input.step);
-          },
-          () => ({ phase: replayed === 0 ? 'reset' : 'replay', replayed, of: input.replay.length }),
-        );
-        timer();
-        metrics.resets.inc({ host, kind, outcome: 'ok' });
-        return observation;
-      } catch (err) {
-        metrics.resets.inc({ host, kind, outcome: 'failed' });
-        throw failure(err, input.leaseId);
-      }
-    },
-
-    /** Performs one action, waits for the app to settle, and stores the screenshot that follows. */
-    async performStep(input: StepInput): Promise<StepOutcome> {
-      try {
-        return await withHeartbeat(async () => {
-          const started = Date.now();
-          const desktop = pool.use(input.leaseId);
-          const action = await placed(desktop, input.action);
-          try {
-            await desktop.act(action);
-          } catch (err) {
-            if (err instanceof RenderError) {
-              metrics.steps.inc({ host, outcome: 'refused' });
-              return { performed: false, error: err.message };
-            }
-            throw err;
-          }
-          await sleep(deps.settleMs);
-          const actMs = Date.now() - started;
-          const observation = await capture(input.leaseId, input.ref, input.step);
-          metrics.steps.inc({ host, outcome: 'performed' });
-          const completed = action === input.action ? {} : { action };
-          return { performed: true, screenshotKey: observation.screenshotKey, actMs, screenshotMs: observation.ms, ...completed };
-        });
-      } catch (err) {
-        metrics.steps.inc({ host, outcome: 'failed' });
-        throw failure(err, input.leaseId);
-      }
-    },
-
-    /** Runs the task's evaluators against the app's real state. */
-    async evaluateDesktop(input: { leaseId: string; taskKey: string; stop: StopInfo }): Promise<EvaluationResult> {
-      try {
-        return await withHeartbeat(async () => {
-          const task = await deps.tasks.read(input.taskKey);
-          return pool.use(input.leaseId).evaluate(task, input.stop);
-        });
-      } catch (err) {
-        throw failure(err, input.leaseId);
-      }
-    },
-
-    async releaseDesktop(leaseId: string): Promise<boolean> {
-      return pool.release(leaseId);
-    },
+    leaseDesktop: (request: LeaseRequest) => leaseDesktop(host, request),
+    resetDesktop: (input: ResetInput) => resetDesktop(host, input),
+    performStep: (input: StepInput) => performStep(host, input),
+    evaluateDesktop: (input: { leaseId: string; taskKey: string; stop: StopInfo }) => evaluateDesktop(host, input),
+    releaseDesktop: async (leaseId: string): Promise<boolean> => deps.pool.release(leaseId),
   };
 }
 

@@ -46,13 +46,19 @@ const AVOID_LIMIT = 60;
 /** The most tasks of earlier rounds shown to the generator (the latest); deduplication uses them all. */
 const EARLIER_LIMIT = 90;
 
+/** The tasks of the earlier rounds' sets, each with its judged attempts, and their record for the manifest. */
+interface EarlierRounds {
+  readonly tasks: Array<EarlierTask & { set: string; id: string }>;
+  readonly record: TaskSetManifest['earlier'];
+}
+
 /** The tasks of the earlier rounds' sets, each with the attempts the judge gave a verdict on and approved. */
 async function readEarlierRounds(
   store: ObjectStore,
   prefix: string,
   software: string,
   sets: readonly EarlierTaskSet[],
-): Promise<{ tasks: Array<EarlierTask & { set: string; id: string }>; record: TaskSetManifest['earlier'] }> {
+): Promise<EarlierRounds> {
   const tasks: Array<EarlierTask & { set: string; id: string }> = [];
   const record: Array<TaskSetManifest['earlier'][number]> = [];
   const problems: string[] = [];
@@ -89,47 +95,28 @@ async function readEarlierRounds(
   return { tasks, record };
 }
 
+type GenerationDeps = { library: TaskLibrary; store: ObjectStore; prefix: string; gateway: ModelGateway };
+
+/** What the generator's replies gave: the tasks kept, what was dropped and why, the replies' keys, the model that wrote them. */
+interface Asked {
+  readonly kept: KnownInstruction[];
+  readonly duplicates: Duplicate[];
+  readonly invalid: string[];
+  readonly replies: string[];
+  overLimit: number;
+  model: string;
+  baseUrl: string;
+}
+
 /**
- * Generates a versioned task set: requests to the task-generator model until `count` new tasks are
- * kept or `maxRequests` were made; each reply is read (damaged JSON repaired, unusable items and
- * replies recorded with their reason), deduplicated against the tasks of the earlier rounds' sets
- * (which the prompt shows, solved or not), the seeds and the tasks kept so far, and the survivors
- * become runnable tasks starting from the seeds' launch steps. The tasks are
- * written first and the manifest last: a version with a manifest is complete and is never
- * generated again (the model is not paid twice).
+ * Requests to the task-generator model until `count` new tasks are kept or `maxRequests` were made;
+ * each reply stored, read (damaged JSON repaired, unusable items and replies recorded with their
+ * reason) and deduplicated against `known` and the tasks kept so far.
  */
-export async function generateTaskSet(
-  deps: { library: TaskLibrary; store: ObjectStore; prefix: string; gateway: ModelGateway },
-  request: TaskSetRequest,
-): Promise<TaskSetSummary> {
-  const { store, prefix } = deps;
-  const manifestKey = taskSetManifestKey(prefix, request.software, request.version);
-  const existing = await store.tryGet(manifestKey);
-  if (existing !== undefined) {
-    const manifest = taskSetManifestSchema.parse(JSON.parse(existing.toString('utf8')));
-    return { manifestKey, software: manifest.software, version: manifest.version, counts: manifest.counts, existed: true };
-  }
-
-  const seeds = deps.library.load(request.software, request.seedTaskIds);
-  const start = defaultStartState(seeds);
-  if (start === undefined) throw new ValidationError('task generation input', [`seedTaskIds: no seed task of ${request.software} launches the app, so generated tasks would have no start state`]);
-  const fromSeed = seeds.find((seed) => seed.initialize === start.initialize)?.id ?? seeds[0]!.id;
-  if (request.earlier?.some((e) => e.set === request.version)) throw new ValidationError('task generation input', [`earlier: the set "${request.version}" cannot be an earlier round of itself`]);
-  const earlier = await readEarlierRounds(store, prefix, request.software, request.earlier ?? []);
+async function askGenerator(deps: GenerationDeps, request: TaskSetRequest, seeds: ReturnType<TaskLibrary['load']>, earlier: EarlierRounds, known: readonly KnownInstruction[]): Promise<Asked> {
+  const asked: Asked = { kept: [], duplicates: [], invalid: [], replies: [], overLimit: 0, model: '', baseUrl: '' };
+  const { kept } = asked;
   const shown = earlier.tasks.slice(-EARLIER_LIMIT);
-
-  const kept: KnownInstruction[] = [];
-  const duplicates: Duplicate[] = [];
-  const invalid: string[] = [];
-  const replies: string[] = [];
-  let overLimit = 0;
-  let model = '';
-  let baseUrl = '';
-  // Earlier rounds first: a candidate as like an earlier task as a seed is recorded as a repeat.
-  const known: KnownInstruction[] = [
-    ...earlier.tasks.map((t) => ({ name: `${t.set} ${t.id}`, instruction: t.instruction, earlier: { set: t.set, round: t.round, task: t.id } })),
-    ...seeds.map((seed) => ({ name: seed.id, instruction: seed.instruction })),
-  ];
   for (let n = 1; n <= request.maxRequests && kept.length < request.count; n++) {
     Context.current().heartbeat({ request: n, kept: kept.length });
     const messages = buildTaskGeneratorMessages({
@@ -144,35 +131,32 @@ export async function generateTaskSet(
     // A seed per request: a sampling generator (temperature > 0) asked again after a reply that gave
     // nothing new writes another reply, and the set can still be reproduced (vLLM honours the seed).
     const completion = await deps.gateway.complete('taskGenerator', messages, { maxTokens: 8192, seed: n });
-    model = completion.model;
-    baseUrl = completion.baseUrl;
+    asked.model = completion.model;
+    asked.baseUrl = completion.baseUrl;
     const text = completion.texts[0] ?? '';
-    const replyKey = taskSetReplyKey(prefix, request.software, request.version, n);
-    await store.putJson(replyKey, { request: n, seed: n, model: completion.model, latencyMs: completion.latencyMs, usage: completion.usage, text });
-    replies.push(replyKey);
+    const replyKey = taskSetReplyKey(deps.prefix, request.software, request.version, n);
+    await deps.store.putJson(replyKey, { request: n, seed: n, model: completion.model, latencyMs: completion.latencyMs, usage: completion.usage, text });
+    asked.replies.push(replyKey);
     const reply = readTaskGeneratorReply(text);
     if (!reply.ok) {
-      invalid.push(`reply ${n}: ${reply.reason}`);
+      asked.invalid.push(`reply ${n}: ${reply.reason}`);
       continue;
     }
-    invalid.push(...reply.invalid.map((reason) => `reply ${n}: ${reason}`));
+    asked.invalid.push(...reply.invalid.map((reason) => `reply ${n}: ${reason}`));
     const candidates = reply.instructions.map((instruction, i) => ({ name: `reply ${n} item ${i + 1}`, instruction }));
     const deduped = dedupeInstructions(candidates, [...known, ...kept], request.similarityThreshold);
-    duplicates.push(...deduped.duplicates);
+    asked.duplicates.push(...deduped.duplicates);
     for (const task of deduped.kept) {
       if (kept.length < request.count) kept.push(task);
-      else overLimit += 1;
+      else asked.overLimit += 1;
     }
   }
+  return asked;
+}
 
-  const provenance = {
-    seedTaskIds: seeds.map((seed) => seed.id),
-    model: model || 'none',
-    baseUrl: baseUrl || 'none',
-    promptVersion: TASK_GENERATOR_PROMPT_VERSION,
-    temperature: deps.gateway.temperatureOf('taskGenerator'),
-  };
-  const tasks = await Promise.all(
+/** The kept instructions as runnable tasks G-001, G-002, ... starting from the seeds' launch steps, each written to S3. */
+function writeTasks(deps: GenerationDeps, request: TaskSetRequest, kept: readonly KnownInstruction[], start: NonNullable<ReturnType<typeof defaultStartState>>, provenance: { seedTaskIds: string[]; model: string }) {
+  return Promise.all(
     kept.map(async (item, i) => {
       const id = `G-${String(i + 1).padStart(3, '0')}`;
       const task = generatedTask({
@@ -183,14 +167,55 @@ export async function generateTaskSet(
         start,
         provenance: { set: request.version, seedTaskIds: provenance.seedTaskIds, model: provenance.model, promptVersion: TASK_GENERATOR_PROMPT_VERSION },
       });
-      const key = taskSetTaskKey(prefix, request.software, request.version, id);
+      const key = taskSetTaskKey(deps.prefix, request.software, request.version, id);
       const { id: _id, ...file } = task;
-      await store.putJson(key, file);
+      await deps.store.putJson(key, file);
       return { id, instruction: item.instruction, maxSteps: request.maxSteps, key };
     }),
   );
-  const dropped = splitRepeats(duplicates, known);
-  const counts = { requests: replies.length, kept: tasks.length, duplicates: dropped.duplicates.length, invalid: invalid.length, overLimit, repeats: dropped.repeats.length };
+}
+
+/**
+ * Generates a versioned task set: requests to the task-generator model until `count` new tasks are
+ * kept or `maxRequests` were made; each reply is read (damaged JSON repaired, unusable items and
+ * replies recorded with their reason), deduplicated against the tasks of the earlier rounds' sets
+ * (which the prompt shows, solved or not), the seeds and the tasks kept so far, and the survivors
+ * become runnable tasks starting from the seeds' launch steps. The tasks are
+ * written first and the manifest last: a version with a manifest is complete and is never
+ * generated again (the model is not paid twice).
+ */
+export async function generateTaskSet(deps: GenerationDeps, request: TaskSetRequest): Promise<TaskSetSummary> {
+  const { store, prefix } = deps;
+  const manifestKey = taskSetManifestKey(prefix, request.software, request.version);
+  const existing = await store.tryGet(manifestKey);
+  if (existing !== undefined) {
+    const manifest = taskSetManifestSchema.parse(JSON.parse(existing.toString('utf8')));
+    return { manifestKey, software: manifest.software, version: manifest.version, counts: manifest.counts, existed: true };
+  }
+
+  const seeds = deps.library.load(request.software, request.seedTaskIds);
+  const start = defaultStartState(seeds);
+  if (start === undefined) throw new ValidationError('task generation input', [`seedTaskIds: no seed task of ${request.software} launches the app, so generated tasks would have no start state`]);
+  const fromSeed = seeds.find((seed) => seed.initialize === start.initialize)?.id ?? seeds[0]!.id;
+  if (request.earlier?.some((e) => e.set === request.version)) throw new ValidationError('task generation input', [`earlier: the set "${request.version}" cannot be an earlier round of itself`]);
+  const earlier = await readEarlierRounds(store, prefix, request.software, request.earlier ?? []);
+  // Earlier rounds first: a candidate as like an earlier task as a seed is recorded as a repeat.
+  const known: KnownInstruction[] = [
+    ...earlier.tasks.map((t) => ({ name: `${t.set} ${t.id}`, instruction: t.instruction, earlier: { set: t.set, round: t.round, task: t.id } })),
+    ...seeds.map((seed) => ({ name: seed.id, instruction: seed.instruction })),
+  ];
+  const asked = await askGenerator(deps, request, seeds, earlier, known);
+
+  const provenance = {
+    seedTaskIds: seeds.map((seed) => seed.id),
+    model: asked.model || 'none',
+    baseUrl: asked.baseUrl || 'none',
+    promptVersion: TASK_GENERATOR_PROMPT_VERSION,
+    temperature: deps.gateway.temperatureOf('taskGenerator'),
+  };
+  const tasks = await writeTasks(deps, request, asked.kept, start, provenance);
+  const dropped = splitRepeats(asked.duplicates, known);
+  const counts = { requests: asked.replies.length, kept: tasks.length, duplicates: dropped.duplicates.length, invalid: asked.invalid.length, overLimit: asked.overLimit, repeats: dropped.repeats.length };
   const manifest: TaskSetManifest = taskSetManifestSchema.parse({
     schema: TASK_SET_SCHEMA,
     software: request.software,
@@ -203,8 +228,8 @@ export async function generateTaskSet(
     tasks,
     duplicates: dropped.duplicates,
     repeats: dropped.repeats,
-    invalid,
-    replies,
+    invalid: asked.invalid,
+    replies: asked.replies,
   });
   await store.putJson(manifestKey, manifest);
   return { manifestKey, software: request.software, version: request.version, counts, existed: false };

@@ -49,6 +49,22 @@ export interface KalgebraStateDouble {
   close(): Promise<void>;
 }
 
+/** POST /func's answer: for each function plotted in these dimensions, its colour and whether each point lies on it. */
+function onCurves(curves: Readonly<Record<string, Residual>>, plotted: readonly PlottedCurve[], dimensions: 2 | 3, points: readonly Coordinate[][]): Array<Record<string, boolean | string>> {
+  return plotted
+    .filter((curve) => curve.dimensions === dimensions)
+    .map((curve) => {
+      const residual = curves[curve.expr] as Residual;
+      const entry: Record<string, boolean | string> = { color: curve.color };
+      for (const point of points) {
+        const values = point.map((c) => c.value);
+        const scale = Math.max(1, ...values.map(Math.abs));
+        entry[`(${point.map((c) => c.name).join(', ')})`] = Math.abs(residual(values)) <= 1e-6 * scale;
+      }
+      return entry;
+    });
+}
+
 export async function startKalgebraStateDouble(options: KalgebraStateDoubleOptions = {}): Promise<KalgebraStateDouble> {
   const curves = options.curves ?? {};
   const variables: Record<string, string> = { ...options.variables };
@@ -88,20 +104,7 @@ export async function startKalgebraStateDouble(options: KalgebraStateDoubleOptio
       }
       case 'POST /func/2d':
       case 'POST /func/3d': {
-        const dimensions = route.endsWith('2d') ? 2 : 3;
-        const points = readPoints(body);
-        const answers = plotted
-          .filter((curve) => curve.dimensions === dimensions)
-          .map((curve) => {
-            const residual = curves[curve.expr] as Residual;
-            const entry: Record<string, boolean | string> = { color: curve.color };
-            for (const point of points) {
-              const values = point.map((c) => c.value);
-              const scale = Math.max(1, ...values.map(Math.abs));
-              entry[`(${point.map((c) => c.name).join(', ')})`] = Math.abs(residual(values)) <= 1e-6 * scale;
-            }
-            return entry;
-          });
+        const answers = onCurves(curves, plotted, route.endsWith('2d') ? 2 : 3, readPoints(body));
         return sendJson(res, answers.length === 1 ? answers[0] : answers);
       }
       default:

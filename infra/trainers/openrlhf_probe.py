@@ -1,5 +1,5 @@
 """OpenRLHF 0.11.2's own rollout, reward, advantage and replay-buffer code, run on CPU against the
-project's reward service (test/training/openrlhf-real.test.ts drives it).
+project's reward service (test/training/real-openrlhf.test.ts drives it).
 
 Reads JSON on stdin, {"runs": [run, ...]}, each run one training batch:
   {"urls": [reward URLs], "n_samples_per_prompt": n, "micro_batch_size": m,

@@ -26,6 +26,134 @@ const CALGEBRA_TIMEOUT_MS = 30_000;
 const pressesEnter = (events: readonly InputEvent[]): boolean =>
   events.some((e) => (e.kind === 'key' && /(^|\+)(Return|KP_Enter)$/i.test(e.chord)) || (e.kind === 'type' && /\r?\n/.test(e.text)));
 
+/** Replaces the text of a focused expression field and presses Enter. */
+const enter = (text: string): InputEvent[] => [
+  { kind: 'key', chord: 'ctrl+a' },
+  { kind: 'type', text },
+  { kind: 'key', chord: 'Return' },
+];
+
+type Box = { x: number; y: number; width: number; height: number };
+
+/**
+ * KAlgebra driven through its GUI: reads of its accessibility tree, clicks at what the tree
+ * reports, and the one thing the tree cannot say, the 3D surface plotted last (by pid).
+ */
+class KAlgebraGui {
+  /** The expression of the surface this KAlgebra (by pid) plotted last, as its 3D field read then. */
+  private surface: { readonly pid: number; readonly expression: string } | undefined;
+
+  constructor(readonly options: KAlgebraDriverOptions) {}
+
+  async read(session: AppSession, timeoutMs = this.options.stateTimeoutMs): Promise<RunningKAlgebraState> {
+    const state = await readKAlgebraState({ python: this.options.python, env: session.env, pid: session.appPid, timeoutMs });
+    if (!state.app) throw new Error('KAlgebra is not on the accessibility bus');
+    return state;
+  }
+
+  clickAt(session: AppSession, box: Box): Promise<void> {
+    return session.input([
+      { kind: 'move', x: Math.round(box.x + box.width / 2), y: Math.round(box.y + box.height / 2) },
+      { kind: 'click', button: 1, count: 1 },
+    ]);
+  }
+
+  until(session: AppSession, test: (s: RunningKAlgebraState) => boolean, what: () => string): Promise<RunningKAlgebraState> {
+    let last: RunningKAlgebraState | undefined;
+    return waitFor(
+      async () => {
+        last = await this.read(session);
+        return test(last) ? last : undefined;
+      },
+      STEP_TIMEOUT_MS,
+      () => `${what()} (status bar: ${JSON.stringify(last?.statusBar ?? '')})`,
+      150,
+    );
+  }
+
+  /** Opens the tab unless `state` shows it open; returns the state with the tab open. */
+  async openTab(session: AppSession, state: RunningKAlgebraState, name: string): Promise<RunningKAlgebraState> {
+    if (state.mainTabs?.current === name) return state;
+    const tab = state.mainTabs?.tabs.find((t) => t.name === name);
+    if (tab === undefined) throw new Error(`KAlgebra has no "${name}" tab`);
+    await this.clickAt(session, tab);
+    return this.until(session, (s) => s.mainTabs?.current === name, () => `the "${name}" tab did not open`);
+  }
+
+  async plot2d(session: AppSession, start: RunningKAlgebraState, expression: string): Promise<RunningKAlgebraState> {
+    let state = await this.openTab(session, start, '2D Graph');
+    const before = state.functions.length;
+    if (state.functionsDockTabs?.current !== 'Add') {
+      const add = state.functionsDockTabs?.tabs.find((t) => t.name === 'Add');
+      if (add === undefined) throw new Error('the Functions dock has no Add tab');
+      await this.clickAt(session, add);
+      state = await this.until(session, (s) => s.functionEditor?.showing === true, () => 'the function editor did not open');
+    }
+    const editor = state.functionEditor;
+    if (editor === null) throw new Error('the function editor is missing');
+    await this.clickAt(session, editor);
+    await session.input(enter(expression));
+    return this.until(session, (s) => s.functions.length === before + 1, () => `KAlgebra did not add ${JSON.stringify(expression)} to the function list`);
+  }
+
+  plotted3d(session: AppSession): string | undefined {
+    return this.surface?.pid === session.appPid ? this.surface.expression : undefined;
+  }
+
+  /** Performs input on the 3D Graph tab; when the 3D view draws a new picture, the field's expression is what it plots. */
+  async watch3d(session: AppSession, before: KAlgebraView, perform: () => Promise<void>): Promise<boolean> {
+    const view = before.app ? before.view3d : null;
+    if (!before.app || before.mainTabs?.current !== '3D Graph' || view === null || view.width <= 0 || view.height <= 0) {
+      await perform();
+      return false;
+    }
+    const grab = async (): Promise<string> => viewPrint(await session.screenshot(), view);
+    const was = await grab();
+    await perform();
+    if (!(await viewChanged(grab, was))) return false;
+    this.surface = { pid: session.appPid, expression: ((await this.read(session)).input3d?.text ?? '').trim() };
+    return true;
+  }
+
+  async plot3d(session: AppSession, start: RunningKAlgebraState, expression: string): Promise<RunningKAlgebraState> {
+    const field = (await this.openTab(session, start, '3D Graph')).input3d;
+    if (field === null || !field.showing) throw new Error('the 3D expression field is not shown');
+    await this.clickAt(session, field);
+    const drawn = await this.watch3d(session, await this.read(session), () => session.input(enter(expression)));
+    const state = await this.read(session);
+    // A refused expression leaves the view as it was and "Errors: ..." in the status bar.
+    if (!drawn && this.plotted3d(session) !== expression) throw new Error(`KAlgebra did not plot the 3D function ${JSON.stringify(expression)} (status bar: ${JSON.stringify(state.statusBar)})`);
+    return state;
+  }
+
+  /** Plots and comes back to the tab that was open, as the VMs' server leaves the tab alone. */
+  async keepingTab(session: AppSession, plot: (start: RunningKAlgebraState) => Promise<RunningKAlgebraState>): Promise<void> {
+    const start = await this.read(session);
+    const after = await plot(start);
+    const tab = start.mainTabs?.current;
+    if (tab !== undefined) await this.openTab(session, after, tab);
+  }
+
+  /** Waits until KAlgebra's window is maximized with its tabs and calculator shown. */
+  ready(session: AppSession, timeoutMs: number, running: () => boolean): Promise<unknown> {
+    let seen = 'nothing on the accessibility bus';
+    return waitFor(
+      async () => {
+        if (!running()) throw new Error('KAlgebra is gone');
+        const state = await readKAlgebraState({ python: this.options.python, env: session.env, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs }).catch(() => undefined);
+        if (state === undefined || !state.app) return undefined;
+        const { width, height } = state.window;
+        seen = `window ${width}x${height}, tabs ${state.mainTabs === null ? 'missing' : 'present'}`;
+        const maximized = width === session.screen.width && height === session.screen.height;
+        return maximized && state.mainTabs !== null && state.calculatorInput?.showing === true ? true : undefined;
+      },
+      timeoutMs,
+      () => `KAlgebra's window was not ready (maximized, tabs shown) within ${timeoutMs / 1000} s: ${seen}`,
+      200,
+    );
+  }
+}
+
 /**
  * Debian's stock KAlgebra on a local desktop. The VMs' modified KAlgebra switches tabs and plots
  * through its HTTP server; here the same steps go through the GUI with real input events, at
@@ -37,101 +165,7 @@ const pressesEnter = (events: readonly InputEvent[]): boolean =>
  * picture (surface.ts). A surface plotted from the calculator's result menu is not seen.
  */
 export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KALGEBRA_OPTIONS): AppDriver {
-  const read = async (session: AppSession, timeoutMs = options.stateTimeoutMs): Promise<RunningKAlgebraState> => {
-    const state = await readKAlgebraState({ python: options.python, env: session.env, pid: session.appPid, timeoutMs });
-    if (!state.app) throw new Error('KAlgebra is not on the accessibility bus');
-    return state;
-  };
-
-  const clickAt = (session: AppSession, box: { x: number; y: number; width: number; height: number }): Promise<void> =>
-    session.input([
-      { kind: 'move', x: Math.round(box.x + box.width / 2), y: Math.round(box.y + box.height / 2) },
-      { kind: 'click', button: 1, count: 1 },
-    ]);
-
-  const until = (session: AppSession, test: (s: RunningKAlgebraState) => boolean, what: () => string): Promise<RunningKAlgebraState> => {
-    let last: RunningKAlgebraState | undefined;
-    return waitFor(
-      async () => {
-        last = await read(session);
-        return test(last) ? last : undefined;
-      },
-      STEP_TIMEOUT_MS,
-      () => `${what()} (status bar: ${JSON.stringify(last?.statusBar ?? '')})`,
-      150,
-    );
-  };
-
-  /** Opens the tab unless `state` shows it open; returns the state with the tab open. */
-  const openTab = async (session: AppSession, state: RunningKAlgebraState, name: string): Promise<RunningKAlgebraState> => {
-    if (state.mainTabs?.current === name) return state;
-    const tab = state.mainTabs?.tabs.find((t) => t.name === name);
-    if (tab === undefined) throw new Error(`KAlgebra has no "${name}" tab`);
-    await clickAt(session, tab);
-    return until(session, (s) => s.mainTabs?.current === name, () => `the "${name}" tab did not open`);
-  };
-
-  /** Replaces the text of a focused expression field and presses Enter. */
-  const enter = (text: string): InputEvent[] => [
-    { kind: 'key', chord: 'ctrl+a' },
-    { kind: 'type', text },
-    { kind: 'key', chord: 'Return' },
-  ];
-
-  const plot2d = async (session: AppSession, start: RunningKAlgebraState, expression: string): Promise<RunningKAlgebraState> => {
-    let state = await openTab(session, start, '2D Graph');
-    const before = state.functions.length;
-    if (state.functionsDockTabs?.current !== 'Add') {
-      const add = state.functionsDockTabs?.tabs.find((t) => t.name === 'Add');
-      if (add === undefined) throw new Error('the Functions dock has no Add tab');
-      await clickAt(session, add);
-      state = await until(session, (s) => s.functionEditor?.showing === true, () => 'the function editor did not open');
-    }
-    const editor = state.functionEditor;
-    if (editor === null) throw new Error('the function editor is missing');
-    await clickAt(session, editor);
-    await session.input(enter(expression));
-    return until(session, (s) => s.functions.length === before + 1, () => `KAlgebra did not add ${JSON.stringify(expression)} to the function list`);
-  };
-
-  /** The expression of the surface this KAlgebra (by pid) plotted last, as its 3D field read then. */
-  let surface: { readonly pid: number; readonly expression: string } | undefined;
-  const plotted3d = (session: AppSession): string | undefined => (surface?.pid === session.appPid ? surface.expression : undefined);
-
-  /** Performs input on the 3D Graph tab; when the 3D view draws a new picture, the field's expression is what it plots. */
-  const watch3d = async (session: AppSession, before: KAlgebraView, perform: () => Promise<void>): Promise<boolean> => {
-    const view = before.app ? before.view3d : null;
-    if (!before.app || before.mainTabs?.current !== '3D Graph' || view === null || view.width <= 0 || view.height <= 0) {
-      await perform();
-      return false;
-    }
-    const grab = async (): Promise<string> => viewPrint(await session.screenshot(), view);
-    const was = await grab();
-    await perform();
-    if (!(await viewChanged(grab, was))) return false;
-    surface = { pid: session.appPid, expression: ((await read(session)).input3d?.text ?? '').trim() };
-    return true;
-  };
-
-  const plot3d = async (session: AppSession, start: RunningKAlgebraState, expression: string): Promise<RunningKAlgebraState> => {
-    const field = (await openTab(session, start, '3D Graph')).input3d;
-    if (field === null || !field.showing) throw new Error('the 3D expression field is not shown');
-    await clickAt(session, field);
-    const drawn = await watch3d(session, await read(session), () => session.input(enter(expression)));
-    const state = await read(session);
-    // A refused expression leaves the view as it was and "Errors: ..." in the status bar.
-    if (!drawn && plotted3d(session) !== expression) throw new Error(`KAlgebra did not plot the 3D function ${JSON.stringify(expression)} (status bar: ${JSON.stringify(state.statusBar)})`);
-    return state;
-  };
-
-  /** Plots and comes back to the tab that was open, as the VMs' server leaves the tab alone. */
-  const keepingTab = async (session: AppSession, plot: (start: RunningKAlgebraState) => Promise<RunningKAlgebraState>): Promise<void> => {
-    const start = await read(session);
-    const after = await plot(start);
-    const tab = start.mainTabs?.current;
-    if (tab !== undefined) await openTab(session, after, tab);
-  };
-
+  const gui = new KAlgebraGui(options);
   return {
     env: {
       QT_ACCESSIBILITY: '1',
@@ -144,21 +178,7 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
     launchArgs: () => [],
 
     async ready(session, _args, timeoutMs, running) {
-      let seen = 'nothing on the accessibility bus';
-      await waitFor(
-        async () => {
-          if (!running()) throw new Error('KAlgebra is gone');
-          const state = await readKAlgebraState({ python: options.python, env: session.env, pid: session.appPid, timeoutMs: options.stateTimeoutMs }).catch(() => undefined);
-          if (state === undefined || !state.app) return undefined;
-          const { width, height } = state.window;
-          seen = `window ${width}x${height}, tabs ${state.mainTabs === null ? 'missing' : 'present'}`;
-          const maximized = width === session.screen.width && height === session.screen.height;
-          return maximized && state.mainTabs !== null && state.calculatorInput?.showing === true ? true : undefined;
-        },
-        timeoutMs,
-        () => `KAlgebra's window was not ready (maximized, tabs shown) within ${timeoutMs / 1000} s: ${seen}`,
-        200,
-      );
+      await gui.ready(session, timeoutMs, running);
     },
 
     async initialize(step, session) {
@@ -166,21 +186,21 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
         case 'tab': {
           const name = KALGEBRA_TABS[step.index];
           if (name === undefined) throw new Error(`no tab ${step.index}`);
-          await openTab(session, await read(session), name);
+          await gui.openTab(session, await gui.read(session), name);
           return;
         }
         case 'func_2d':
-          return keepingTab(session, (start) => plot2d(session, start, step.expr));
+          return gui.keepingTab(session, (start) => gui.plot2d(session, start, step.expr));
         case 'func_3d':
-          return keepingTab(session, (start) => plot3d(session, start, step.expr));
+          return gui.keepingTab(session, (start) => gui.plot3d(session, start, step.expr));
         default:
           throw new Error(`KAlgebra has no initialize step "${step.func}"`);
       }
     },
 
     async evaluate(task, stop, session) {
-      const state = await read(session);
-      return evaluateKAlgebra(task, stop, { ...state, plotted3d: plotted3d(session) }, (lines) =>
+      const state = await gui.read(session);
+      return evaluateKAlgebra(task, stop, { ...state, plotted3d: gui.plotted3d(session) }, (lines) =>
         calgebra(lines, { binary: options.calgebra, env: session.env, timeoutMs: CALGEBRA_TIMEOUT_MS }),
       );
     },
@@ -189,11 +209,11 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
       if (!pressesEnter(events)) return perform();
       const before = await readKAlgebraView({ python: options.python, env: session.env, pid: session.appPid, timeoutMs: options.stateTimeoutMs }).catch(() => undefined);
       if (before === undefined) return perform();
-      await watch3d(session, before, perform);
+      await gui.watch3d(session, before, perform);
     },
 
     async responsive(session) {
-      return read(session, 5_000).then(
+      return gui.read(session, 5_000).then(
         () => true,
         () => false,
       );
