@@ -80,6 +80,7 @@ queue() {
   local name
   for name in "$@"; do
     steps+=("$name")
+    : >"$LOGS/$name.log" # the last run's lines must not be announced again while this one waits
     status "$name" queued 0
   done
 }
