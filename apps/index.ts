@@ -22,6 +22,3 @@ export const APPS: readonly App[] = APP_MODULES.map((app) => app.schema);
 
 /** The app whose task files have `type` = `software`, if the pipeline knows it. */
 export const appOf = (software: string): AppSchema | undefined => APPS.find((app) => app.software === software);
-
-/** "Domain (Display)", as report columns name an app (e.g. "GIS (GRASS GIS)"). */
-export const appColumn = (app: AppSchema): string => `${app.domain} (${app.display})`;

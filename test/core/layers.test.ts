@@ -61,12 +61,10 @@ function circles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
 /**
  * The imports of apps/ that core/ still has, each of the registry (apps/index.ts): the task model
  * (core/task.ts builds its func and check tables, and the check types that stored results are
- * validated against, when it is loaded), the report's column order and titles, and the launch
- * commands requirements recognize. They go once core/ takes the registry as an argument; none may
- * be added.
+ * validated against, when it is loaded) and the launch commands requirements recognize. They go
+ * once core/ takes the registry as an argument; none may be added.
  */
 const CORE_TO_APPS_LEFT = [
-  { file: 'core/report.ts', target: 'apps/index' },
   { file: 'core/requirements.ts', target: 'apps/index' },
   { file: 'core/task.ts', target: 'apps/index' },
 ];

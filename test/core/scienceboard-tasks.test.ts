@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { APPS, appColumn } from '../../apps/index';
+import { APPS } from '../../apps/index';
+import { appColumn } from '../../core/report';
 import { funcDrives, parseTask, parseTaskText, pythonSources, SCIENCEBOARD_SNAPSHOT, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 

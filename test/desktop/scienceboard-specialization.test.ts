@@ -14,6 +14,7 @@ import { createVmHost, type VmHost } from '../../workers/vm-host';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { startDoubledVm, type DoubledVm } from './scienceboard-vm';
 import { specializationWorkflowId } from '../../workflows/names';
+import { APPS as REGISTRY } from '../../apps/index';
 
 /**
  * CODA's specialization (workflows/training/specialization.ts), one round for each app only a ScienceBoard VM
@@ -160,7 +161,7 @@ describe('specialization on each ScienceBoard VM app (Celestia, ChimeraX, GRASS 
       assert.equal(round.averageAtK, 100);
       const markdown = (await store.get(round.reportKey.replace(/\.json$/, '.md'))).toString('utf8');
       const title = { Celestia: 'Astronomy (Celestia)', ChimeraX: 'Biochemistry (ChimeraX)', GrassGIS: 'GIS (GRASS GIS)', Lean: 'Theorem proving (Lean)' }[software];
-      assert.equal(columnTitle(software), title);
+      assert.equal(columnTitle(REGISTRY, software), title);
       assert.match(markdown, new RegExp(`\\| Planner \\| ${title.replace(/[()]/g, '\\$&')} \\| Overall \\|`));
     });
   }
