@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import { checkpointManifestKey, taskSetManifestKey } from '../../core/keys';
-import { taskSetManifestSchema } from '../../core/task-set';
+import { parseTrajectoryManifest, taskSetManifestSchema } from '../../apps/manifests';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
-import { parseTrajectoryManifest } from '../../core/trajectory';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { columnTitle, type EvaluationReport } from '../../core/report';
 import type { Task } from '../../core/task';

@@ -11,7 +11,7 @@ import { percent } from '../../core/metrics';
 import { columnTitle, formatInterval, type EvaluationReport } from '../../core/report';
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix, verdictKey, type AttemptRef } from '../../core/keys';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training';
-import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { type TrajectoryManifest } from '../../core/trajectory';
 import { SPECIALIZATION_STAGES } from '../../workflows/training/progress';
 import { startViewer, type Viewer } from '../../viewer/server';
 import { startHarness, type Harness } from '../support/harness';
@@ -19,6 +19,7 @@ import { eventually } from '../support/rollouts';
 import { ARTIFACTS, DOC_IMAGES, launchBrowser, type Browser } from './browser';
 import { judgeRunWorkflowId } from '../../workflows/names';
 import { APPS } from '../../apps/index';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 
 /**
  * The viewer in Debian's headless Chromium, on what a real test run produced: two evaluations of
