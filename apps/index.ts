@@ -1,4 +1,3 @@
-import type { AppSchema } from '../core/task-common';
 import type { AppModule } from './app-module';
 import { app as celestia } from './celestia/index';
 import { app as chimerax } from './chimerax/index';
@@ -17,11 +16,12 @@ export const APP_MODULES = [kalgebra, chimerax, grassgis, celestia, texstudio, l
 
 export type App = (typeof APP_MODULES)[number]['schema'];
 
+// The task model's types know every app's funcs and checks by this declaration (core/task.ts RegisteredApps).
+declare module '../core/task' {
+  interface RegisteredApps {
+    readonly registry: App;
+  }
+}
+
 /** The apps' task schemas, in the registry's order. */
 export const APPS: readonly App[] = APP_MODULES.map((app) => app.schema);
-
-/** The app whose task files have `type` = `software`, if the pipeline knows it. */
-export const appOf = (software: string): AppSchema | undefined => APPS.find((app) => app.software === software);
-
-/** "Domain (Display)", as report columns name an app (e.g. "GIS (GRASS GIS)"). */
-export const appColumn = (app: AppSchema): string => `${app.domain} (${app.display})`;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../config/load';
-import { parseTrajectoryManifest } from '../core/trajectory';
+import { parseTrajectoryManifest } from '../apps/manifests';
 import { hashText } from '../core/prng';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
 import { connectClient } from '../client/connection';

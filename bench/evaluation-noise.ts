@@ -10,6 +10,7 @@ import { mulberry32 } from '../core/prng';
 import type { Task } from '../core/task';
 import { averageInterval, compareWithBase, pairTasks, type BootstrapSettings } from '../core/uncertainty';
 import { printTable } from './stats';
+import { APPS } from '../apps/index';
 
 /**
  * Which k makes a 15-point difference on the local tasks stand out of the noise (issue 18, the
@@ -106,9 +107,9 @@ function simulate(tasks: readonly SimTask[], base: number, better: number, k: nu
 
 /** The tasks a local host of this machine runs (the others an evaluation lists apart, never counts), as the batch decides. */
 async function locallyRunnable(config: ReturnType<typeof loadConfig>, tasks: readonly Task[]): Promise<Task[]> {
-  const facts = await probeLocalHost(config.localApps, probesOf(tasks), { drivers: Object.keys(defaultDrivers()) });
+  const facts = await probeLocalHost(config.localApps, probesOf(APPS, tasks), { drivers: Object.keys(defaultDrivers()) });
   const local = deploymentCapabilities({ hosts: [{ id: 'local', kind: 'local' }], localApps: config.localApps }, facts)[0]!;
-  return tasks.filter((task) => unmetNeeds(task, local).length === 0);
+  return tasks.filter((task) => unmetNeeds(APPS, task, local).length === 0);
 }
 
 async function main(): Promise<void> {

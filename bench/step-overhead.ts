@@ -13,7 +13,7 @@ import { isTerminal } from '../core/episode';
 import type { Task } from '../core/task';
 import { samplingSeed } from '../core/sampling-seed';
 import type { Desktop } from '../activities/desktop/desktop';
-import { parseTrajectoryManifest } from '../core/trajectory';
+import { parseTrajectoryManifest } from '../apps/manifests';
 import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 import { agentStep, type AgentTurn } from '../activities/models/agent-step';
 import { ModelGateway } from '../activities/models/gateway';

@@ -8,6 +8,7 @@ import { paths, reportPageUrl, viewerUrl } from '../viewer/urls';
 import { workflowUrl } from '../client/connection';
 import { forTerminal } from './terminal';
 import { FULL, FULL_RUN_MEASURED, type DemoOptions } from './demo-options';
+import { APPS } from '../apps/index';
 
 /**
  * The end of the demo: the report (the paper's table 1 layout, with intervals), what its own tests
@@ -28,7 +29,7 @@ export async function printDemoEnd(end: DemoEnd): Promise<void> {
   const report = await store.getJson<EvaluationReport>(general.report.key);
   // The report holds task ids and planner names: text others wrote (cli/terminal.ts).
   console.log(forTerminal(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`));
-  console.log(forTerminal(noiseSummary(report) ?? 'The report has no base row: nothing is compared.'));
+  console.log(forTerminal(noiseSummary(APPS, report) ?? 'The report has no base row: nothing is compared.'));
   if (!options.full) console.log(fullRunHint(report, options));
   console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
   console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');

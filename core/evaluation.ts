@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StopReason } from './episode';
 import { answerArgs } from './planner-parser';
-import { EVALUATOR_TYPES, type Evaluator } from './task';
+import type { Evaluator } from './task';
 
 /** How an episode ended, as the `stop` evaluator sees it. */
 export interface StopInfo {
@@ -36,13 +36,26 @@ export interface EvaluationResult {
 /** How reports name that outcome. */
 export const APP_NOT_RUNNING = 'the app was not running at evaluation';
 
-/** The same shapes as schemas, for reading results back from storage (trajectory manifests). */
-export const checkResultSchema: z.ZodType<CheckResult> = z.strictObject({
-  index: z.number().int().min(0),
-  type: z.enum(EVALUATOR_TYPES),
-  passed: z.boolean(),
-  detail: z.string(),
-});
+/**
+ * The same shapes as schemas, for reading results back from storage (trajectory manifests): a
+ * check's type is one of `types`, those the applications know (core/task.ts evaluatorTypesOf; the
+ * registry's are built once in apps/manifests.ts).
+ */
+export function evaluationResultSchemaOf(types: readonly [Evaluator['type'], ...Evaluator['type'][]]): z.ZodType<EvaluationResult> {
+  const check: z.ZodType<CheckResult> = z.strictObject({
+    index: z.number().int().min(0),
+    type: z.enum(types),
+    passed: z.boolean(),
+    detail: z.string(),
+  });
+  return z
+    .strictObject({
+      passed: z.boolean(),
+      checks: z.array(check),
+      appNotRunning: z.string().min(1).optional(),
+    })
+    .refine((r) => r.appNotRunning === undefined || !r.passed, { message: 'an evaluation whose app was not running is never passed', path: ['passed'] });
+}
 
 /** The `var` value that means "this variable must not exist" (ScienceBoard). */
 export const UNDEFINED_VARIABLE = '#UNDEF';
@@ -56,14 +69,6 @@ export function valueMatches(printed: string | undefined, expected: number): boo
   const found = Number(printed);
   return Number.isFinite(found) && Math.abs(found - expected) <= VAL_TOLERANCE;
 }
-
-export const evaluationResultSchema: z.ZodType<EvaluationResult> = z
-  .strictObject({
-    passed: z.boolean(),
-    checks: z.array(checkResultSchema),
-    appNotRunning: z.string().min(1).optional(),
-  })
-  .refine((r) => r.appNotRunning === undefined || !r.passed, { message: 'an evaluation whose app was not running is never passed', path: ['passed'] });
 
 export function combineChecks(checks: readonly CheckResult[]): EvaluationResult {
   return { passed: checks.length > 0 && checks.every((c) => c.passed), checks };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AppSchema } from './task-common';
 import { parseTask, SCIENCEBOARD_SNAPSHOT, type generatedProvenanceSchema, type InitializeStep, type Task } from './task';
 
 /**
@@ -36,9 +37,10 @@ export interface GeneratedTaskInput {
   readonly provenance: GeneratedProvenance;
 }
 
-/** A generated task, validated like any task (a ValidationError names the bad field). */
-export function generatedTask(input: GeneratedTaskInput): Task {
+/** A generated task, validated like any task by the schemas of `apps` (a ValidationError names the bad field). */
+export function generatedTask(apps: readonly AppSchema[], input: GeneratedTaskInput): Task {
   return parseTask(
+    apps,
     {
       type: input.software,
       sort: 'generated',

@@ -1,12 +1,12 @@
-import { APPS, appColumn, appOf } from '../apps/index';
 import { APP_NOT_RUNNING } from './evaluation';
 import { percent, summarizeRuns, type MetricsReport, type RunRecord, type Summary, type TaskRuns } from './metrics';
+import type { AppSchema } from './task-common';
 import { averageInterval, compareWithBase, CONFIDENCE, DEFAULT_BOOTSTRAP, pairTasks, type BootstrapSettings, type Comparison, type Interval } from './uncertainty';
 
 /**
  * Evaluation reports (docs/method.md, the paper's table 1): one row per planner checkpoint, one
  * column per software named by its ScienceBoard domain ("GIS (GRASS GIS)"), in the order of the
- * app registry (apps/index.ts: the paper's order), Overall last; Average@k and Pass@k; and what changed since the previous
+ * applications the caller gives (the registry, apps/index.ts: the paper's order), Overall last; Average@k and Pass@k; and what changed since the previous
  * report of the same series (which tasks started or stopped passing, i.e. were solved at least
  * once in k attempts). Tasks the deployment cannot run are listed apart, never counted as failures.
  * Since v2 every Average@k carries its 95% interval and every row its paired comparison with the
@@ -108,7 +108,7 @@ export interface RowInput {
  * the comparisons with the base row made with `bootstrap` (default DEFAULT_BOOTSTRAP); throws
  * when a task has fewer than k runs.
  */
-export function buildEvaluationReport(input: {
+export function buildEvaluationReport(apps: readonly ReportApp[], input: {
   series: string;
   run: string;
   k: number;
@@ -125,7 +125,7 @@ export function buildEvaluationReport(input: {
     metrics: summarizeRuns(row.records, input.k),
     appNotRunning: row.records.filter((r) => r.appNotRunning === true).map((r) => `${r.software}/${r.taskId}/${r.run}`).sort(),
   }));
-  const softwares = columnOrder(measured.flatMap((row) => Object.keys(row.metrics.bySoftware)));
+  const softwares = columnOrder(apps, measured.flatMap((row) => Object.keys(row.metrics.bySoftware)));
   const base = measured.find((row) => row.planner === BASE_ROW);
   const rows = measured.map((row): ReportRow => ({
     ...row,
@@ -161,16 +161,22 @@ function withComparisons(row: MetricsReport, base: MetricsReport, settings: Boot
   };
 }
 
-/** Software names in report order: the registry's (the paper's) first, then the others by name. */
-export function columnOrder(softwares: Iterable<string>): string[] {
+/** What a report needs of an application: its name in task files and the parts of its column's title. */
+export type ReportApp = Pick<AppSchema, 'software' | 'domain' | 'display'>;
+
+/** "Domain (Display)", as report columns name an app (e.g. "GIS (GRASS GIS)"). */
+export const appColumn = (app: ReportApp): string => `${app.domain} (${app.display})`;
+
+/** Software names in report order: those of `apps` in its order (the registry's, the paper's) first, then the others by name. */
+export function columnOrder(apps: readonly ReportApp[], softwares: Iterable<string>): string[] {
   const present = new Set(softwares);
-  const known = APPS.map((app) => app.software as string).filter((s) => present.has(s));
+  const known = apps.map((app) => app.software).filter((s) => present.has(s));
   return [...known, ...[...present].filter((s) => !known.includes(s)).sort()];
 }
 
-/** A column's title: "Domain (App)" for a registry app (e.g. "Biochemistry (ChimeraX)"), else the software's name. */
-export function columnTitle(software: string): string {
-  const app = appOf(software);
+/** A column's title: "Domain (App)" for one of `apps` (e.g. "Biochemistry (ChimeraX)"), else the software's name. */
+export function columnTitle(apps: readonly ReportApp[], software: string): string {
+  const app = apps.find((a) => a.software === software);
   return app === undefined ? software : appColumn(app);
 }
 
@@ -248,7 +254,7 @@ type ComparedRows = Pick<EvaluationReport, 'softwares' | 'uncertainty'> & { read
 
 const hasComparisons = (report: ComparedRows): boolean => report.rows.some((row) => row.vsBase !== undefined);
 
-function averageTable(report: EvaluationReport): string[] {
+function averageTable(apps: readonly ReportApp[], report: EvaluationReport): string[] {
   const compared = hasComparisons(report);
   // The per-software table below carries the note when there is one.
   const note = compared && report.softwares.length < 2 ? [COMPARISON_NOTE, ''] : [];
@@ -256,7 +262,7 @@ function averageTable(report: EvaluationReport): string[] {
   return [
     `## Average@${report.k} (%)${report.uncertainty === undefined ? '' : `, with its ${report.uncertainty.confidence * 100}% interval`}`,
     '',
-    `| Planner | ${report.softwares.map(columnTitle).join(' | ')} | Overall |${compared ? ' vs base (Overall, points) |' : ''}`,
+    `| Planner | ${report.softwares.map((s) => columnTitle(apps, s)).join(' | ')} | Overall |${compared ? ' vs base (Overall, points) |' : ''}`,
     `| --- | ${report.softwares.map(() => '---:').join(' | ')} | ---: |${compared ? ' ---: |' : ''}`,
     ...report.rows.map(
       (row) =>
@@ -268,13 +274,13 @@ function averageTable(report: EvaluationReport): string[] {
 }
 
 /** Every row minus the base per software, when there is more than one software (with one, Overall says it all). */
-function comparisonTable(report: EvaluationReport): string[] {
+function comparisonTable(apps: readonly ReportApp[], report: EvaluationReport): string[] {
   if (!hasComparisons(report) || report.softwares.length < 2) return [];
   const compared = report.rows.filter((row) => row.vsBase !== undefined);
   return [
     `## Average@${report.k} minus ${report.uncertainty?.base ?? BASE_ROW}, per software (percentage points)`,
     '',
-    `| Planner | ${report.softwares.map(columnTitle).join(' | ')} | Overall |`,
+    `| Planner | ${report.softwares.map((s) => columnTitle(apps, s)).join(' | ')} | Overall |`,
     `| --- | ${report.softwares.map(() => '---:').join(' | ')} | ---: |`,
     ...compared.map((row) => {
       const bySoftware = report.softwares.map((s) => (row.vsBase!.bySoftware[s] === undefined ? '–' : formatComparison(row.vsBase!.bySoftware[s]!)));
@@ -291,14 +297,14 @@ function comparisonTable(report: EvaluationReport): string[] {
  * not, e.g. "Within noise: generalist on Overall. Outside the noise: specialist-KAlgebra on
  * Algebra (KAlgebra), Overall."; undefined when the report compares nothing.
  */
-export function noiseSummary(report: ComparedRows): string | undefined {
+export function noiseSummary(apps: readonly ReportApp[], report: ComparedRows): string | undefined {
   if (!hasComparisons(report)) return undefined;
   const columns = [...report.softwares, 'overall'];
   const named = (within: boolean): string[] =>
     report.rows.flatMap((row) => {
       if (row.vsBase === undefined) return [];
       const hits = columns.filter((c) => (c === 'overall' ? row.vsBase!.overall : row.vsBase!.bySoftware[c])?.withinNoise === within);
-      return hits.length === 0 ? [] : [`${row.planner} on ${hits.map((c) => (c === 'overall' ? 'Overall' : columnTitle(c))).join(', ')}`];
+      return hits.length === 0 ? [] : [`${row.planner} on ${hits.map((c) => (c === 'overall' ? 'Overall' : columnTitle(apps, c))).join(', ')}`];
     });
   const within = named(true);
   const outside = named(false);
@@ -307,18 +313,18 @@ export function noiseSummary(report: ComparedRows): string | undefined {
 }
 
 /** How the intervals were made (seed, resamples), or that the report has none (v1). */
-function uncertaintyNote(report: EvaluationReport): string[] {
+function uncertaintyNote(apps: readonly ReportApp[], report: EvaluationReport): string[] {
   const u = report.uncertainty;
   if (u === undefined) return ['This report (schema v1) has no intervals.', ''];
-  const base = u.base === undefined ? 'There is no row named `base`, so no row is compared with it.' : (noiseSummary(report) ?? `No other row ran a task \`${u.base}\` ran, so none is compared with it.`);
+  const base = u.base === undefined ? 'There is no row named `base`, so no row is compared with it.' : (noiseSummary(apps, report) ?? `No other row ran a task \`${u.base}\` ran, so none is compared with it.`);
   return [`Intervals: ${u.confidence * 100}%, bootstrap with seed ${u.seed} and ${u.resamples} resamples (as many sign assignments for the test). ${u.method}. ${base}`, ''];
 }
 
-function table(report: EvaluationReport, title: string, pick: (s: Summary) => number): string[] {
+function table(apps: readonly ReportApp[], report: EvaluationReport, title: string, pick: (s: Summary) => number): string[] {
   return [
     `## ${title}@${report.k} (%)`,
     '',
-    `| Planner | ${report.softwares.map(columnTitle).join(' | ')} | Overall |`,
+    `| Planner | ${report.softwares.map((s) => columnTitle(apps, s)).join(' | ')} | Overall |`,
     `| --- | ${report.softwares.map(() => '---:').join(' | ')} | ---: |`,
     ...report.rows.map(
       (row) =>
@@ -341,29 +347,29 @@ function appNotRunningSection(report: EvaluationReport): string[] {
 }
 
 /** The report as Markdown: the paper's table 1 layout, then the tasks, what was left out and the diff. */
-export function renderReportMarkdown(report: EvaluationReport): string {
+export function renderReportMarkdown(apps: readonly ReportApp[], report: EvaluationReport): string {
   const lines = [
     `# Evaluation ${report.series} / ${report.run}`,
     '',
     `${report.createdAt}. Every task was attempted ${report.k} times per planner; Average@${report.k} is the mean success rate over tasks, Pass@${report.k} the share of tasks solved at least once; Overall is the mean over software.`,
     '',
-    ...averageTable(report),
-    ...comparisonTable(report),
-    ...uncertaintyNote(report),
-    ...table(report, 'Pass', (s) => s.passAtK),
+    ...averageTable(apps, report),
+    ...comparisonTable(apps, report),
+    ...uncertaintyNote(apps, report),
+    ...table(apps, report, 'Pass', (s) => s.passAtK),
     '## Tasks',
     '',
     ...report.rows.flatMap((row) =>
       report.softwares.map((software) => {
         const tasks = row.metrics.tasks.filter((t) => t.software === software);
-        return `- ${row.planner}, ${columnTitle(software)}: ${tasks.map((t) => `${t.taskId} ${t.successes}/${t.runs}`).join(', ') || 'none'} (run \`${row.runs[software] ?? '-'}\`)`;
+        return `- ${row.planner}, ${columnTitle(apps, software)}: ${tasks.map((t) => `${t.taskId} ${t.successes}/${t.runs}`).join(', ') || 'none'} (run \`${row.runs[software] ?? '-'}\`)`;
       }),
     ),
     '',
     ...appNotRunningSection(report),
   ];
   if (report.unsupported.length > 0) {
-    const unsupported = columnOrder(report.unsupported.map((u) => u.software)).flatMap((software) => report.unsupported.filter((u) => u.software === software));
+    const unsupported = columnOrder(apps, report.unsupported.map((u) => u.software)).flatMap((software) => report.unsupported.filter((u) => u.software === software));
     lines.push('## Not run here (unsupported, not counted)', '', ...unsupported.map((u) => `- ${u.software}/${u.taskId}: ${u.reason}`), '');
   }
   if (report.previous !== undefined && report.diff !== undefined) {

@@ -1,7 +1,6 @@
-import { APPS } from '../apps/index';
 import { texDependencies } from './texstudio/dependencies';
 import { funcDrives, type Task } from './task';
-import { commandLine } from './task-common';
+import { commandLine, type AppSchema } from './task-common';
 
 /**
  * Whether a deployment can run a task, decided before any desktop is leased. What a task needs
@@ -45,10 +44,10 @@ export type Need =
 export type Support = { readonly supported: true; readonly hosts: readonly string[] } | { readonly supported: false; readonly reason: string };
 
 /**
- * The app a launch command starts, by the launch patterns of apps/index.ts (`/app/bin/kalgebra`,
- * `texstudio file...`, `grass --gui`, `code` for Lean's VS Code), named as task `type`s.
+ * The app a launch command starts, by the launch patterns of `apps` (the registry's, apps/index.ts:
+ * `/app/bin/kalgebra`, `texstudio file...`, `grass --gui`, `code` for Lean's VS Code), named as task `type`s.
  */
-const launchedApp = (line: string): string | undefined => APPS.find((app) => app.launch.test(line))?.software;
+const launchedApp = (apps: readonly AppSchema[], line: string): string | undefined => apps.find((app) => app.launch.test(line))?.software;
 
 /** The VM user's home: a path under it that no step writes comes from the VM snapshot. */
 const VM_HOME = '/home/user/';
@@ -85,15 +84,15 @@ function homePathsOf(line: string): string[] {
     .filter((word) => word.startsWith(VM_HOME));
 }
 
-/** Everything a task needs, each with the step, check or note it comes from. */
-export function taskNeeds(task: Task): Need[] {
+/** Everything a task needs, each with the step, check or note it comes from; `apps` say what its launches start and its funcs drive. */
+export function taskNeeds(apps: readonly AppSchema[], task: Task): Need[] {
   const needs: Need[] = [{ kind: 'app', app: task.type, because: `it is a ${task.type} task` }];
   const written = writtenFiles(task);
   const isWritten = (vmPath: string): boolean => written.has(vmPath) || [...written].some((w) => w.startsWith(`${vmPath.replace(/\/$/, '')}/`));
 
   for (const [i, step] of task.initialize.entries()) {
     const at = `initialize[${i}]`;
-    needs.push(...stepNeeds(step, at, task.type, isWritten));
+    needs.push(...stepNeeds(apps, step, at, task.type, isWritten));
   }
 
   // The documents the task writes: their TeX files, and the files beside them no step writes.
@@ -125,19 +124,19 @@ export function taskNeeds(task: Task): Need[] {
 /** The funcs and checks of the task the schema did not know (`task.unknown`, set by the loader), one reason each. */
 const unknownOf = (task: Task): readonly string[] => task.unknown ?? [];
 
-function stepNeeds(step: Step, at: string, software: string, isWritten: (vmPath: string) => boolean): Need[] {
+function stepNeeds(apps: readonly AppSchema[], step: Step, at: string, software: string, isWritten: (vmPath: string) => boolean): Need[] {
   const needs: Need[] = [];
   const func = step.func as string;
   if (func === 'launch') {
     const line = commandLine(field(step, 'command') as string | string[]);
-    const app = launchedApp(line) ?? `the program of ${JSON.stringify(line)}`;
+    const app = launchedApp(apps, line) ?? `the program of ${JSON.stringify(line)}`;
     needs.push({ kind: 'app', app, because: `${at} launches it` });
     for (const vmPath of homePathsOf(line)) if (!isWritten(vmPath)) needs.push({ kind: 'vmFile', path: vmPath, because: `${at} opens it` });
     return needs;
   }
   if (func === 'touch' || func === 'execute') return needs;
-  // The app a func drives (apps/index.ts: an app's own funcs drive it, `chimerax_open` in a TeXstudio task ChimeraX); common funcs none.
-  const app = funcDrives(software, func) ?? software;
+  // The app a func drives (by `apps`: an app's own funcs drive it, `chimerax_open` in a TeXstudio task ChimeraX); common funcs none.
+  const app = funcDrives(apps, software, func) ?? software;
   if (app !== software) needs.push({ kind: 'app', app, because: `${at} ${func} drives it` });
   const name = func.startsWith(`${app.toLowerCase()}_`) ? func.slice(app.length + 1) : func;
   // What the app's own funcs reach: ChimeraX fetches what it opens, GRASS GIS opens a location.
@@ -196,13 +195,13 @@ export const describeNeed = (need: Need): string => {
 };
 
 /** What a host lacks for a task, merged per app, TeX files and snapshot files in one entry each so that a reason stays short. */
-export function unmetNeeds(task: Task, host: Capabilities): Need[] {
-  return merge(unmet(taskNeeds(task), host));
+export function unmetNeeds(apps: readonly AppSchema[], task: Task, host: Capabilities): Need[] {
+  return merge(unmet(taskNeeds(apps, task), host));
 }
 
 /** Whether some host of the deployment can run the task; if none can, why, in words. */
-export function taskSupport(task: Task, deployment: readonly Capabilities[]): Support {
-  const needs = taskNeeds(task);
+export function taskSupport(apps: readonly AppSchema[], task: Task, deployment: readonly Capabilities[]): Support {
+  const needs = taskNeeds(apps, task);
   const able = deployment.filter((host) => unmet(needs, host).length === 0).map((host) => host.host);
   if (able.length > 0) return { supported: true, hosts: able };
   if (deployment.length === 0) return { supported: false, reason: 'the deployment has no hosts' };
@@ -244,8 +243,8 @@ function merge(needs: readonly Need[]): Need[] {
 }
 
 /** What a task set asks of a host's installation, for the probe: every program and TeX file some task needs. */
-export function probesOf(tasks: readonly Task[]): { readonly programs: string[]; readonly texFiles: string[] } {
-  const needs = tasks.flatMap(taskNeeds);
+export function probesOf(apps: readonly AppSchema[], tasks: readonly Task[]): { readonly programs: string[]; readonly texFiles: string[] } {
+  const needs = tasks.flatMap((task) => taskNeeds(apps, task));
   return {
     programs: [...new Set(needs.flatMap((n) => (n.kind === 'program' ? [n.program] : [])))].sort(),
     texFiles: [...new Set(needs.flatMap((n) => (n.kind === 'texFile' ? [n.file] : [])))].sort(),

@@ -1,17 +1,26 @@
 import { z } from 'zod';
-import { APPS, appOf, type App } from '../apps/index';
 import { KEY_SEGMENT } from './keys';
-import { commonChecks, commonFuncs, querySchema } from './task-common';
+import { commonChecks, commonFuncs, querySchema, type AppSchema } from './task-common';
 import { formatPath, parseOrThrow, ValidationError } from './validation';
 
 /**
  * ScienceBoard tasks, one JSON file each (docs/formats.md). A task's `initialize` funcs and
  * `evaluate` types are read by its `type`: the funcs and checks every app has (core/task-common.ts)
- * and the app's own (apps/<slug>/schema.ts, listed in apps/index.ts). A known func or check with
+ * and the app's own (apps/<slug>/schema.ts, listed in apps/index.ts). The applications reach this
+ * module as data, the `apps` argument of each function that reads by software (the callers pass
+ * the registry, apps/index.ts APPS), and as types through RegisteredApps. A known func or check with
  * a bad field is an error naming the field (a broken file); a func or check the pipeline does not
  * know — one a later ScienceBoard release may add — is not: the task loads with it listed in
  * `unknown`, and core/requirements.ts makes such a task unsupported on every host, with that reason.
  */
+
+/**
+ * The applications' task schemas as types: the registry (apps/index.ts) adds its apps here with
+ * `declare module`, so that steps and checks are typed field by field for every app while core/
+ * imports nothing above it.
+ */
+export interface RegisteredApps {}
+type App = RegisteredApps[keyof RegisteredApps];
 
 type ValueOf<T> = T[keyof T];
 type StepOf<A extends { readonly funcs: object }> = z.output<ValueOf<A['funcs']> & z.ZodType>;
@@ -27,25 +36,31 @@ export type Evaluator = z.output<ValueOf<typeof commonChecks>> | { [K in App['so
 export type StepOfApp<S extends App['software']> = z.output<ValueOf<typeof commonFuncs>> | StepOf<Extract<App, { software: S }>>;
 export type CheckOfApp<S extends App['software']> = z.output<ValueOf<typeof commonChecks>> | CheckOf<Extract<App, { software: S }>>;
 
-/** A step of any app's tasks, as generated task sets store the steps their tasks start with. */
-export const initializeStepSchema: z.ZodType<InitializeStep> = z.union([
-  ...Object.values(commonFuncs),
-  ...APPS.flatMap((app) => Object.values(app.funcs) as z.ZodType[]),
-] as unknown as [z.ZodType<InitializeStep>, z.ZodType<InitializeStep>, ...z.ZodType<InitializeStep>[]]);
+/** The app whose task files have `type` = `software`, among `apps`. */
+const appOf = (apps: readonly AppSchema[], software: string): AppSchema | undefined => apps.find((app) => app.software === software);
+
+/** A step of any of `apps`' tasks, as generated task sets store the steps their tasks start with. */
+export function initializeStepSchemaOf(apps: readonly AppSchema[]): z.ZodType<InitializeStep> {
+  return z.union([...Object.values(commonFuncs), ...apps.flatMap((app) => Object.values(app.funcs))] as unknown as [z.ZodType<InitializeStep>, z.ZodType<InitializeStep>, ...z.ZodType<InitializeStep>[]]);
+}
+
+/** The evaluator types `apps` know, taken from their schemas (so results can be validated by the same list). */
+export const evaluatorTypesOf = (apps: readonly AppSchema[]): [Evaluator['type'], ...Evaluator['type'][]] =>
+  [...new Set([...Object.keys(commonChecks), ...apps.flatMap((app) => Object.keys(app.checks))])] as [Evaluator['type'], ...Evaluator['type'][]];
 
 /** The funcs a task of `software` may use, by name (the common ones first). */
-export function funcsOf(software: string): Readonly<Record<string, z.ZodType>> {
-  return { ...commonFuncs, ...(appOf(software)?.funcs ?? {}) };
+export function funcsOf(apps: readonly AppSchema[], software: string): Readonly<Record<string, z.ZodType>> {
+  return { ...commonFuncs, ...(appOf(apps, software)?.funcs ?? {}) };
 }
 
 /** The checks a task of `software` may use, by name (`stop` first). */
-export function checksOf(software: string): Readonly<Record<string, z.ZodType>> {
-  return { ...commonChecks, ...(appOf(software)?.checks ?? {}) };
+export function checksOf(apps: readonly AppSchema[], software: string): Readonly<Record<string, z.ZodType>> {
+  return { ...commonChecks, ...(appOf(apps, software)?.checks ?? {}) };
 }
 
 /** The app a func of a `software` task drives: the app's own funcs drive it, cross-app funcs another; common funcs none. */
-export function funcDrives(software: string, func: string): string | undefined {
-  const app = appOf(software);
+export function funcDrives(apps: readonly AppSchema[], software: string, func: string): string | undefined {
+  const app = appOf(apps, software);
   if (app === undefined || !Object.hasOwn(app.funcs, func)) return undefined;
   return app.drives?.[func] ?? app.software;
 }
@@ -92,9 +107,6 @@ export type ScienceBoardTask = Omit<z.output<typeof taskFileSchema>, 'initialize
   evaluate: Evaluator[];
 };
 
-/** The evaluator types the apps know, taken from their schemas (so results can be validated by the same list). */
-export const EVALUATOR_TYPES = [...new Set([...Object.keys(commonChecks), ...APPS.flatMap((app) => Object.keys(app.checks))])] as [Evaluator['type'], ...Evaluator['type'][]];
-
 /** A task with the id it is known by (its file name without `.json`, e.g. `A-01`). */
 export interface Task extends ScienceBoardTask {
   readonly id: string;
@@ -111,17 +123,18 @@ export interface Task extends ScienceBoardTask {
 export const TASK_ID = KEY_SEGMENT;
 
 /**
- * Validates one task; a broken file throws a ValidationError naming the task and every bad field.
- * Funcs and checks the task's app does not know are listed in `unknown` instead.
+ * Validates one task, reading its funcs and checks by the schemas of `apps`; a broken file throws a
+ * ValidationError naming the task and every bad field. Funcs and checks the task's app does not
+ * know are listed in `unknown` instead.
  */
-export function parseTask(raw: unknown, id: string): Task {
+export function parseTask(apps: readonly AppSchema[], raw: unknown, id: string): Task {
   if (!TASK_ID.test(id)) throw new Error(`task id "${id}" is not a valid id (letters, digits, . _ -; no "..")`);
   const source = `task ${id}`;
   const file = parseOrThrow(taskFileSchema, raw, source);
   const problems: string[] = [];
   const unknown: string[] = [];
-  const app = appOf(file.type);
-  if (app === undefined) unknown.push(`type: application "${file.type}" is not known (known: ${APPS.map((a) => a.software).join(', ')})`);
+  const app = appOf(apps, file.type);
+  if (app === undefined) unknown.push(`type: application "${file.type}" is not known (known: ${apps.map((a) => a.software).join(', ')})`);
   const read = <T>(items: ReadonlyArray<Record<string, unknown>>, field: 'initialize' | 'evaluate', by: 'func' | 'type', table: Readonly<Record<string, z.ZodType>>): T[] => {
     const known: T[] = [];
     for (const [i, item] of items.entries()) {
@@ -137,8 +150,8 @@ export function parseTask(raw: unknown, id: string): Task {
     }
     return known;
   };
-  const initialize = read<InitializeStep>(file.initialize, 'initialize', 'func', funcsOf(file.type));
-  const evaluate = read<Evaluator>(file.evaluate, 'evaluate', 'type', checksOf(file.type));
+  const initialize = read<InitializeStep>(file.initialize, 'initialize', 'func', funcsOf(apps, file.type));
+  const evaluate = read<Evaluator>(file.evaluate, 'evaluate', 'type', checksOf(apps, file.type));
   if (file.evaluate.length === 0 && file.generated === undefined) problems.push('evaluate: expected at least one check (only generated tasks have none)');
   problems.push(...(app?.initializeProblems?.(initialize) ?? []));
   if (problems.length > 0) throw new ValidationError(source, problems);
@@ -156,7 +169,7 @@ const parseJsonWithSource = JSON.parse as (text: string, reviver: Reviver) => un
  * app receives them as written (ScienceBoard sends them with Python's json, which keeps `-1.0`),
  * which JavaScript's numbers would not. A file that is not JSON throws a ValidationError naming the task.
  */
-export function parseTaskText(text: string, id: string): Task {
+export function parseTaskText(apps: readonly AppSchema[], text: string, id: string): Task {
   const spellings = new WeakMap<object, Map<string, string>>();
   let raw: unknown;
   try {
@@ -171,14 +184,14 @@ export function parseTaskText(text: string, id: string): Task {
   } catch (err) {
     throw new ValidationError(`task ${id}`, [`the file is not JSON: ${(err as Error).message}`]);
   }
-  return parseTask(withVerbatimNumbers(raw, spellings, id), id);
+  return parseTask(apps, withVerbatimNumbers(apps, raw, spellings, id), id);
 }
 
 /** The task file's object with the numbers of its app's `verbatimNumbers` fields replaced by their spelling. */
-function withVerbatimNumbers(raw: unknown, spellings: WeakMap<object, Map<string, string>>, id: string): unknown {
+function withVerbatimNumbers(apps: readonly AppSchema[], raw: unknown, spellings: WeakMap<object, Map<string, string>>, id: string): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
   const file = raw as { type?: unknown; evaluate?: unknown };
-  const table = typeof file.type === 'string' ? appOf(file.type)?.verbatimNumbers : undefined;
+  const table = typeof file.type === 'string' ? appOf(apps, file.type)?.verbatimNumbers : undefined;
   if (table === undefined || !Array.isArray(file.evaluate)) return raw;
   const problems: string[] = [];
   // Numbers become their spelling; a string among them would reach ScienceBoard's app as a string, so it is refused.
@@ -207,8 +220,8 @@ function withVerbatimNumbers(raw: unknown, spellings: WeakMap<object, Map<string
  * table says ScienceBoard evaluates them: checked to compile when the task is loaded, run in the
  * predicate sandbox (io/predicates/) when it is evaluated.
  */
-export function pythonSources(task: ScienceBoardTask): Array<{ readonly field: string; readonly source: string }> {
-  const table = appOf(task.type)?.python ?? {};
+export function pythonSources(apps: readonly AppSchema[], task: ScienceBoardTask): Array<{ readonly field: string; readonly source: string }> {
+  const table = appOf(apps, task.type)?.python ?? {};
   const out: Array<{ field: string; source: string }> = [];
   for (const [i, check] of task.evaluate.entries()) {
     const fields = Object.hasOwn(table, check.type) ? table[check.type] : undefined;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { guiActionSchema, stopReasonSchema } from './actions';
-import { evaluationResultSchema } from './evaluation';
-import { parseOrThrow } from './validation';
+import type { EvaluationResult } from './evaluation';
 
 /**
  * What a rollout leaves behind: one StepRecord per step and one TrajectoryManifest per attempt
@@ -62,56 +61,58 @@ const endpoint = z.strictObject({ model: z.string().min(1), baseUrl: z.string().
 
 export const TRAJECTORY_SCHEMA = 'coda.trajectory/v1';
 
-export const trajectoryManifestSchema = z
-  .strictObject({
-    schema: z.literal(TRAJECTORY_SCHEMA),
-    run: z.string().min(1),
-    software: z.string().min(1),
-    taskId: z.string().min(1),
-    attempt: z.number().int().min(0),
-    /** e.g. 'specialization', 'evaluation', 'demo'. */
-    stage: z.string().min(1),
-    task: z.strictObject({
-      instruction: z.string().min(1),
-      maxSteps: z.number().int().min(1),
-      /** Where the task came from: a ScienceBoard file, or a generated task's id. */
-      source: z.string().optional(),
-      /** False for a task without checks (generated): only its verdict says whether it passed. Absent: true. */
-      evaluated: z.boolean().optional(),
-    }),
-    models: z.strictObject({ planner: endpoint, executor: endpoint }),
-    /** Where it ran; `screen` is the size of its screenshots, the space the actions' pixels live in (absent in older manifests). */
-    desktop: z.strictObject({
-      host: z.string().min(1),
-      id: z.string().min(1),
-      screen: z.strictObject({ width: z.number().int().positive(), height: z.number().int().positive() }).optional(),
-    }),
-    steps: z.array(stepRecordSchema),
-    initialScreenshotKey: z.string().min(1),
-    finalScreenshotKey: z.string().min(1).optional(),
-    stop: z.strictObject({
-      reason: stopReasonSchema,
-      answer: z.string().optional(),
-      detail: z.string().optional(),
-    }),
-    evaluation: evaluationResultSchema.optional(),
-    resumes: z.number().int().min(0),
-    startedAt: isoTime,
-    endedAt: isoTime,
-  })
-  .superRefine((manifest, ctx) => {
-    // Steps are numbered 1..n in order: judges cite step numbers, so a gap would shift every label.
-    manifest.steps.forEach((step, i) => {
-      if (step.index !== i + 1) ctx.addIssue({ code: 'custom', path: ['steps', i, 'index'], message: `expected step ${i + 1}, found ${step.index}` });
+/**
+ * A trajectory's manifest, its evaluation read by `evaluation` (core/evaluation.ts
+ * evaluationResultSchemaOf: the check types the applications know). The registry's is built once,
+ * with the parse that names every bad field, in apps/manifests.ts.
+ */
+export const trajectoryManifestSchemaOf = (evaluation: z.ZodType<EvaluationResult>) =>
+  z
+    .strictObject({
+      schema: z.literal(TRAJECTORY_SCHEMA),
+      run: z.string().min(1),
+      software: z.string().min(1),
+      taskId: z.string().min(1),
+      attempt: z.number().int().min(0),
+      /** e.g. 'specialization', 'evaluation', 'demo'. */
+      stage: z.string().min(1),
+      task: z.strictObject({
+        instruction: z.string().min(1),
+        maxSteps: z.number().int().min(1),
+        /** Where the task came from: a ScienceBoard file, or a generated task's id. */
+        source: z.string().optional(),
+        /** False for a task without checks (generated): only its verdict says whether it passed. Absent: true. */
+        evaluated: z.boolean().optional(),
+      }),
+      models: z.strictObject({ planner: endpoint, executor: endpoint }),
+      /** Where it ran; `screen` is the size of its screenshots, the space the actions' pixels live in (absent in older manifests). */
+      desktop: z.strictObject({
+        host: z.string().min(1),
+        id: z.string().min(1),
+        screen: z.strictObject({ width: z.number().int().positive(), height: z.number().int().positive() }).optional(),
+      }),
+      steps: z.array(stepRecordSchema),
+      initialScreenshotKey: z.string().min(1),
+      finalScreenshotKey: z.string().min(1).optional(),
+      stop: z.strictObject({
+        reason: stopReasonSchema,
+        answer: z.string().optional(),
+        detail: z.string().optional(),
+      }),
+      evaluation: evaluation.optional(),
+      resumes: z.number().int().min(0),
+      startedAt: isoTime,
+      endedAt: isoTime,
+    })
+    .superRefine((manifest, ctx) => {
+      // Steps are numbered 1..n in order: judges cite step numbers, so a gap would shift every label.
+      manifest.steps.forEach((step, i) => {
+        if (step.index !== i + 1) ctx.addIssue({ code: 'custom', path: ['steps', i, 'index'], message: `expected step ${i + 1}, found ${step.index}` });
+      });
+      if (manifest.steps.length > manifest.task.maxSteps) {
+        ctx.addIssue({ code: 'custom', path: ['steps'], message: `${manifest.steps.length} steps exceed maxSteps ${manifest.task.maxSteps}` });
+      }
     });
-    if (manifest.steps.length > manifest.task.maxSteps) {
-      ctx.addIssue({ code: 'custom', path: ['steps'], message: `${manifest.steps.length} steps exceed maxSteps ${manifest.task.maxSteps}` });
-    }
-  });
 
 export type StepRecord = z.output<typeof stepRecordSchema>;
-export type TrajectoryManifest = z.output<typeof trajectoryManifestSchema>;
-
-/** Validates a manifest read back from storage; throws a ValidationError naming every bad field. */
-export const parseTrajectoryManifest = (raw: unknown, source: string): TrajectoryManifest =>
-  parseOrThrow(trajectoryManifestSchema, raw, source);
+export type TrajectoryManifest = z.output<ReturnType<typeof trajectoryManifestSchemaOf>>;

@@ -24,6 +24,7 @@ import { createTaskActivities } from '../activities/tasks/activities';
 import { s3TaskReader, TaskLibrary } from '../activities/tasks/library';
 import { startProcessMetrics } from './metrics';
 import { runWorkerProcess, workflowSource } from './process';
+import { APPS } from '../apps/index';
 
 export interface OrchestratorDeps {
   readonly config: LoadedConfig;
@@ -68,7 +69,7 @@ export async function createOrchestratorWorker(deps: OrchestratorDeps): Promise<
         prefix,
         gateway,
         // The local hosts' facts are probed on this machine: the dev stack and a single-machine deployment run them here.
-        capabilities: async (tasks) => deploymentCapabilities(config, await probeLocalHost(config.localApps, probesOf(tasks), { drivers: Object.keys(defaultDrivers()) })),
+        capabilities: async (tasks) => deploymentCapabilities(config, await probeLocalHost(config.localApps, probesOf(APPS, tasks), { drivers: Object.keys(defaultDrivers()) })),
       }),
       ...createTrajectoryActivities({ store, prefix, tasks, decisions, metrics }),
       ...createModelActivities({ gateway, decisions, prefix, tasks }),

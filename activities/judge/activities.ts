@@ -8,12 +8,13 @@ import { voteOf, type JudgePlan, type JudgeRequest } from '../../core/judge/voti
 import { attemptOfManifest, judgeVoteKey, runPrefix, verdictKey, type AttemptRef } from '../../core/keys';
 import { buildJudgeMessages, judgeInputOf } from '../../core/prompts/judge';
 import { truncate } from '../../core/text';
-import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { type TrajectoryManifest } from '../../core/trajectory';
 import { PromiseCache } from '../cache';
 import { withHeartbeat } from '../heartbeat';
 import { orchestratorMetrics, type OrchestratorMetrics } from '../metrics';
 import { ModelRequestError, type ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 
 /** One vote as the workflow keeps it: the parsed reply without its free text, what it cost, where the raw reply is. */
 export type CastVote = Omit<RecordedVote, 'reply'> & { readonly reply: Omit<NonNullable<JudgeVote['reply']>, 'reasoning'> | null };

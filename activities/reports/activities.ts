@@ -4,6 +4,7 @@ import { buildEvaluationReport, renderReportMarkdown, withDiff, type EvaluationR
 import type { Comparison, Interval } from '../../core/uncertainty';
 import { runRecords } from '../storage/trajectory';
 import type { ObjectStore } from '../storage/object-store';
+import { APPS } from '../../apps/index';
 
 export interface ReportRequest {
   readonly series: string;
@@ -92,13 +93,13 @@ export function createReportActivities(deps: { store: ObjectStore; prefix: strin
           records: (await Promise.all(Object.entries(row.runs).map(([software, run]) => runRecords(store, prefix, run, software)))).flat(),
         })),
       );
-      let report = buildEvaluationReport({ ...request, rows });
+      let report = buildEvaluationReport(APPS, { ...request, rows });
       const base = reportKeyBase(prefix, request.series, stampOf(request.createdAt), request.run);
       const earlier = (await store.list(`${reportSeriesPrefix(prefix, request.series)}/`)).filter((k) => k.endsWith('.json') && k < `${base}.json`).sort();
       const previousKey = earlier.at(-1);
       if (previousKey !== undefined) report = withDiff(report, await store.getJson<EvaluationReport>(previousKey), previousKey);
       await store.putJson(`${base}.json`, report);
-      await store.put(`${base}.md`, renderReportMarkdown(report), 'text/markdown; charset=utf-8');
+      await store.put(`${base}.md`, renderReportMarkdown(APPS, report), 'text/markdown; charset=utf-8');
       return {
         key: `${base}.json`,
         markdownKey: `${base}.md`,

@@ -3,12 +3,13 @@ import { hasEvaluators } from '../../core/task';
 import type { EvaluationResult } from '../../core/evaluation';
 import { summarizeRuns, type RunRecord } from '../../core/metrics';
 import type { UnsupportedTask } from '../../core/report';
-import { parseTrajectoryManifest, TRAJECTORY_SCHEMA, trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
+import { TRAJECTORY_SCHEMA, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { StepSummary, StopSummary } from '../../core/rollout-types';
 import type { DecisionRecord, DecisionStore } from '../models/decision';
 import type { TaskReader } from '../tasks/library';
 import { orchestratorMetrics, type OrchestratorMetrics } from '../metrics';
 import type { ObjectStore } from './object-store';
+import { parseTrajectoryManifest, trajectoryManifestSchema } from '../../apps/manifests';
 
 export interface ManifestInput {
   readonly ref: AttemptRef;

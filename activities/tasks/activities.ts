@@ -7,6 +7,7 @@ import type { ObjectStore } from '../storage/object-store';
 import type { ModelGateway } from '../models/gateway';
 import { generateTaskSet, type TaskSetRequest, type TaskSetSummary } from './generation';
 import { stageTasks, taskSetEntriesOf, taskSetTasks, type TaskLibrary } from './library';
+import { APPS } from '../../apps/index';
 
 /** A batch's tasks: those that run, and those no host can run, with why. */
 export interface StagedTasks {
@@ -40,7 +41,7 @@ export function createTaskActivities(deps: {
         const unsupported: UnsupportedTask[] = [];
         const capabilities = await deps.capabilities(tasks);
         const supported = tasks.filter((task) => {
-          const support = taskSupport(task, capabilities);
+          const support = taskSupport(APPS, task, capabilities);
           if (!support.supported) unsupported.push({ software: task.type, taskId: task.id, reason: support.reason });
           return support.supported;
         });

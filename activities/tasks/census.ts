@@ -6,6 +6,7 @@ import type { LocalApp } from '../../config/schema';
 import { defaultDrivers } from '../desktop/local/drivers';
 import { probeLocalHost } from '../desktop/local/host-facts';
 import { withPredicatesChecked } from './library';
+import { APPS } from '../../apps/index';
 
 /**
  * A census of a folder of task files (one subfolder per application, as ScienceBoard's
@@ -73,7 +74,7 @@ export async function taskCensus(options: CensusOptions): Promise<TaskCensus> {
     const errors: Array<{ file: string; error: string }> = [];
     for (const file of files) {
       try {
-        tasks.push(parseTaskText(readFileSync(path.join(dir, file), 'utf8'), file.slice(0, -'.json'.length)));
+        tasks.push(parseTaskText(APPS, readFileSync(path.join(dir, file), 'utf8'), file.slice(0, -'.json'.length)));
       } catch (err) {
         errors.push({ file, error: err instanceof Error ? err.message : String(err) });
       }
@@ -81,7 +82,7 @@ export async function taskCensus(options: CensusOptions): Promise<TaskCensus> {
     return { software, files: files.length, tasks: withPredicatesChecked(tasks), errors };
   });
 
-  const facts = await probeLocalHost(options.config.localApps, probesOf(loaded.flatMap((l) => l.tasks)), { drivers: options.drivers ?? Object.keys(defaultDrivers()) });
+  const facts = await probeLocalHost(options.config.localApps, probesOf(APPS, loaded.flatMap((l) => l.tasks)), { drivers: options.drivers ?? Object.keys(defaultDrivers()) });
   const hosts = deploymentCapabilities(options.config, facts);
   const kinds: Capabilities[] = [
     { ...(deploymentCapabilities({ hosts: [{ id: 'local', kind: 'local' }], localApps: options.config.localApps }, facts)[0] as Capabilities) },
@@ -96,7 +97,7 @@ export async function taskCensus(options: CensusOptions): Promise<TaskCensus> {
       ...kinds.map((k) => ({ name: k.host, kind: k.kind, inDeployment: hosts.some((h) => h.kind === k.kind) })),
     ],
     applications: loaded.map(({ software, files, tasks, errors }) => {
-      const unmetByColumn = columns.map((host) => tasks.map((task) => ({ task, unmet: unmetNeeds(task, host) })));
+      const unmetByColumn = columns.map((host) => tasks.map((task) => ({ task, unmet: unmetNeeds(APPS, task, host) })));
       return {
         software,
         files,

@@ -4,11 +4,13 @@ import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest, runPrefix, taskSetManifestKey, taskSetReplyKey, taskSetTaskKey } from '../../core/keys';
 import { buildTaskGeneratorMessages, readTaskGeneratorReply, solved, TASK_GENERATOR_PROMPT_VERSION, type EarlierTask } from '../../core/prompts/task-generator';
 import { dedupeInstructions, splitRepeats, type Duplicate, type KnownInstruction } from '../../core/task-dedupe';
-import { TASK_SET_SCHEMA, taskSetManifestSchema, type TaskSetManifest } from '../../core/task-set';
+import { TASK_SET_SCHEMA, type TaskSetManifest } from '../../core/task-set';
 import { ValidationError } from '../../core/validation';
 import type { ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskLibrary } from './library';
+import { APPS } from '../../apps/index';
+import { taskSetManifestSchema } from '../../apps/manifests';
 
 /** A task set of an earlier round: its version, its round, the run its tasks were rolled out (and judged) in; skipped when absent if `ifExists`. */
 export interface EarlierTaskSet {
@@ -159,7 +161,7 @@ function writeTasks(deps: GenerationDeps, request: TaskSetRequest, kept: readonl
   return Promise.all(
     kept.map(async (item, i) => {
       const id = `G-${String(i + 1).padStart(3, '0')}`;
-      const task = generatedTask({
+      const task = generatedTask(APPS, {
         id,
         software: request.software,
         instruction: item.instruction,

@@ -2,12 +2,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskKey, taskSetManifestKey, taskSetTaskKey } from '../../core/keys';
 import { hasEvaluators, parseTask, parseTaskText, pythonSources, type Task } from '../../core/task';
-import { taskSetManifestSchema } from '../../core/task-set';
+import { taskSetManifestSchema } from '../../apps/manifests';
 import { ValidationError } from '../../core/validation';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskEntry } from '../../core/rollout-types';
 import { PromiseCache } from '../cache';
 import { compileErrors } from '../../io/predicates/sandbox';
+import { APPS } from '../../apps/index';
 
 /** The ScienceBoard tasks shipped with the repository (data/scienceboard/<Software>/<id>.json). */
 export const DEFAULT_TASK_ROOT = path.resolve(__dirname, '..', '..', '..', 'data', 'scienceboard');
@@ -44,7 +45,7 @@ export class TaskLibrary {
     const tasks: Task[] = [];
     for (const id of wanted.filter((i) => available.includes(i))) {
       try {
-        const task = parseTaskText(readFileSync(path.join(dir, `${id}.json`), 'utf8'), id);
+        const task = parseTaskText(APPS, readFileSync(path.join(dir, `${id}.json`), 'utf8'), id);
         if (task.type !== software) problems.push(`task ${id}: type is "${task.type}", expected "${software}"`);
         tasks.push(task);
       } catch (err) {
@@ -61,16 +62,16 @@ export class TaskLibrary {
  * for all of them); a task with one that fails gets the reason, naming the task and the field.
  */
 export function withPredicatesChecked(tasks: readonly Task[]): Task[] {
-  const sources = tasks.flatMap((task) => pythonSources(task).map((s) => s.source));
+  const sources = tasks.flatMap((task) => pythonSources(APPS, task).map((s) => s.source));
   let errors: Map<string, string>;
   try {
     errors = compileErrors(sources);
   } catch (err) {
     const why = (err as Error).message;
-    return tasks.map((task) => (pythonSources(task).length === 0 ? task : withReasons(task, [`its Python predicates could not be checked: ${why}`])));
+    return tasks.map((task) => (pythonSources(APPS, task).length === 0 ? task : withReasons(task, [`its Python predicates could not be checked: ${why}`])));
   }
   return tasks.map((task) => {
-    const bad = pythonSources(task).flatMap(({ field, source }) => {
+    const bad = pythonSources(APPS, task).flatMap(({ field, source }) => {
       const error = errors.get(source);
       return error === undefined ? [] : [`task ${task.id} ${field}: the predicate sandbox refuses it: ${error}`];
     });
@@ -89,7 +90,7 @@ export interface TaskReader {
 export function s3TaskReader(store: ObjectStore): TaskReader {
   const cache = new PromiseCache<Task>(1024);
   return {
-    read: (key) => cache.get(key, async () => parseTask(await store.getJson(key), path.basename(key, '.json'))),
+    read: (key) => cache.get(key, async () => parseTask(APPS, await store.getJson(key), path.basename(key, '.json'))),
   };
 }
 
@@ -120,7 +121,7 @@ export async function taskSetTasks(store: ObjectStore, prefix: string, software:
   const unknown = (ids ?? []).filter((id) => !manifest.tasks.some((t) => t.id === id));
   if (unknown.length > 0) throw new ValidationError(`task set ${software}/${version}`, unknown.map((id) => `unknown task "${id}"`));
   const chosen = manifest.tasks.filter((t) => ids === undefined || ids.includes(t.id));
-  return Promise.all(chosen.map(async (t) => parseTask(await store.getJson(t.key), t.id)));
+  return Promise.all(chosen.map(async (t) => parseTask(APPS, await store.getJson(t.key), t.id)));
 }
 
 /** The entries of generated tasks: they are in S3 already, under their set's keys. */

@@ -7,13 +7,14 @@ import { actionReward } from '../../core/reward';
 import { smartResize } from '../../core/smart-resize';
 import { parseGrpoLabel, type GrpoLabel } from '../../core/training';
 import { attemptOfManifest } from '../../core/keys';
-import { trajectoryManifestSchema, type TrajectoryManifest } from '../../core/trajectory';
+import { type TrajectoryManifest } from '../../core/trajectory';
 import type { Env } from '../../config/load';
 import type { Config, TrainingConfig } from '../../config/schema';
 import { PromiseCache } from '../cache';
 import { Limiter } from '../concurrency';
 import { s3Gateway, type ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
+import { trajectoryManifestSchema } from '../../apps/manifests';
 
 /**
  * CODA's decoupled GRPO reward for one sampled planner thought (docs/method.md, "Specialization"): the frozen

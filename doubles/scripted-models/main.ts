@@ -1,6 +1,6 @@
 import { loadConfig, type Env, type LoadedConfig } from '../../config/load';
 import { referencePlanFor } from '../../apps/policies';
-import { parseTrajectoryManifest } from '../../core/trajectory';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 import { createObjectStore, type ObjectStore } from '../../activities/storage/object-store';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { kindOf } from '../learning-planner/situation';

@@ -10,7 +10,8 @@ import { TaskLibrary } from '../../activities/tasks/library';
 import { isTerminal } from '../../core/episode';
 import { manifestKey, screenshotKey, type AttemptRef } from '../../core/keys';
 import { samplingSeed } from '../../core/sampling-seed';
-import { TRAJECTORY_SCHEMA, parseTrajectoryManifest, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
+import { TRAJECTORY_SCHEMA, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 
 /**
  * TEST DOUBLE support: a trajectory recorded without a desktop, for the GPU side's tests and

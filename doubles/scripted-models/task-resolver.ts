@@ -4,6 +4,7 @@ import type { Size } from '../../core/smart-resize';
 import { parseTask, type Task } from '../../core/task';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { readTask, type TemplateContext } from './generated-tasks';
+import { APPS } from '../../apps/index';
 
 /**
  * TEST DOUBLE support: how the doubles that play the planner (the scripted model server, the
@@ -24,7 +25,7 @@ function startOf(seeds: readonly Task[]): { start: StartState; context: Template
 function generatedTaskOf(software: string, instruction: string, start: { start: StartState; context: TemplateContext }): Task | undefined {
   const written = readTask(software, instruction, start.context);
   if (written === undefined) return undefined;
-  return parseTask(
+  return parseTask(APPS, 
     {
       type: software,
       sort: 'generated',

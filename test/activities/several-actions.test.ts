@@ -6,7 +6,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../config/load';
 import { formatPlannerOutput } from '../../core/planner-parser';
 import { screenshotKey } from '../../core/keys';
-import { parseTrajectoryManifest } from '../../core/trajectory';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 import { createModelActivities } from '../../activities/models/activities';
 import { decisionStore } from '../../activities/models/decision';
 import { ModelGateway } from '../../activities/models/gateway';

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { combineChecks, evaluateStop, evaluationResultSchema, valueMatches } from '../../core/evaluation';
+import { combineChecks, evaluateStop, valueMatches } from '../../core/evaluation';
+import { evaluationResultSchema } from '../../apps/manifests';
 
 describe('evaluation', () => {
   it('checks how the agent stopped', () => {

@@ -4,13 +4,14 @@ import { totalCost } from '../../core/judge/verdict-file';
 import type { RunRecord } from '../../core/metrics';
 import { mulberry32 } from '../../core/prng';
 import { buildEvaluationReport, columnOrder, COMPARISON_NOTE, formatComparison, noiseSummary, renderReportMarkdown, withDiff, type EvaluationReport } from '../../core/report';
+import { APPS } from '../../apps/index';
 
 /** k runs of `task`, the first `successes` of them successful. */
 const runs = (software: string, task: string, successes: number, k = 2): RunRecord[] =>
   Array.from({ length: k }, (_, run) => ({ software, taskId: task, run, success: run < successes }));
 
 const report = (run: string, createdAt: string, records: RunRecord[], planner = 'base') =>
-  buildEvaluationReport({
+  buildEvaluationReport(APPS, {
     series: 'nightly',
     run,
     k: 2,
@@ -30,12 +31,12 @@ describe('evaluation reports', () => {
     assert.equal(row.metrics.bySoftware.TeXstudio?.averageAtK, 0.5);
     assert.equal(row.metrics.bySoftware.KAlgebra?.passAtK, 0.5);
     assert.equal(row.metrics.overall.passAtK, 0.75);
-    assert.throws(() => buildEvaluationReport({ series: 's', run: 'r', k: 3, createdAt: 'x', rows: [{ planner: 'p', model: 'm', runs: {}, records: runs('K', 'A', 1) }] }), /at least 3 runs/);
+    assert.throws(() => buildEvaluationReport(APPS, { series: 's', run: 'r', k: 3, createdAt: 'x', rows: [{ planner: 'p', model: 'm', runs: {}, records: runs('K', 'A', 1) }] }), /at least 3 runs/);
   });
 
   it('puts the columns in the paper\'s layout: ScienceBoard domain and software, in the registry\'s order, Overall last', () => {
     const six = ['TeXstudio', 'Lean', 'Celestia', 'GrassGIS', 'ChimeraX', 'KAlgebra'];
-    const all = buildEvaluationReport({
+    const all = buildEvaluationReport(APPS, {
       series: 's',
       run: 'r',
       k: 1,
@@ -44,10 +45,10 @@ describe('evaluation reports', () => {
     });
     assert.deepEqual(all.softwares, ['KAlgebra', 'ChimeraX', 'GrassGIS', 'Celestia', 'TeXstudio', 'Lean', 'InHouseApp']);
     assert.match(
-      renderReportMarkdown(all),
+      renderReportMarkdown(APPS, all),
       /\| Planner \| Algebra \(KAlgebra\) \| Biochemistry \(ChimeraX\) \| GIS \(GRASS GIS\) \| Astronomy \(Celestia\) \| Documents \(TeXstudio\) \| Theorem proving \(Lean\) \| InHouseApp \| Overall \|\n\| --- \| ---: \| ---: \| ---: \| ---: \| ---: \| ---: \| ---: \| ---: \|\n\| base \(`m`\) \| 100\.00 \| 0\.00 \| 100\.00 \| 0\.00 \| 0\.00 \| 100\.00 \| 0\.00 \| 42\.86 \|/,
     );
-    assert.deepEqual(columnOrder(['Zeta', 'Lean', 'Alpha', 'KAlgebra']), ['KAlgebra', 'Lean', 'Alpha', 'Zeta']);
+    assert.deepEqual(columnOrder(APPS, ['Zeta', 'Lean', 'Alpha', 'KAlgebra']), ['KAlgebra', 'Lean', 'Alpha', 'Zeta']);
   });
 
   it('names the tasks that started and stopped passing since the previous report, among those both ran', () => {
@@ -61,7 +62,7 @@ describe('evaluation reports', () => {
   });
 
   it('renders the paper table layout, the tasks, the unsupported ones and the diff as Markdown', () => {
-    const markdown = renderReportMarkdown(withDiff(second, first, 'k'));
+    const markdown = renderReportMarkdown(APPS, withDiff(second, first, 'k'));
     assert.match(markdown, /^# Evaluation nightly \/ n2\n/);
     assert.match(markdown, /## Average@2 \(%\), with its 95% interval\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-planner`\) \| 50\.00 \[0\.0, 100\.0\] \| 100\.00 \[100\.0, 100\.0\] \| 75\.00 \[50\.0, 100\.0\] \|\n/);
     assert.match(markdown, /bootstrap with seed 20181124 and 2000 resamples \(as many sign assignments for the test\)\..* No other row ran a task `base` ran, so none is compared with it\./);
@@ -69,17 +70,17 @@ describe('evaluation reports', () => {
     assert.match(markdown, /- base, Algebra \(KAlgebra\): A-01 0\/2, C-01 1\/2, C-03 2\/2 \(run `n2-KAlgebra`\)/);
     assert.match(markdown, /## Not run here \(unsupported, not counted\)\n\n- TeXstudio\/A-01: needs ChimeraX/);
     assert.match(markdown, /## Since n1 \(2026-11-20T02:00:00\.000Z\)\n\n- base: Average@2 KAlgebra 0\.00, TeXstudio \+50\.00, overall \+25\.00; started passing: KAlgebra\/C-01; stopped passing: KAlgebra\/A-01/);
-    const alone = renderReportMarkdown(buildEvaluationReport({ series: 's', run: 'r', k: 1, createdAt: 't', rows: [{ planner: 'p', model: 'm', runs: {}, records: [] }] }));
+    const alone = renderReportMarkdown(APPS, buildEvaluationReport(APPS, { series: 's', run: 'r', k: 1, createdAt: 't', rows: [{ planner: 'p', model: 'm', runs: {}, records: [] }] }));
     assert.match(alone, /This is the first report of its series\./);
     assert.doesNotMatch(alone, /unsupported/);
-    const partial = renderReportMarkdown(buildEvaluationReport({
+    const partial = renderReportMarkdown(APPS, buildEvaluationReport(APPS, {
       series: 's', run: 'r', k: 1, createdAt: 't',
       rows: [{ planner: 'a', model: 'm', runs: {}, records: runs('KAlgebra', 'A-01', 1, 1) }, { planner: 'b', model: 'm', runs: {}, records: runs('TeXstudio', 'D-01', 0, 1) }],
     }));
     assert.match(partial, /\| a \(`m`\) \| 100\.00 \[100\.0, 100\.0\] \| – \| 100\.00 \[100\.0, 100\.0\] \|/);
     assert.match(partial, /There is no row named `base`, so no row is compared with it\./);
     assert.match(partial, /- b, Algebra \(KAlgebra\): none \(run `-`\)/);
-    const noDelta = renderReportMarkdown(withDiff(report('n4', 't', runs('KAlgebra', 'A-01', 1), 'other'), first, 'k'));
+    const noDelta = renderReportMarkdown(APPS, withDiff(report('n4', 't', runs('KAlgebra', 'A-01', 1), 'other'), first, 'k'));
     assert.match(noDelta, /- other: Average@2 not in the previous report; started passing: none; stopped passing: none/);
   });
 });
@@ -96,7 +97,7 @@ describe('evaluation reports with their uncertainty (schema v2 and later)', () =
     { planner: 'specialist-KAlgebra', model: 'coda-s', runs: { KAlgebra: 's', TeXstudio: 's' }, records: records((software, i) => (software === 'KAlgebra' ? Math.min(4, (i % 3) + 2) : i % 3)) },
     { planner: 'same', model: 'coda-base', runs: { KAlgebra: 'c', TeXstudio: 'c' }, records: records((_, i) => i % 3) },
   ];
-  const build = (seed = 5, list = rows) => buildEvaluationReport({ series: 's', run: 'r', k: 4, createdAt: '2026-11-24T00:00:00.000Z', rows: list, bootstrap: { seed, resamples: 500 } });
+  const build = (seed = 5, list = rows) => buildEvaluationReport(APPS, { series: 's', run: 'r', k: 4, createdAt: '2026-11-24T00:00:00.000Z', rows: list, bootstrap: { seed, resamples: 500 } });
   const report = build();
 
   it('records the seed, the resamples and the base, and gives every row its Average@k interval', () => {
@@ -133,11 +134,11 @@ describe('evaluation reports with their uncertainty (schema v2 and later)', () =
     const without = build(5, rows.slice(1));
     assert.equal(without.uncertainty!.base, undefined);
     assert.ok(without.rows.every((row) => row.vsBase === undefined && row.averageInterval !== undefined));
-    assert.equal(noiseSummary(without), undefined);
+    assert.equal(noiseSummary(APPS, without), undefined);
   });
 
   it('renders intervals, a vs base column, the per-software differences and which are within noise', () => {
-    const markdown = renderReportMarkdown(report);
+    const markdown = renderReportMarkdown(APPS, report);
     assert.match(markdown, /\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \| vs base \(Overall, points\) \|\n\| --- \| ---: \| ---: \| ---: \| ---: \|\n\| base \(`coda-base`\) \| 23\.75 \[\d+\.\d, \d+\.\d\] \| \d+\.\d\d \[[\d.]+, [\d.]+\] \| [\d.]+ \[[\d.]+, [\d.]+\] \| \(the base\) \|\n/);
     assert.match(markdown, /\| specialist-KAlgebra \(`coda-s`\) \| 73\.75 \[[\d.]+, [\d.]+\] \|.*\| \+25\.0 \[[\d.]+, [\d.]+\], p [\d.]+ \|\n/);
     assert.match(markdown, /\| same \(`coda-base`\) \|.*\| 0\.0 \[0\.0, 0\.0\] within noise, p 1\.000 \|\n/);
@@ -159,14 +160,14 @@ describe('evaluation reports with their uncertainty (schema v2 and later)', () =
       { software: 'ChimeraX', taskId: 'D-03', run: 0, success: false },
       { software: 'ChimeraX', taskId: 'D-03', run: 1, success: false, appNotRunning: true },
     ];
-    const built = buildEvaluationReport({ series: 's', run: 'r', k: 2, createdAt: 't', rows: [{ planner: 'base', model: 'm', runs: {}, records }, { planner: 'other', model: 'm', runs: {}, records: runs('ChimeraX', 'A-08', 1) }] });
+    const built = buildEvaluationReport(APPS, { series: 's', run: 'r', k: 2, createdAt: 't', rows: [{ planner: 'base', model: 'm', runs: {}, records }, { planner: 'other', model: 'm', runs: {}, records: runs('ChimeraX', 'A-08', 1) }] });
     assert.equal(built.schema, 'coda.evaluation-report/v3');
     assert.equal(built.rows[0]!.metrics.overall.averageAtK, 0.25);
     assert.deepEqual(built.rows.map((r) => r.appNotRunning), [['ChimeraX/A-08/0', 'ChimeraX/D-03/1'], []]);
-    const markdown = renderReportMarkdown(built);
+    const markdown = renderReportMarkdown(APPS, built);
     assert.match(markdown, /## The app was not running at evaluation\n\nAttempts whose app was not running when they were evaluated \(the agent closed it, or it crashed\): counted as not solved, reward 0, never a pass\.\n\n- base: 2 \(ChimeraX\/A-08\/0, ChimeraX\/D-03\/1\)\n- other: 0\n/);
     const v2 = { ...built, schema: 'coda.evaluation-report/v2', rows: built.rows.map((r) => ({ ...r, appNotRunning: undefined })) } as EvaluationReport;
-    assert.match(renderReportMarkdown(v2), /## The app was not running at evaluation\n\nNot recorded in this report \(coda\.evaluation-report\/v2\)\./);
+    assert.match(renderReportMarkdown(APPS, v2), /## The app was not running at evaluation\n\nNot recorded in this report \(coda\.evaluation-report\/v2\)\./);
   });
 
   it('never shows an interval that excludes 0 beside "within noise", nor one that holds 0 without it', () => {
@@ -181,7 +182,7 @@ describe('evaluation reports with their uncertainty (schema v2 and later)', () =
         runs: {},
         records: ['KAlgebra', 'TeXstudio'].flatMap((software) => Array.from({ length: tasks }, (_, i) => runs(software, `T-${i}`, Math.min(2, Math.floor(random() * 3) + (r === 1 && i % 2 === 0 ? gain : 0)), 2)).flat()),
       }));
-      const markdown = renderReportMarkdown(buildEvaluationReport({ series: 's', run: 'r', k: 2, createdAt: 't', rows, bootstrap: { seed: trial, resamples: 300 } }));
+      const markdown = renderReportMarkdown(APPS, buildEvaluationReport(APPS, { series: 's', run: 'r', k: 2, createdAt: 't', rows, bootstrap: { seed: trial, resamples: 300 } }));
       shown.push(...(markdown.match(/[+\u2212]?\d+\.\d \[[^\]]*\](?: within noise)?, p [<\d. ]+/g) ?? []));
     }
     const number = (text: string): number => Number(text.replace('\u2212', '-'));
@@ -198,12 +199,12 @@ describe('evaluation reports with their uncertainty (schema v2 and later)', () =
     assert.equal(formatComparison({ difference: 0.131, interval: { lower: 0.078, upper: 0.184 }, pValue: 0.053, tasks: 24, withinNoise: true }), '+13.1 (interval of an earlier method left out) within noise, p 0.053');
     assert.equal(formatComparison({ difference: 0.2, interval: { lower: 0.00004, upper: 0.3 }, pValue: 0.04, tasks: 24, withinNoise: false }), '+20.0 [0.004, 30.0], p 0.040');
     assert.equal(formatComparison({ difference: -0.2, interval: { lower: -0.3, upper: -0.00004 }, pValue: 0.04, tasks: 24, withinNoise: false }), '\u221220.0 [\u221230.0, \u22120.004], p 0.040');
-    assert.match(renderReportMarkdown(report), new RegExp(`\\n${COMPARISON_NOTE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
+    assert.match(renderReportMarkdown(APPS, report), new RegExp(`\\n${COMPARISON_NOTE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
   });
 
   it('still renders a v1 report, without intervals or comparisons', () => {
     const v1 = JSON.parse(JSON.stringify({ ...report, schema: 'coda.evaluation-report/v1', uncertainty: undefined, rows: report.rows.map((r) => ({ ...r, averageInterval: undefined, vsBase: undefined })) })) as EvaluationReport;
-    const markdown = renderReportMarkdown(v1);
+    const markdown = renderReportMarkdown(APPS, v1);
     assert.match(markdown, /## Average@4 \(%\)\n\n\| Planner \| Algebra \(KAlgebra\) \| Documents \(TeXstudio\) \| Overall \|\n\| --- \| ---: \| ---: \| ---: \|\n\| base \(`coda-base`\) \| 23\.75 \| [\d.]+ \| [\d.]+ \|\n/);
     assert.match(markdown, /This report \(schema v1\) has no intervals\./);
     assert.doesNotMatch(markdown, /within noise|vs base/);

@@ -4,21 +4,22 @@ import path from 'node:path';
 import { deploymentCapabilities, probesOf, taskNeeds, taskSupport, type Capabilities } from '../../core/requirements';
 import { parseTask, type Task } from '../../core/task';
 import { texDependencies } from '../../core/texstudio/dependencies';
+import { APPS } from '../../apps/index';
 
 const ROOT = path.resolve(__dirname, '../../../data/scienceboard');
 const load = (software: string): Task[] =>
   readdirSync(path.join(ROOT, software))
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => parseTask(JSON.parse(readFileSync(path.join(ROOT, software, f), 'utf8')), f.replace(/\.json$/, '')));
+    .map((f) => parseTask(APPS, JSON.parse(readFileSync(path.join(ROOT, software, f), 'utf8')), f.replace(/\.json$/, '')));
 
 /** Every TeX file the TeXstudio documents use, but the two fonts of texlive-fonts-extra, which infra/install.sh does not install. */
-const TEX_FILES = probesOf(load('TeXstudio')).texFiles.filter((f) => f !== 'kpfonts.sty' && f !== 'beramono.sty');
+const TEX_FILES = probesOf(APPS, load('TeXstudio')).texFiles.filter((f) => f !== 'kpfonts.sty' && f !== 'beramono.sty');
 const LOCAL: Capabilities = { host: 'local-1', kind: 'local', apps: ['KAlgebra', 'TeXstudio'], programs: ['pdflatex', 'bibtex'], texFiles: TEX_FILES, network: false, vmSnapshot: false };
 const VMS: Capabilities = { host: 'rack-3', kind: 'osworld', apps: 'any', programs: 'any', texFiles: 'any', network: true, vmSnapshot: true };
 
 const reasonOf = (task: Task, hosts: readonly Capabilities[]): string => {
-  const verdict = taskSupport(task, hosts);
+  const verdict = taskSupport(APPS, task, hosts);
   assert.ok(!verdict.supported, `${task.id} is unsupported`);
   return verdict.reason;
 };
@@ -29,7 +30,7 @@ describe('task requirements derived from the task, capabilities from the host', 
 
   it('supports 4 of the 12 TeXstudio tasks on a local host with their apps, programs and TeX files, and derives why not for the 8 others', () => {
     assert.deepEqual(
-      texstudio.filter((t) => taskSupport(t, [LOCAL]).supported).map((t) => t.id),
+      texstudio.filter((t) => taskSupport(APPS, t, [LOCAL]).supported).map((t) => t.id),
       ['B-01', 'C-02', 'C-06', 'D-01'],
     );
     assert.equal(
@@ -61,7 +62,7 @@ describe('task requirements derived from the task, capabilities from the host', 
     assert.ok(touch?.func === 'touch');
     const unseen: Task = { ...byId('C-02'), id: 'Z-01', initialize: [{ ...touch, text: touch.text.replace('\\usepackage{bussproofs}', '\\usepackage{bussproofs} % a comment: \\usepackage{commented}\n\\usepackage[T1]{fontenc}\\usepackage{tikz-cd}') }, ...byId('C-02').initialize.slice(1)] };
     assert.equal(reasonOf(unseen, [LOCAL]), 'needs the TeX file tikz-cd.sty (used by /home/user/atelier/main.tex, which initialize[0] writes), which host local-1 does not have');
-    assert.deepEqual(taskSupport(unseen, [{ ...LOCAL, texFiles: [...TEX_FILES, 'tikz-cd.sty'] }]), { supported: true, hosts: ['local-1'] });
+    assert.deepEqual(taskSupport(APPS, unseen, [{ ...LOCAL, texFiles: [...TEX_FILES, 'tikz-cd.sty'] }]), { supported: true, hosts: ['local-1'] });
   });
 
   it('a cross-application task needs each app it launches on one host', () => {
@@ -73,10 +74,10 @@ describe('task requirements derived from the task, capabilities from the host', 
       initialize: [...byId('D-01').initialize, { func: 'launch', command: 'LD_LIBRARY_PATH=/home/user/6.5.0/gcc_64/lib /app/bin/kalgebra «PORTLIKE»', shell: true }],
     };
     assert.deepEqual(
-      taskNeeds(cross).flatMap((n) => (n.kind === 'app' ? [n.app] : [])),
+      taskNeeds(APPS, cross).flatMap((n) => (n.kind === 'app' ? [n.app] : [])),
       ['TeXstudio', 'TeXstudio', 'KAlgebra'],
     );
-    assert.deepEqual(taskSupport(cross, [LOCAL]), { supported: true, hosts: ['local-1'] });
+    assert.deepEqual(taskSupport(APPS, cross, [LOCAL]), { supported: true, hosts: ['local-1'] });
     const texstudioOnly: Capabilities = { ...LOCAL, host: 'local-2', apps: ['TeXstudio'] };
     assert.equal(reasonOf(cross, [texstudioOnly]), 'needs KAlgebra (initialize[2] launches it), which host local-2 does not have');
   });
@@ -84,7 +85,7 @@ describe('task requirements derived from the task, capabilities from the host', 
   it('derives the network and the VM snapshot from the funcs of every app', () => {
     const base = byId('D-01');
     const steps = (initialize: unknown[]): Task => ({ ...base, id: 'Y-01', type: 'ChimeraX', initialize: initialize as Task['initialize'] });
-    const needs = taskNeeds(
+    const needs = taskNeeds(APPS, 
       steps([
         { func: 'launch', command: ['chimerax', '--cmd', 'remotecontrol rest start json true port «PORTLIKE»'] },
         { func: 'download', url: 'https://files.rcsb.org/download/3ppd.cif', path: '/home/user/Downloads/prot.cif' },
@@ -98,10 +99,10 @@ describe('task requirements derived from the task, capabilities from the host', 
       'network: initialize[1] download downloads https://files.rcsb.org/download/3ppd.cif',
       'network: initialize[3] alphafold_match queries the AlphaFold database',
     ]);
-    const grass = taskNeeds({ ...steps([{ func: 'map', grassdb: '/home/user/grassdata', location: 'natural_earth_dataset', mapset: 'PERMANENT' }]), type: 'GrassGIS' });
+    const grass = taskNeeds(APPS, { ...steps([{ func: 'map', grassdb: '/home/user/grassdata', location: 'natural_earth_dataset', mapset: 'PERMANENT' }]), type: 'GrassGIS' });
     assert.deepEqual(grass.at(-1), { kind: 'vmFile', path: '/home/user/grassdata/natural_earth_dataset', because: 'initialize[0] map opens this GRASS GIS location' });
     // A file the task writes itself is no snapshot file.
-    const written = taskNeeds({ ...base, initialize: [{ func: 'touch', path: '/home/user/w/a.txt', text: '' }, { func: 'launch', command: 'texstudio /home/user/w/a.txt' }] });
+    const written = taskNeeds(APPS, { ...base, initialize: [{ func: 'touch', path: '/home/user/w/a.txt', text: '' }, { func: 'launch', command: 'texstudio /home/user/w/a.txt' }] });
     assert.equal(written.some((n) => n.kind === 'vmFile'), false);
   });
 
@@ -118,7 +119,7 @@ describe('task requirements derived from the task, capabilities from the host', 
       const tasks = load(software);
       assert.ok(tasks.length >= 18, software);
       for (const task of tasks) {
-        assert.deepEqual(taskSupport(task, [VMS]), { supported: true, hosts: ['rack-3'] }, `${software}/${task.id}`);
+        assert.deepEqual(taskSupport(APPS, task, [VMS]), { supported: true, hosts: ['rack-3'] }, `${software}/${task.id}`);
         assert.match(reasonOf(task, [LOCAL]), new RegExp(`^needs ${software} \\(it is a ${software} task`), `${software}/${task.id}`);
       }
     }
@@ -128,17 +129,17 @@ describe('task requirements derived from the task, capabilities from the host', 
   });
 
   it('supports every task on ScienceBoard VMs, and a task where any host of the deployment can run it', () => {
-    for (const task of [...texstudio, ...load('KAlgebra')]) assert.deepEqual(taskSupport(task, [VMS]), { supported: true, hosts: ['rack-3'] }, task.id);
-    assert.deepEqual(taskSupport(byId('A-01'), [LOCAL, VMS]), { supported: true, hosts: ['rack-3'] });
-    assert.deepEqual(taskSupport(byId('B-01'), [LOCAL, VMS]), { supported: true, hosts: ['local-1', 'rack-3'] });
-    for (const task of load('KAlgebra')) assert.equal(taskSupport(task, [LOCAL]).supported, true, task.id);
-    assert.deepEqual(taskSupport(byId('B-01'), []), { supported: false, reason: 'the deployment has no hosts' });
+    for (const task of [...texstudio, ...load('KAlgebra')]) assert.deepEqual(taskSupport(APPS, task, [VMS]), { supported: true, hosts: ['rack-3'] }, task.id);
+    assert.deepEqual(taskSupport(APPS, byId('A-01'), [LOCAL, VMS]), { supported: true, hosts: ['rack-3'] });
+    assert.deepEqual(taskSupport(APPS, byId('B-01'), [LOCAL, VMS]), { supported: true, hosts: ['local-1', 'rack-3'] });
+    for (const task of load('KAlgebra')) assert.equal(taskSupport(APPS, task, [LOCAL]).supported, true, task.id);
+    assert.deepEqual(taskSupport(APPS, byId('B-01'), []), { supported: false, reason: 'the deployment has no hosts' });
   });
 
   it('keeps an annotation only for what the JSON cannot show, by software, id and instruction', () => {
-    assert.equal(taskNeeds(byId('B-04')).some((n) => n.kind === 'network'), true);
-    assert.equal(taskNeeds({ ...byId('B-04'), instruction: 'Add a reference to refs.bib.' }).some((n) => n.kind === 'network'), false);
-    assert.equal(taskNeeds({ ...byId('B-04'), type: 'KAlgebra' }).some((n) => n.kind === 'network'), false);
+    assert.equal(taskNeeds(APPS, byId('B-04')).some((n) => n.kind === 'network'), true);
+    assert.equal(taskNeeds(APPS, { ...byId('B-04'), instruction: 'Add a reference to refs.bib.' }).some((n) => n.kind === 'network'), false);
+    assert.equal(taskNeeds(APPS, { ...byId('B-04'), type: 'KAlgebra' }).some((n) => n.kind === 'network'), false);
   });
 
   it('takes the local hosts from the probe, and from temporal.yaml alone knows no TeX file', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { APPS, appColumn } from '../../apps/index';
+import { APPS } from '../../apps/index';
+import { appColumn } from '../../core/report';
 import { funcDrives, parseTask, parseTaskText, pythonSources, SCIENCEBOARD_SNAPSHOT, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 
@@ -9,7 +10,7 @@ const ROOT = path.resolve(__dirname, '../../../data/scienceboard');
 const folders = readdirSync(ROOT).filter((name) => statSync(path.join(ROOT, name)).isDirectory()).sort();
 const raw = (software: string, id: string): Record<string, unknown> => JSON.parse(readFileSync(path.join(ROOT, software, `${id}.json`), 'utf8')) as Record<string, unknown>;
 const ids = (software: string): string[] => readdirSync(path.join(ROOT, software)).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).sort();
-const task = (software: string, id: string): Task => parseTask(raw(software, id), id);
+const task = (software: string, id: string): Task => parseTask(APPS, raw(software, id), id);
 
 describe('every ScienceBoard application\'s tasks', () => {
   it('ships the tasks of the six applications, each app in the registry', () => {
@@ -27,7 +28,7 @@ describe('every ScienceBoard application\'s tasks', () => {
     for (const software of folders) {
       for (const id of ids(software)) {
         const file = raw(software, id);
-        const parsed = parseTaskText(readFileSync(path.join(ROOT, software, `${id}.json`), 'utf8'), id);
+        const parsed = parseTaskText(APPS, readFileSync(path.join(ROOT, software, `${id}.json`), 'utf8'), id);
         assert.equal(parsed.unknown, undefined, `${software}/${id}: ${parsed.unknown?.join('; ')}`);
         // KAlgebra's plot points are kept as the file spells them; their values are the file's numbers.
         const evaluate = parsed.evaluate.map((c) => (c.type === 'eqn' && c.key !== '#SIZE' ? { ...c, key: c.key.map((p) => p.map(Number)) } : c));
@@ -86,30 +87,30 @@ describe('every ScienceBoard application\'s tasks', () => {
   });
 
   it('says which app each func drives, cross-application funcs included', () => {
-    assert.equal(funcDrives('TeXstudio', 'chimerax_open'), 'ChimeraX');
-    assert.equal(funcDrives('ChimeraX', 'open'), 'ChimeraX');
-    assert.equal(funcDrives('GrassGIS', 'layer'), 'GrassGIS');
-    assert.equal(funcDrives('Celestia', 'opt'), undefined);
-    assert.equal(funcDrives('Lean', 'launch'), undefined);
+    assert.equal(funcDrives(APPS, 'TeXstudio', 'chimerax_open'), 'ChimeraX');
+    assert.equal(funcDrives(APPS, 'ChimeraX', 'open'), 'ChimeraX');
+    assert.equal(funcDrives(APPS, 'GrassGIS', 'layer'), 'GrassGIS');
+    assert.equal(funcDrives(APPS, 'Celestia', 'opt'), undefined);
+    assert.equal(funcDrives(APPS, 'Lean', 'launch'), undefined);
   });
 
   it('lists the Python sources ScienceBoard evaluates, by field', () => {
-    assert.deepEqual(pythonSources(task('Celestia', 'A-01')), [
+    assert.deepEqual(pythonSources(APPS, task('Celestia', 'A-01')), [
       { field: 'evaluate[0].key', source: "lambda dump: dump['time']['value']" },
       { field: 'evaluate[0].pred', source: 'lambda key, value: abs(key - value) < 0.1' },
     ]);
     // ChimeraX evaluates a states key only when it is a lambda, and a file value likewise.
-    assert.deepEqual(pythonSources(task('ChimeraX', 'A-01')), []);
-    const d03 = pythonSources(task('ChimeraX', 'D-03'));
+    assert.deepEqual(pythonSources(APPS, task('ChimeraX', 'A-01')), []);
+    const d03 = pythonSources(APPS, task('ChimeraX', 'D-03'));
     assert.deepEqual(d03, [{ field: 'evaluate[3].value', source: "lambda: __import__('datetime').datetime.today().strftime('%Y-%m-%d')" }]);
-    assert.equal(pythonSources(task('Lean', 'A-01')).length, 0);
-    assert.equal(pythonSources(task('KAlgebra', 'A-01')).length, 0);
+    assert.equal(pythonSources(APPS, task('Lean', 'A-01')).length, 0);
+    assert.equal(pythonSources(APPS, task('KAlgebra', 'A-01')).length, 0);
   });
 
   it('names the field of a known check that is broken, and holds Lean tasks to one query ending in "by sorry"', () => {
     const problems = (file: Record<string, unknown>, id: string): string[] => {
       try {
-        parseTask(file, id);
+        parseTask(APPS, file, id);
         return [];
       } catch (err) {
         assert.ok(err instanceof ValidationError);

@@ -5,9 +5,10 @@ import { dedupeInstructions, instructionSimilarity, normaliseInstruction, splitR
 import { hasEvaluators, parseTask, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 import { roundSetsOf } from '../../workflows/training/generalization';
+import { APPS } from '../../apps/index';
 
 const seed = (id: string, initialize: Task['initialize']): Task =>
-  parseTask(
+  parseTask(APPS, 
     {
       type: 'KAlgebra',
       sort: 'VM',
@@ -31,7 +32,7 @@ describe('generated tasks', () => {
   });
 
   it('are runnable tasks with provenance and no checks; a task without checks must be generated', () => {
-    const task = generatedTask({
+    const task = generatedTask(APPS, {
       id: 'G-001',
       software: 'KAlgebra',
       instruction: 'Store 2^10 in variable q.',
@@ -42,15 +43,15 @@ describe('generated tasks', () => {
     assert.equal(task.id, 'G-001');
     assert.equal(task.sort, 'generated');
     assert.equal(hasEvaluators(task), false);
-    assert.deepEqual(parseTask(JSON.parse(JSON.stringify({ ...task, id: undefined })), 'G-001'), task);
+    assert.deepEqual(parseTask(APPS, JSON.parse(JSON.stringify({ ...task, id: undefined })), 'G-001'), task);
     const { generated: _generated, id: _id, ...plain } = task;
-    assert.throws(() => parseTask(plain, 'G-001'), (err: unknown) => {
+    assert.throws(() => parseTask(APPS, plain, 'G-001'), (err: unknown) => {
       assert.ok(err instanceof ValidationError);
       assert.deepEqual(err.problems, ['evaluate: expected at least one check (only generated tasks have none)']);
       return true;
     });
     assert.throws(
-      () => generatedTask({ id: 'G-002', software: 'KAlgebra', instruction: '', maxSteps: 0, start: { initialize: [], snapshot: '', version: '' }, provenance: { set: '../x', seedTaskIds: [], model: 'm', promptVersion: 'p' } }),
+      () => generatedTask(APPS, { id: 'G-002', software: 'KAlgebra', instruction: '', maxSteps: 0, start: { initialize: [], snapshot: '', version: '' }, provenance: { set: '../x', seedTaskIds: [], model: 'm', promptVersion: 'p' } }),
       (err: unknown) => {
         assert.ok(err instanceof ValidationError);
         assert.deepEqual(err.problems.map((p) => p.split(':')[0]), ['steps', 'instruction', 'generated.set', 'generated.seedTaskIds']);

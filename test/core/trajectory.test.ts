@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { parseTrajectoryManifest, stepRecordSchema, TRAJECTORY_SCHEMA, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
+import { stepRecordSchema, TRAJECTORY_SCHEMA, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import { ValidationError } from '../../core/validation';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 
 const step = (index: number, overrides: Partial<StepRecord> = {}): StepRecord => ({
   index,

@@ -8,6 +8,7 @@ import { parseTask, type Task } from '../../core/task';
 import { DesktopError } from '../../activities/desktop/desktop';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { appState, closeTestDesktop, play, processOf, rejectsWith, REPO, testDesktop, texstudioTask } from '../support/desktop';
+import { APPS } from '../../apps/index';
 
 const CONFIG = loadConfig(path.join(REPO, 'temporal.yaml'));
 
@@ -17,7 +18,7 @@ const CONFIG = loadConfig(path.join(REPO, 'temporal.yaml'));
  * it, then the VM's modified KAlgebra is launched with its state server's port). The value to
  * correct is one KAlgebra computes (2^20).
  */
-const CROSS_APP: Task = parseTask(
+const CROSS_APP: Task = parseTask(APPS, 
   {
     type: 'TeXstudio',
     sort: 'VM',

@@ -7,6 +7,7 @@ import { perturbedPlan, referencePlan } from '../../apps/kalgebra/reference';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { parseTask } from '../../core/task';
 import { closeTestDesktop, loadKAlgebraTasks, play, REPO, testDesktop } from '../support/desktop';
+import { APPS } from '../../apps/index';
 
 const TASKS = loadKAlgebraTasks();
 const SCREEN = { width: 1920, height: 1080 };
@@ -15,7 +16,7 @@ const SCREEN = { width: 1920, height: 1080 };
  * ScienceBoard's KAlgebra A-04 (tasks/VM/KAlgebra/A-04.json, not among the 20 shipped tasks),
  * unchanged but for its id: the reference answer is to give up, because no such function exists.
  */
-const A04 = parseTask(
+const A04 = parseTask(APPS, 
   {
     type: 'KAlgebra',
     sort: 'VM',

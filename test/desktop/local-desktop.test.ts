@@ -11,6 +11,7 @@ import { DesktopError } from '../../activities/desktop/desktop';
 import { RenderError } from '../../core/render/keys';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, testDesktop, untilGone, untilStopped } from '../support/desktop';
+import { APPS } from '../../apps/index';
 
 /** Expects `promise` to reject with a DesktopError for `taskId` at `step` whose message matches `message`. */
 async function rejectsAt(promise: Promise<unknown>, taskId: string, step: string, message: RegExp): Promise<DesktopError> {
@@ -147,7 +148,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
 
   it('checks the 2D plot resolution (res) from the checked item of the 2D Graph menu', async () => {
     // ScienceBoard's KAlgebra B-05 (tasks/VM/KAlgebra/B-05.json, not among the 20 shipped tasks), unchanged but for its id.
-    const b05 = parseTask(
+    const b05 = parseTask(APPS, 
       {
         type: 'KAlgebra',
         sort: 'VM',

@@ -35,11 +35,12 @@ import { startKalgebraStateDouble, type KalgebraStateDouble } from '../../apps/k
 import { startOsworldServerDouble, type ExecuteAnswer, type OsworldServerDouble } from '../../doubles/osworld-server';
 import { kalgebraGui } from '../../apps/kalgebra/gui-double';
 import { pngSize, rejectsWith } from '../support/desktop';
+import { APPS } from '../../apps/index';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
 function loadTask(id: string): Task {
-  return parseTaskText(readFileSync(path.join(REPO, 'data', 'scienceboard', 'KAlgebra', `${id}.json`), 'utf8'), id);
+  return parseTaskText(APPS, readFileSync(path.join(REPO, 'data', 'scienceboard', 'KAlgebra', `${id}.json`), 'utf8'), id);
 }
 
 /** TEST DOUBLE of the VM's pyautogui (absent here): every pyautogui command succeeds, or fails as told. */
@@ -590,7 +591,7 @@ describe('OsworldDesktop with TeXstudio tasks against the in-VM server double', 
 
   /** TeXstudio's B-01 with the VM's /home/user/atelier moved into this test's folder, and a stand-in launch. */
   function taskIn(id: string, extra: Task['initialize'] = []): Task {
-    const task = parseTask(JSON.parse(readFileSync(path.join(REPO, 'data', 'scienceboard', 'TeXstudio', `${id}.json`), 'utf8')), id);
+    const task = parseTask(APPS, JSON.parse(readFileSync(path.join(REPO, 'data', 'scienceboard', 'TeXstudio', `${id}.json`), 'utf8')), id);
     const moved = JSON.parse(JSON.stringify(task).replaceAll('/home/user/atelier', dir)) as Task;
     return { ...moved, initialize: [...moved.initialize.filter((s) => s.func === 'touch'), { func: 'launch', command: 'true' }, ...extra] };
   }

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compileErrors, describePredicate, evaluateChecks, MAX_CHECKS, type PredicateCheck } from '../../io/predicates/sandbox';
 import { parseTask, pythonSources, type Evaluator, type Task } from '../../core/task';
+import { APPS } from '../../apps/index';
 
 const ROOT = path.resolve(__dirname, '../../../data/scienceboard');
-const task = (software: string, id: string): Task => parseTask(JSON.parse(readFileSync(path.join(ROOT, software, `${id}.json`), 'utf8')), id);
+const task = (software: string, id: string): Task => parseTask(APPS, JSON.parse(readFileSync(path.join(ROOT, software, `${id}.json`), 'utf8')), id);
 const check = (t: Task, index: number): Evaluator => {
   const c = t.evaluate[index];
   assert.ok(c !== undefined);
@@ -105,7 +106,7 @@ describe('Python predicate sandbox', function () {
       const sources: string[] = [];
       for (const software of ['Celestia', 'ChimeraX', 'GrassGIS']) {
         for (const file of require('node:fs').readdirSync(path.join(ROOT, software)) as string[]) {
-          sources.push(...pythonSources(task(software, file.replace(/\.json$/, ''))).map((s) => s.source));
+          sources.push(...pythonSources(APPS, task(software, file.replace(/\.json$/, ''))).map((s) => s.source));
         }
       }
       assert.ok(sources.length > 100);

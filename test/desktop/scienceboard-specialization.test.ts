@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import { checkpointManifestKey, taskSetManifestKey } from '../../core/keys';
-import { taskSetManifestSchema } from '../../core/task-set';
+import { parseTrajectoryManifest, taskSetManifestSchema } from '../../apps/manifests';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
-import { parseTrajectoryManifest } from '../../core/trajectory';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { columnTitle, type EvaluationReport } from '../../core/report';
 import type { Task } from '../../core/task';
@@ -14,6 +13,7 @@ import { createVmHost, type VmHost } from '../../workers/vm-host';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { startDoubledVm, type DoubledVm } from './scienceboard-vm';
 import { specializationWorkflowId } from '../../workflows/names';
+import { APPS as REGISTRY } from '../../apps/index';
 
 /**
  * CODA's specialization (workflows/training/specialization.ts), one round for each app only a ScienceBoard VM
@@ -160,7 +160,7 @@ describe('specialization on each ScienceBoard VM app (Celestia, ChimeraX, GRASS 
       assert.equal(round.averageAtK, 100);
       const markdown = (await store.get(round.reportKey.replace(/\.json$/, '.md'))).toString('utf8');
       const title = { Celestia: 'Astronomy (Celestia)', ChimeraX: 'Biochemistry (ChimeraX)', GrassGIS: 'GIS (GRASS GIS)', Lean: 'Theorem proving (Lean)' }[software];
-      assert.equal(columnTitle(software), title);
+      assert.equal(columnTitle(REGISTRY, software), title);
       assert.match(markdown, new RegExp(`\\| Planner \\| ${title.replace(/[()]/g, '\\$&')} \\| Overall \\|`));
     });
   }

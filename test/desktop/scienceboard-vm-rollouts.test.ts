@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import type { TaskSetSummary } from '../../activities/tasks/generation';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
-import { parseTrajectoryManifest } from '../../core/trajectory';
-import { taskSetManifestSchema } from '../../core/task-set';
+import { parseTrajectoryManifest, taskSetManifestSchema } from '../../apps/manifests';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
 import type { BatchResult } from '../../workflows/rollout/batch';
 import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop';

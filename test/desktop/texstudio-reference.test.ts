@@ -7,6 +7,7 @@ import { defaultDrivers } from '../../activities/desktop/local/drivers';
 import { probeLocalHost } from '../../activities/desktop/local/host-facts';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { closeTestDesktop, loadTasks, play, REPO, testDesktop } from '../support/desktop';
+import { APPS } from '../../apps/index';
 
 const CONFIG = loadConfig(path.join(REPO, 'temporal.yaml'));
 const TASKS = loadTasks('TeXstudio');
@@ -28,10 +29,10 @@ describe('TeXstudio reference policy on real TeXstudio', function () {
   });
 
   it('replays the 4 tasks local desktops support (probed: apps, programs, TeX files); the 8 others are unsupported, not run', async () => {
-    const facts = await probeLocalHost(CONFIG.localApps, probesOf(TASKS), { drivers: Object.keys(defaultDrivers()) });
+    const facts = await probeLocalHost(CONFIG.localApps, probesOf(APPS, TASKS), { drivers: Object.keys(defaultDrivers()) });
     const local = deploymentCapabilities(CONFIG, facts).filter((c) => c.kind === 'local');
     assert.deepEqual(
-      TASKS.filter((t) => taskSupport(t, local).supported).map((t) => t.id),
+      TASKS.filter((t) => taskSupport(APPS, t, local).supported).map((t) => t.id),
       SUPPORTED.map((t) => t.id),
     );
   });

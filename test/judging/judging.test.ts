@@ -5,7 +5,7 @@ import type { JudgeEvaluationSummary } from '../../activities/judge/evaluation';
 import { JUDGE_EVALUATION_SCHEMA, type JudgeEvaluationReport } from '../../core/judge/evaluation-report';
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
 import { attemptOfManifest, verdictKey } from '../../core/keys';
-import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { type TrajectoryManifest } from '../../core/trajectory';
 import type { BatchResult } from '../../workflows/rollout/batch';
 import type { JudgeRunResult } from '../../workflows/judging/judge';
 import { Registry } from 'prom-client';
@@ -15,6 +15,7 @@ import { JUDGE_BELOW_FLOOR } from '../../workflows/training/judge-check';
 import type { SpecializationProgress } from '../../workflows/training/progress';
 import { startHarness, type Harness } from '../support/harness';
 import { judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId } from '../../workflows/names';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 
 /** A judge double that says the opposite of the evaluators: it approves exactly the failures. */
 const INVERTED = { high: { falsePositive: 1, falseNegative: 1 }, low: { falsePositive: 1, falseNegative: 1 }, unreadable: 0 };

@@ -7,6 +7,7 @@ import { stageTasks } from '../../activities/tasks/library';
 import { startHarness, type Harness } from '../support/harness';
 import { manifestOf, startRollout } from '../support/rollouts';
 import { rolloutWorkflowId } from '../../workflows/names';
+import { APPS } from '../../apps/index';
 
 describe('rollout faults: bad model output, unreachable and refusing endpoints, unrunnable tasks, duplicate starts', function () {
   this.timeout(300_000);
@@ -90,7 +91,7 @@ describe('rollout faults: bad model output, unreachable and refusing endpoints, 
   it('ends at once, naming the software, when no host of the deployment runs the task (no app for it)', async () => {
     h = await startHarness({ name: 'noapp', desktops: 1, displayFrom: 150 });
     await h.startVmHost();
-    const celestia = parseTask(
+    const celestia = parseTask(APPS, 
       {
         type: 'Celestia',
         sort: 'VM',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { parseTrajectoryManifest } from '../../core/trajectory';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';

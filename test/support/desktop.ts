@@ -13,6 +13,7 @@ import { parseTaskText, type Task } from '../../core/task';
 import { createLocalDesktops, type LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { isAlive, processesOf, type TaggedProcess } from '../../io/process';
 import { readKAlgebraState, type RunningKAlgebraState } from '../../apps/kalgebra/local/state';
+import { APPS } from '../../apps/index';
 
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 
@@ -22,7 +23,7 @@ export function loadTasks(software: string): Task[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => parseTaskText(readFileSync(path.join(dir, f), 'utf8'), f.slice(0, -'.json'.length)));
+    .map((f) => parseTaskText(APPS, readFileSync(path.join(dir, f), 'utf8'), f.slice(0, -'.json'.length)));
 }
 
 const taskOf = (software: string, id: string): Task => {

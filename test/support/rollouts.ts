@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
-import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { type TrajectoryManifest } from '../../core/trajectory';
 import type { RolloutResult } from '../../core/rollout-types';
 import type { Harness } from './harness';
 import { isPolling } from '../../infra/worker-process';
 import { rolloutWorkflowId } from '../../workflows/names';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 
 /** Stages KAlgebra tasks in S3 and starts one rollout of `taskId`; returns its handle. */
 export async function startRollout(h: Harness, run: string, taskId: string, attempt = 0) {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DEFAULT_TASK_ROOT, stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import type { ObjectStore } from '../../activities/storage/object-store';
 import { SCIENCEBOARD_VM, taskSupport } from '../../core/requirements';
+import { APPS } from '../../apps/index';
 
 describe('task library', function () {
   this.timeout(120_000);
@@ -50,9 +51,9 @@ describe('task library', function () {
       assert.match(reasons['A-04']?.[0] ?? '', /^task A-04 evaluate\[1\]\.key: the predicate sandbox refuses it: ValueError: names __class__, __subclasses__ are not allowed/);
       const vm = [{ host: 'vm-1', kind: 'osworld' as const, ...SCIENCEBOARD_VM }];
       const a02 = tasks.find((t) => t.id === 'A-02')!;
-      const support = taskSupport(a02, vm);
+      const support = taskSupport(APPS, a02, vm);
       assert.ok(!support.supported && /evaluate\[0\]\.pred/.test(support.reason));
-      assert.equal(taskSupport(tasks.find((t) => t.id === 'A-05')!, vm).supported, true);
+      assert.equal(taskSupport(APPS, tasks.find((t) => t.id === 'A-05')!, vm).supported, true);
     });
 
     it('refuses to stage a task it cannot run', async () => {

@@ -4,13 +4,15 @@ import type { TaskSetSummary } from '../../activities/tasks/generation';
 import { attemptOfManifest, taskSetManifestKey, verdictKey } from '../../core/keys';
 import { parseTask } from '../../core/task';
 import { normaliseInstruction } from '../../core/task-dedupe';
-import { taskSetManifestSchema, type TaskSetManifest } from '../../core/task-set';
+import { type TaskSetManifest } from '../../core/task-set';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { readTask } from '../../doubles/scripted-models/generated-tasks';
 import type { BatchResult } from '../../workflows/rollout/batch';
 import type { JudgeRunResult } from '../../workflows/judging/judge';
 import { startHarness, type Harness } from '../support/harness';
 import { taskGenerationWorkflowId } from '../../workflows/names';
+import { APPS } from '../../apps/index';
+import { taskSetManifestSchema } from '../../apps/manifests';
 
 const EXACT = { high: { falsePositive: 0, falseNegative: 0 }, low: { falsePositive: 0, falseNegative: 0 }, unreadable: 0 };
 
@@ -59,7 +61,7 @@ describe('task generation: a versioned task set from the generator model, run an
     assert.equal(manifest.start.initialize[0]?.func, 'launch');
     assert.equal(new Set(manifest.tasks.map((t) => t.instruction.toLowerCase())).size, 6, 'no two tasks alike');
     for (const entry of manifest.tasks) {
-      const task = parseTask(await h.stack.store.getJson(entry.key), entry.id);
+      const task = parseTask(APPS, await h.stack.store.getJson(entry.key), entry.id);
       assert.equal(task.instruction, entry.instruction);
       assert.deepEqual(task.evaluate, []);
       assert.equal(task.generated?.set, version);

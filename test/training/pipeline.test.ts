@@ -6,8 +6,7 @@ import type { RoundRecord } from '../../workflows/training/contract';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest, checkpointManifestKey, reportSeriesPrefix, taskSetManifestKey, verdictKey } from '../../core/keys';
 import { normaliseInstruction } from '../../core/task-dedupe';
-import { taskSetManifestSchema } from '../../core/task-set';
-import { parseTrajectoryManifest } from '../../core/trajectory';
+import { parseTrajectoryManifest, taskSetManifestSchema } from '../../apps/manifests';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import type { EvaluationReport } from '../../core/report';
 import {

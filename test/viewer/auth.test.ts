@@ -7,6 +7,7 @@ import { ValidationError } from '../../core/validation';
 import { authorized, isLoopback, viewerLogin } from '../../viewer/auth';
 import { startViewer, type Viewer } from '../../viewer/server';
 import { REPO_CONFIG, testStack, type TestStack } from '../stack';
+import { APPS } from '../../apps/index';
 
 const TOKEN = 'viewer-test-token-3f9a1c7e5b';
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -89,7 +90,7 @@ describe('viewer behind its login, on real S3 and Temporal', function () {
     assert.equal(guarded.login.kind, 'token');
     assert.equal(open.login.kind, 'open');
 
-    const report = buildEvaluationReport({
+    const report = buildEvaluationReport(APPS, {
       series,
       run: `auth${stamp}`,
       k: 1,

@@ -18,6 +18,7 @@ import { renderResult, type ResultExtras } from '../../viewer/pages/run-result';
 import { filtersOf } from '../../viewer/pages/runs';
 import { renderTraining, type TrainingView } from '../../viewer/pages/training';
 import { runPageUrl } from '../../viewer/urls';
+import { APPS } from '../../apps/index';
 
 /** The text of every table cell of a page that reads as JSON: what no page may show (a "raw" toggle may, outside cells). */
 export function jsonCells(page: string): string[] {
@@ -148,13 +149,13 @@ describe('viewer: pages without servers', () => {
       const planners = ['base', 'specialist-ChimeraX', 'specialist-KAlgebra', 'generalist'];
       const config = configOf(reportChart(wide(planners)).text, 'report-chart');
       assert.equal(config.type, 'bar');
-      assert.deepEqual(config.data.labels, [...columnOrder(['ChimeraX', 'KAlgebra', 'Celestia']).map(columnTitle), 'Overall']);
+      assert.deepEqual(config.data.labels, [...columnOrder(APPS, ['ChimeraX', 'KAlgebra', 'Celestia']).map((s) => columnTitle(APPS, s)), 'Overall']);
       assert.equal(config.data.labels.at(-1), 'Overall');
       assert.deepEqual(config.data.datasets.map((d) => d.label), planners, 'one legend entry per planner');
       assert.equal(config.data.datasets.reduce((n, d) => n + d.data.length, 0), planners.length * 4, 'a bar place per planner and group');
       assert.equal(config.data.datasets.flatMap((d) => d.data).filter((v) => v === null).length, 2, 'no bar where a planner has no such software');
       const generalist = config.data.datasets[3]!;
-      const order = columnOrder(['ChimeraX', 'KAlgebra', 'Celestia']);
+      const order = columnOrder(APPS, ['ChimeraX', 'KAlgebra', 'Celestia']);
       assert.deepEqual(generalist.data, [...order.map((s) => (9 + ['ChimeraX', 'KAlgebra', 'Celestia'].indexOf(s) + 1) * 2.5), 32.5]);
       assert.deepEqual(generalist.intervals!.at(-1), { lower: 27.5, upper: 37.5 });
       assert.equal(config.data.datasets[1]!.intervals!.filter((w) => w === null).length, 2);
@@ -213,7 +214,7 @@ describe('viewer: pages without servers', () => {
 
   it('shows on an evaluation page the attempts whose app was not running at evaluation, and what a comparison\'s interval is', async () => {
     const records = (planner: string): RunRecord[] => ['A-08', 'D-03'].flatMap((taskId, t) => [0, 1].map((run) => ({ software: 'ChimeraX', taskId, run, success: planner === 'base' ? run === 0 : t === 0, ...(planner === 'base' && run === 1 && t === 1 ? { appNotRunning: true } : {}) })));
-    const built = buildEvaluationReport({ series: 'nightly', run: 'r1', k: 2, createdAt: '2026-11-26T02:00:00.000Z', rows: ['base', 'other'].map((planner) => ({ planner, model: planner, runs: {}, records: records(planner) })), bootstrap: { seed: 1, resamples: 200 } });
+    const built = buildEvaluationReport(APPS, { series: 'nightly', run: 'r1', k: 2, createdAt: '2026-11-26T02:00:00.000Z', rows: ['base', 'other'].map((planner) => ({ planner, model: planner, runs: {}, records: records(planner) })), bootstrap: { seed: 1, resamples: 200 } });
     const key = 'coda/reports/nightly/20261126T020000Z-r1.json';
     const src = { prefix: 'coda', list: async () => [key], json: async () => JSON.parse(JSON.stringify(built)) as unknown, uri: (k: string) => `s3://bucket/${k}` } as unknown as ViewerSources;
     const page = (await seriesPage(src, 'nightly')).text;

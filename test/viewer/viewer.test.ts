@@ -11,13 +11,15 @@ import { percent } from '../../core/metrics';
 import { columnTitle, formatInterval, type EvaluationReport } from '../../core/report';
 import { checkpointManifestKey, manifestKey, reportSeriesPrefix, verdictKey, type AttemptRef } from '../../core/keys';
 import { CHECKPOINT_SCHEMA, checkpointManifestSchema } from '../../core/training';
-import { parseTrajectoryManifest, type TrajectoryManifest } from '../../core/trajectory';
+import { type TrajectoryManifest } from '../../core/trajectory';
 import { SPECIALIZATION_STAGES } from '../../workflows/training/progress';
 import { startViewer, type Viewer } from '../../viewer/server';
 import { startHarness, type Harness } from '../support/harness';
 import { eventually } from '../support/rollouts';
 import { ARTIFACTS, DOC_IMAGES, launchBrowser, type Browser } from './browser';
 import { judgeRunWorkflowId } from '../../workflows/names';
+import { APPS } from '../../apps/index';
+import { parseTrajectoryManifest } from '../../apps/manifests';
 
 /**
  * The viewer in Debian's headless Chromium, on what a real test run produced: two evaluations of
@@ -225,7 +227,7 @@ describe('viewer in a real browser, on real rollouts', function () {
       `(() => { const c = Chart.getChart('report-chart'); return { type: c.config.type, labels: c.data.labels, datasets: c.data.datasets.map((d) => ({ label: d.label, data: d.data, colour: d.backgroundColor, bars: c.getDatasetMeta(c.data.datasets.indexOf(d)).data.length })) }; })()`,
     )) as { type: string; labels: string[]; datasets: Array<{ label: string; data: number[]; colour: string; bars: number }> };
     assert.equal(bars.type, 'bar');
-    assert.deepEqual(bars.labels, [columnTitle('KAlgebra'), 'Overall']);
+    assert.deepEqual(bars.labels, [columnTitle(APPS, 'KAlgebra'), 'Overall']);
     assert.deepEqual(bars.datasets.map((d) => [d.label, d.bars]), [[planner, 2], [`${planner}-again`, 2]], 'a bar per planner in each group');
     assert.deepEqual(bars.datasets.map((d) => d.data), reports[1]!.rows.map((r) => [percent(r.metrics.bySoftware.KAlgebra!.averageAtK), percent(r.metrics.overall.averageAtK)]));
     assert.notEqual(bars.datasets[0]!.colour, bars.datasets[1]!.colour);
@@ -279,7 +281,7 @@ describe('viewer in a real browser, on real rollouts', function () {
         `(() => { const c = Chart.getChart('${id}'); return { labels: c.data.labels, datasets: c.data.datasets.map((d, i) => ({ label: d.label, data: d.data, colour: d.backgroundColor, drawn: c.getDatasetMeta(i).data.length })), legend: c.legend.legendItems.map((l) => l.text) }; })()`,
       ) as Promise<{ labels: string[]; datasets: Array<{ label: string; data: Array<number | null>; colour: string; drawn: number }>; legend: string[] }>;
     const bars = await drawn('report-chart');
-    assert.deepEqual(bars.labels, [columnTitle('KAlgebra'), columnTitle('TeXstudio'), 'Overall']);
+    assert.deepEqual(bars.labels, [columnTitle(APPS, 'KAlgebra'), columnTitle(APPS, 'TeXstudio'), 'Overall']);
     assert.deepEqual(bars.legend, rows, 'one legend entry per planner');
     assert.equal(bars.datasets.reduce((n, d) => n + d.drawn, 0), rows.length * 3, 'a bar per planner and group');
     const latest = reports[2]!;

@@ -8,6 +8,7 @@ import { html, type Html } from '../html';
 import { check, type ViewerSources } from '../sources';
 import { paths } from '../urls';
 import { barChart, chart, keyValues, lineChart, link, plannerColours, table, utc, type Whisker } from './parts';
+import { APPS } from '../../apps/index';
 
 /**
  * Evaluation reports (reports/{series}/{stamp}-{run}.json, core/report.ts): the series there are;
@@ -130,19 +131,19 @@ async function readReport(src: ViewerSources, key: string): Promise<Report> {
 
 function metricTable(report: Report, title: string, pick: (s: z.output<typeof summary>) => number, id: string): Html {
   return html`<h3>${title}@${report.k} (%)</h3>${table(
-    ['planner', ...columnOrder(report.softwares).map(columnTitle), 'Overall'],
-    report.rows.map((row) => [`${row.planner} (${row.model})`, ...columnOrder(report.softwares).map((s) => pct(row.metrics.bySoftware[s] === undefined ? undefined : pick(row.metrics.bySoftware[s]!))), pct(pick(row.metrics.overall))]),
+    ['planner', ...columnOrder(APPS, report.softwares).map((s) => columnTitle(APPS, s)), 'Overall'],
+    report.rows.map((row) => [`${row.planner} (${row.model})`, ...columnOrder(APPS, report.softwares).map((s) => pct(row.metrics.bySoftware[s] === undefined ? undefined : pick(row.metrics.bySoftware[s]!))), pct(pick(row.metrics.overall))]),
     { id },
   )}`;
 }
 
 /** Average@k per planner and column with its interval, and the overall difference with the base when the report has one. */
 function averageTable(report: Report): Html {
-  const columns = columnOrder(report.softwares);
+  const columns = columnOrder(APPS, report.softwares);
   const compared = report.rows.some((row) => row.vsBase !== undefined);
   const withInterval = (s: z.output<typeof summary> | undefined, i: z.output<typeof interval> | undefined): string => `${pct(s?.averageAtK)}${s === undefined || i === undefined ? '' : ` ${formatInterval(i)}`}`;
   return html`<h3>Average@${report.k} (%)${report.uncertainty === undefined ? '' : html` <span class="muted">with its ${report.uncertainty.confidence * 100}% interval</span>`}</h3>${table(
-    ['planner', ...columns.map(columnTitle), 'Overall', ...(compared ? ['vs base (Overall, points)'] : [])],
+    ['planner', ...columns.map((s) => columnTitle(APPS, s)), 'Overall', ...(compared ? ['vs base (Overall, points)'] : [])],
     report.rows.map((row) => [
       `${row.planner} (${row.model})`,
       ...columns.map((s) => withInterval(row.metrics.bySoftware[s], row.averageInterval?.bySoftware[s])),
@@ -160,9 +161,9 @@ const noiseCell = (c: z.output<typeof comparison>): Html => html`<span class="${
 function comparisonTable(report: Report): Html | string {
   const rows = report.rows.filter((row) => row.vsBase !== undefined);
   if (rows.length === 0) return '';
-  const columns = columnOrder(report.softwares);
+  const columns = columnOrder(APPS, report.softwares);
   return html`<h3>Average@${report.k} minus ${report.uncertainty?.base ?? 'base'} (percentage points)</h3>${table(
-    ['planner', ...columns.map(columnTitle), 'Overall'],
+    ['planner', ...columns.map((s) => columnTitle(APPS, s)), 'Overall'],
     rows.map((row) => [row.planner, ...columns.map((s) => (row.vsBase!.bySoftware[s] === undefined ? '–' : noiseCell(row.vsBase!.bySoftware[s]!))), noiseCell(row.vsBase!.overall)]),
     { id: 'base-comparison' },
   )}`;
@@ -172,7 +173,7 @@ function comparisonTable(report: Report): Html | string {
 function uncertaintyNote(report: Report): Html {
   const u = report.uncertainty;
   if (u === undefined) return html`<p class="muted">This report (schema v1) has no intervals.</p>`;
-  const noise = noiseSummary(report);
+  const noise = noiseSummary(APPS, report);
   return html`${noise === undefined ? '' : html`<p id="noise">${noise}</p>`}<p class="muted">${u.confidence * 100}% intervals, bootstrap with seed ${u.seed} and ${u.resamples} resamples (as many sign assignments for the test). ${u.method}.</p>${report.rows.some((row) => row.vsBase !== undefined) ? html`<p class="muted footnote" id="comparison-note">${COMPARISON_NOTE}</p>` : ''}`;
 }
 
@@ -185,8 +186,8 @@ const whisker = (i: z.output<typeof interval> | undefined): Whisker | null => (i
  * intervals (v2 and later). One legend entry per planner, in its page colour.
  */
 export function reportChart(report: Report, colours: ReadonlyMap<string, string> = plannerColours(report.rows.map((r) => r.planner))): Html {
-  const columns = columnOrder(report.softwares);
-  const groups = [...columns.map(columnTitle), 'Overall'];
+  const columns = columnOrder(APPS, report.softwares);
+  const groups = [...columns.map((s) => columnTitle(APPS, s)), 'Overall'];
   const series = report.rows.map((row) => ({
     label: row.planner,
     colour: colours.get(row.planner),

@@ -3,6 +3,7 @@ import type { ReportSummary } from '../../activities/reports/activities';
 import { html, type Html } from '../html';
 import { paths, reportPath } from '../urls';
 import { link, table } from './parts';
+import { APPS } from '../../apps/index';
 
 /**
  * What workflows return, as people read it: a report summary as its table (Average@k with its
@@ -34,10 +35,10 @@ function vsBaseCell(row: ReportSummary['rows'][number]): Html | string {
 
 /** A report summary as its table, and the link to the report's page (its chart, every table, the tasks). */
 export function reportSummaryTable(summary: ReportSummary, id = 'result-report'): Html {
-  const columns = columnOrder(summary.rows.flatMap((row) => Object.keys(row.averageAtK).filter((c) => c !== 'overall')));
+  const columns = columnOrder(APPS, summary.rows.flatMap((row) => Object.keys(row.averageAtK).filter((c) => c !== 'overall')));
   const page = reportPath(summary.key);
   return html`${table(
-    ['planner', ...columns.map((c) => `${columnTitle(c)} Average@k (%)`), 'Overall Average@k (%)', 'Overall Pass@k (%)', 'vs base (Overall, points)'],
+    ['planner', ...columns.map((c) => `${columnTitle(APPS, c)} Average@k (%)`), 'Overall Average@k (%)', 'Overall Pass@k (%)', 'vs base (Overall, points)'],
     summary.rows.map((row) => [row.planner, ...columns.map((c) => averageCell(row, c)), averageCell(row, 'overall'), row.passAtK.overall?.toFixed(2) ?? '–', vsBaseCell(row)]),
     { id },
   )}
@@ -58,11 +59,11 @@ export function isDatasetSummary(value: unknown): value is DatasetSummary {
 
 /** A dataset as its counts, per software, with a link to its rows (`rowsKey`, the manifest's dataKey) and to its manifest. */
 export function datasetCounts(dataset: DatasetSummary, kind: string, rowsKey: string | undefined, id = 'dataset'): Html {
-  const software = columnOrder(Object.keys(dataset.bySoftware));
+  const software = columnOrder(APPS, Object.keys(dataset.bySoftware));
   return html`<p>${dataset.rows} ${kind} rows from ${dataset.trajectories} judged trajectories: ${rowsKey === undefined ? '' : html`${link(paths.object(rowsKey), 'its rows')} · `}${link(paths.object(dataset.key), 'its manifest')}</p>
 ${table(
   ['software', 'trajectories', 'rows'],
-  software.map((s) => [columnTitle(s), dataset.bySoftware[s]!.trajectories, dataset.bySoftware[s]!.rows]),
+  software.map((s) => [columnTitle(APPS, s), dataset.bySoftware[s]!.trajectories, dataset.bySoftware[s]!.rows]),
   { id },
 )}`;
 }

@@ -3,7 +3,7 @@ import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-fi
 import { attemptPrefix, DEFAULT_VERDICT, manifestKey, runPrefix, runSummaryKey, verdictKey, type AttemptRef } from '../../core/keys';
 import { APP_NOT_RUNNING } from '../../core/evaluation';
 import type { MetricsReport } from '../../core/metrics';
-import { trajectoryManifestSchema, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
+import { type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import { notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
 import { actionOverlay } from '../overlay';
@@ -11,6 +11,7 @@ import { check, type ViewerSources } from '../sources';
 import { paths } from '../urls';
 import { badge, duration, keyValues, link, pre, table, utc } from './parts';
 import { rolloutWorkflowId } from '../../workflows/names';
+import { trajectoryManifestSchema } from '../../apps/manifests';
 
 /** The keys of an attempt, or a 404 naming the id that cannot be one. */
 function keysOf(src: ViewerSources, ref: AttemptRef, label: string): { manifest: string; verdict: string } {

@@ -1,6 +1,7 @@
 import type { LocalApp } from '../../../config/schema';
 import { funcDrives, type Task } from '../../../core/task';
 import { commandLine } from '../../../core/task-common';
+import { APPS } from '../../../apps/index';
 
 /** A task's app could not be mapped to a local binary; `step` names the initialize step at fault. */
 export class UnknownAppError extends Error {
@@ -54,5 +55,5 @@ export function localAppsFor(task: Task, apps: readonly LocalApp[]): TaskApps {
  * in a TeXstudio task), else the task's own.
  */
 export function stepSoftware(func: string, task: Task): string {
-  return funcDrives(task.type, func) ?? task.type;
+  return funcDrives(APPS, task.type, func) ?? task.type;
 }

@@ -18,6 +18,7 @@ import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
 import { homePath, runVmCommand } from '../../../io/vm-commands';
 import { X11Display, type Screen } from './x11-display';
+import { APPS } from '../../../apps/index';
 
 export interface LocalDesktopOptions {
   /** Stable within the host, e.g. `local-1/0`. */
@@ -82,7 +83,7 @@ export class LocalDesktop implements Desktop {
     let parsed: Task;
     try {
       const { id, ...raw } = task;
-      parsed = parseTask(raw, id);
+      parsed = parseTask(APPS, raw, id);
     } catch (err) {
       throw fail('validate', err, true);
     }

@@ -5,9 +5,10 @@ import { checkFile, checkInclude, expectedText, firstLatexError, initialText, us
 import { isTeXFileCheck, type TeXFileCheck } from '../../../apps/texstudio/schema';
 import { parseTask, type Evaluator, type Task } from '../../../core/task';
 import { unifiedDiff } from '../../../core/unified-diff';
+import { APPS } from '../../../apps/index';
 
 const DIR = path.resolve(__dirname, '../../../../data/scienceboard/TeXstudio');
-const task = (id: string): Task => parseTask(JSON.parse(readFileSync(path.join(DIR, `${id}.json`), 'utf8')), id);
+const task = (id: string): Task => parseTask(APPS, JSON.parse(readFileSync(path.join(DIR, `${id}.json`), 'utf8')), id);
 const fileCheck = (t: Task): TeXFileCheck => {
   const check = t.evaluate.find(isTeXFileCheck);
   assert.ok(check !== undefined);

@@ -4,12 +4,13 @@ import path from 'node:path';
 import { perturbedPlanFor, POLICY_SOFTWARE, referencePlanFor } from '../../../apps/policies';
 import { perturbedPlan, referencePlan } from '../../../apps/texstudio/reference';
 import { parseTask, type Task } from '../../../core/task';
+import { APPS } from '../../../apps/index';
 
 const DIR = path.resolve(__dirname, '../../../../data/scienceboard/TeXstudio');
 const TASKS: Task[] = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
   .sort()
-  .map((f) => parseTask(JSON.parse(readFileSync(path.join(DIR, f), 'utf8')), f.replace(/\.json$/, '')));
+  .map((f) => parseTask(APPS, JSON.parse(readFileSync(path.join(DIR, f), 'utf8')), f.replace(/\.json$/, '')));
 const task = (id: string): Task => TASKS.find((t) => t.id === id) ?? assert.fail(id);
 const SCREEN = { width: 1920, height: 1080 };
 
