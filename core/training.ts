@@ -179,6 +179,15 @@ export type DatasetManifest = z.output<typeof datasetManifestSchema>;
 
 export const CHECKPOINT_SCHEMA = 'coda.checkpoint/v1';
 
+/** A specialization round's generated task set, and the run its tasks were rolled out (and judged) in, when any was. */
+export const roundTaskSetSchema = z.strictObject({
+  set: z.string().min(1),
+  round: z.number().int().min(1),
+  rollouts: z.string().min(1).optional(),
+});
+
+export type RoundTaskSet = z.output<typeof roundTaskSetSchema>;
+
 /** A trained planner checkpoint in S3 and its lineage: what it grew from and on which data. */
 export const checkpointManifestSchema = z.strictObject({
   schema: z.literal(CHECKPOINT_SCHEMA),
@@ -195,6 +204,11 @@ export const checkpointManifestSchema = z.strictObject({
   sources: datasetManifestSchema.shape.sources,
   /** The training job (a retry resumes it from its last uploaded checkpoint). */
   job: z.string().min(1),
+  /**
+   * The task sets of the specialization rounds behind it, round 1 to its own: a generalization
+   * generates its specialist fresh tasks away from them. Absent on checkpoints of other runs.
+   */
+  taskSets: z.array(roundTaskSetSchema).optional(),
   steps: z.number().int().min(0),
   metrics: z.record(z.string(), z.number()),
   /** LoRA adapter only (served with vLLM's runtime LoRA loading), or full weights. */

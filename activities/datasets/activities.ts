@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
 import { attemptOfManifest, checkpointManifestKey, datasetManifestKey, datasetPrefix, DEFAULT_VERDICT, verdictKey } from '../../core/keys';
-import { checkpointManifestSchema, DATASET_SCHEMA, datasetManifestSchema, grpoRows, sftRows, type DatasetImage, type DatasetManifest } from '../../core/training';
+import { checkpointManifestSchema, DATASET_SCHEMA, datasetManifestSchema, grpoRows, sftRows, type DatasetImage, type DatasetManifest, type RoundTaskSet } from '../../core/training';
 import type { Size } from '../../core/images';
 import { ValidationError } from '../../core/validation';
 import type { TrajectoryManifest } from '../../core/trajectory';
@@ -78,6 +78,11 @@ async function checkpointKey({ store, prefix }: DatasetDeps, name: string): Prom
     checkpointManifestSchema.parse(await store.getJson(key));
     return key;
   });
+}
+
+/** The specialization rounds' task sets a checkpoint records (none for one that records none). */
+async function checkpointTaskSets({ store }: DatasetDeps, checkpointKey: string): Promise<RoundTaskSet[]> {
+  return finalOnBadInput(async () => checkpointManifestSchema.parse(await store.getJson(checkpointKey)).taskSets ?? []);
 }
 
 /** Every trajectory of the request's sources that has a verdict of the source's label. */
@@ -175,6 +180,7 @@ async function buildDataset(deps: DatasetDeps, request: DatasetRequest): Promise
 export function createDatasetActivities(deps: DatasetDeps) {
   return {
     checkpointKey: (name: string) => checkpointKey(deps, name),
+    checkpointTaskSets: (key: string) => checkpointTaskSets(deps, key),
     buildDataset: (request: DatasetRequest) => buildDataset(deps, request),
   };
 }

@@ -221,6 +221,7 @@ async function recordCheckpoint(
     dataset: request.datasetKey,
     sources: trained.sources,
     job: request.job,
+    ...(request.taskSets === undefined ? {} : { taskSets: [...request.taskSets] }),
     steps,
     metrics: trained.metrics,
     lora: inputs.lora,

@@ -1,3 +1,5 @@
+import type { RoundTaskSet } from '../../core/training';
+
 /**
  * What the orchestrator's workflows ask of the GPU side (the `gpu` task queue, workers/gpu.ts):
  * train a planner checkpoint from a dataset in S3, and register a checkpoint with the planner's
@@ -17,6 +19,8 @@ export interface TrainRequest {
   readonly base: { readonly model: string; readonly path: string };
   /** The parent checkpoint's manifest key (lineage), when training continues from one. */
   readonly parent?: string;
+  /** The specialization rounds' task sets behind the new checkpoint, recorded in its manifest (core/training.ts). */
+  readonly taskSets?: readonly RoundTaskSet[];
 }
 
 export interface TrainResult {

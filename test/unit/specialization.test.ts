@@ -91,7 +91,7 @@ const stubs = (real: RealActivities) => ({
     return { key: `datasets/${request.id}`, rows, trajectories: rows, bySoftware: { [SOFTWARE]: { trajectories: rows, rows } }, bytes: { data: 0, images: 0 }, existed: false };
   },
   async train(request: TrainRequest) {
-    scenario.events.add(`train ${request.checkpoint} from ${request.parent ?? 'base'}`);
+    scenario.events.add(`train ${request.checkpoint} from ${request.parent ?? 'base'} recording [${(request.taskSets ?? []).map((e) => `${e.set}/${e.rollouts ?? '-'}`).join(' ')}]`);
     await scenario.duringTraining?.(request);
     scenario.events.add(`trained ${request.checkpoint}`);
     return { checkpointKey: `checkpoints/${request.checkpoint}`, steps: 1, metrics: {} };
@@ -149,7 +149,8 @@ describe('specialization workflow on stub activities', () => {
       'measure 1 on seq-base-eval',
       // Then train from the base on the generated tasks' steps, serve, evaluate beside the base.
       'dataset seq-r1 of seq-r1-gen',
-      'train seq-r1 from base',
+      // The checkpoint records the task sets of its rounds so far, for a generalization to generate away from.
+      'train seq-r1 from base recording [seq-r1/seq-r1-gen]',
       'trained seq-r1',
       'serve checkpoints/seq-r1',
       'batch seq-base-eval by base',
@@ -163,7 +164,7 @@ describe('specialization workflow on stub activities', () => {
       'judge seq-r1-eval',
       'measure 2 on seq-r1-eval',
       'dataset seq-r2 of seq-r1-gen,seq-r2-gen',
-      'train seq-r2 from checkpoints/seq-r1',
+      'train seq-r2 from checkpoints/seq-r1 recording [seq-r1/seq-r1-gen seq-r2/seq-r2-gen]',
       'trained seq-r2',
       'serve checkpoints/seq-r2',
       'batch seq-base-eval by base',
@@ -216,7 +217,11 @@ describe('specialization workflow on stub activities', () => {
     // Round 2's real tasks are the base planner's, rolled out in round 1's collection: not started again
     // (the base batch runs in round 1's collection and in each round's evaluation only).
     assert.equal(once('batch ovl-base-eval').length, 4);
-    assert.deepEqual(once('train '), ['train ovl-r1 from base', 'train ovl-r2 from checkpoints/ovl-r1', 'train ovl-r3 from checkpoints/ovl-r2']);
+    assert.deepEqual(once('train '), [
+      'train ovl-r1 from base recording [ovl-r1/ovl-r1-gen]',
+      'train ovl-r2 from checkpoints/ovl-r1 recording [ovl-r1/ovl-r1-gen ovl-r2/ovl-r2-gen]',
+      'train ovl-r3 from checkpoints/ovl-r2 recording [ovl-r1/ovl-r1-gen ovl-r2/ovl-r2-gen ovl-r3/ovl-r3-gen]',
+    ]);
     // Round 2's collection started while round 1 trained.
     assert.ok(events.indexOf('generate ovl-r2 after [ovl-r1/ovl-r1-gen]') < events.indexOf('trained ovl-r1'));
     assert.ok(events.indexOf('generate ovl-r3 after [ovl-r1/ovl-r1-gen ovl-r2/ovl-r2-gen]') < events.indexOf('trained ovl-r2'));

@@ -1,4 +1,4 @@
-import { ApplicationFailure, executeChild, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, executeChild, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { TaskSetSummary } from '../../activities/tasks/generation';
 import { evaluation, type EvaluationResult } from '../evaluation/evaluation';
 import { failOnBadInput, inputs } from '../inputs';
@@ -24,15 +24,19 @@ import { GENERALIZATION_STAGES, generalizationProgress, type GeneralizationProgr
 import { datasets, gpu } from './rounds';
 
 /**
- * The task sets of the specialization rounds behind a specialist checkpoint `<run>-r<n>` (a round's
- * checkpoint, task set and id share the name): `<run>-r1` … `<run>-r<n>` with the runs their tasks
- * were rolled out in, each used if it exists; none for a checkpoint named otherwise.
+ * Replay only, for generalizations started before the checkpoints recorded their task sets (the
+ * `CARRIED_TASK_SETS` patch): the task sets of the specialization rounds behind a specialist
+ * checkpoint `<run>-r<n>`, guessed from its name (a round's checkpoint, task set and id share the
+ * name), each used if it exists; none for a checkpoint named otherwise.
  */
 export function roundSetsOf(checkpoint: string): Array<{ set: string; round: number; rollouts: string; ifExists: true }> {
   const named = /^(.+)-r([1-9]\d{0,2})$/.exec(checkpoint);
   if (named === null) return [];
   return Array.from({ length: Number(named[2]) }, (_, i) => ({ set: roundId(named[1]!, i + 1), round: i + 1, rollouts: generatedRun(roundId(named[1]!, i + 1)), ifExists: true }));
 }
+
+/** The patch under which a specialist's earlier task sets are read from its checkpoint, not guessed from its name. */
+export const CARRIED_TASK_SETS = 'carried-task-sets';
 
 /** What a generalization's progress query reads: its input once checked, its stage, the software it works on, its counts so far. */
 interface GeneralizationView {
@@ -75,8 +79,8 @@ async function rollOutAndJudge(input: GeneralizationInput, specialists: readonly
   for (const specialist of specialists) {
     view.current = specialist.software;
     const version = generalizationSet(input.run, specialist.software);
-    // Fresh tasks: not those the specialist was trained on in its rounds.
-    const earlier = roundSetsOf(specialist.checkpoint);
+    // Fresh tasks: not those the specialist was trained on in its rounds, as its checkpoint records them.
+    const earlier = patched(CARRIED_TASK_SETS) ? await datasets.checkpointTaskSets(specialist.checkpointKey) : roundSetsOf(specialist.checkpoint);
     const set: TaskSetSummary = await executeChild(taskGeneration, {
       workflowId: taskGenerationWorkflowId(specialist.software, version),
       args: [{ software: specialist.software, version, count: input.tasksPerSoftware, ...(earlier.length === 0 ? {} : { earlier }) }],

@@ -1,6 +1,7 @@
 import { ActivityCancellationType, executeChild, proxyActivities } from '@temporalio/workflow';
 import type { CollectedRound, CurrentPlanner, RoundRecord, SpecializationInput } from './contract';
 import type { JudgeMeasurement } from '../../core/judge/measurement';
+import type { RoundTaskSet } from '../../core/training';
 import { FAILURES } from '../../core/failures';
 import type { DatasetActivities } from '../../activities/datasets/activities';
 import type { TrainingActivities, TrainRequest } from '../../activities/training/contract';
@@ -56,17 +57,24 @@ export const emptyCounts = (): RoundState['counts'] => ({ tasks: 0, rollouts: 0,
  * it is still in this run: the same planner's real-task batch, rolled out and judged there, is
  * not started again (the evaluation in flight starts that batch id too).
  */
+/**
+ * The task sets of a run's rounds and the runs their tasks were rolled out and judged in (a round
+ * whose set kept no task rolled nothing out).
+ */
+export function roundTaskSets(run: string, rounds: ReadonlyArray<{ round: number; sources: readonly string[] }>): RoundTaskSet[] {
+  return rounds.map((e) => {
+    const set = roundId(run, e.round);
+    return { set, round: e.round, ...(e.sources.includes(generatedRun(set)) ? { rollouts: generatedRun(set) } : {}) };
+  });
+}
+
 export async function collectRound(resolved: SpecializationInput, r: number, rollout: CurrentPlanner, earlier: ReadonlyArray<{ round: number; sources: readonly string[] }>, state: RoundState, previous?: CollectedRound): Promise<CollectedRound> {
   const { run, software } = resolved;
   const id = roundId(run, r);
   const counts = state.counts;
   state.stage = 'task-generation';
-  // The earlier rounds' sets and the runs their tasks were rolled out and judged in (a round whose
-  // set kept no task rolled nothing out): the generator is shown them, solved or not, and repeats are dropped.
-  const earlierSets = earlier.map((e) => {
-    const set = roundId(run, e.round);
-    return { set, round: e.round, ...(e.sources.includes(generatedRun(set)) ? { rollouts: generatedRun(set) } : {}) };
-  });
+  // The generator is shown the earlier rounds' sets, solved or not, and repeats are dropped.
+  const earlierSets = roundTaskSets(run, earlier);
   const set: TaskSetSummary = await executeChild(taskGeneration, {
     workflowId: taskGenerationWorkflowId(software, id),
     args: [{ software, version: id, count: resolved.tasksPerRound, ...(earlierSets.length === 0 ? {} : { earlier: earlierSets }) }],
@@ -147,7 +155,9 @@ export async function trainRound(resolved: SpecializationInput, r: number, paren
     skipped = 'the judge approved no new step this round: the planner stays as it was';
   } else {
     state.stage = 'training';
-    const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: resolved.base, ...(parent.checkpointKey === undefined ? {} : { parent: parent.checkpointKey }) };
+    // The checkpoint records the rounds' task sets behind it, for a generalization to generate away from.
+    const taskSets = roundTaskSets(run, [...earlier, { round: r, sources: collected.trainedOn }]);
+    const request: TrainRequest = { job: id, kind: 'grpo', datasetKey: dataset.key, checkpoint: id, base: resolved.base, taskSets, ...(parent.checkpointKey === undefined ? {} : { parent: parent.checkpointKey }) };
     const trained = await gpu(resolved.gpuQueue, resolved.gpuHeartbeatTimeoutSeconds).train(request);
     state.stage = 'serving';
     const served = await gpu(resolved.gpuQueue, resolved.gpuHeartbeatTimeoutSeconds).servePlanner({ checkpointKey: trained.checkpointKey });
