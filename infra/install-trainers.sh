@@ -6,6 +6,7 @@
 #     it (data/mm_plugin.py), which fails on any other torch ("compiled with different CUDA
 #     versions"); an unpinned install takes torch 2.15. test/training/real-llamafactory.test.ts
 #     trains the pipeline's SFT dataset with it.
+#   - OpenRLHF 0.11.2's reward and experience code, and TRL 0.29.1 in .tools/trainers/trl (below).
 # Does nothing when the pinned versions are there. CODA_SKIP_REAL_TRAINERS=1 skips it (and the
 # tests that need it: .mocharc.js leaves them out of the run).
 set -euo pipefail
@@ -46,6 +47,19 @@ if ! installed openrlhf "$OPENRLHF_VERSION"; then
   log "OpenRLHF $OPENRLHF_VERSION (--no-deps) and what its reward and experience code imports"
   pip aiohttp pylatexenc sympy "${TORCH[@]}"
   pip --no-deps "openrlhf==$OPENRLHF_VERSION"
+fi
+
+# --- TRL (GRPO on one GPU node or on CPU: infra/trainers/trl_grpo.py) ---
+# LLaMA-Factory 0.9.5 pins trl<=0.24.0, which predates transformers 5 (its import fails on the
+# transformers LLaMA-Factory brings). TRL 0.29.1 supports transformers 5 and runs on this venv's
+# transformers, accelerate, datasets, peft and torch as they are, so it goes --no-deps into a folder
+# of its own, put first on PYTHONPATH for the GRPO trainer only (training.grpo.env); LLaMA-Factory
+# keeps its 0.24.
+TRL_VERSION="0.29.1"
+TRL_DIR="$VENV/trl"
+if ! PYTHONPATH="$TRL_DIR" "$VENV/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.version('trl') != '$TRL_VERSION')" 2>/dev/null; then
+  log "TRL $TRL_VERSION (--no-deps) into .tools/trainers/trl"
+  pip --no-deps --upgrade --target "$TRL_DIR" "trl==$TRL_VERSION"
 fi
 
 elapsed=$(($(date +%s) - started))
