@@ -182,8 +182,8 @@ export const SFT_WORKER_KEYS = ['model_name_or_path', 'adapter_name_or_path', 's
 
 const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
 
-/** Checks that `args` use only known placeholders and all the required ones. */
-function checkPlaceholders(args: readonly string[], known: Readonly<Record<string, string>>, ctx: z.core.$RefinementCtx, at: PropertyKey[]): void {
+/** Checks that `args` use only known placeholders and all the required ones (all the known ones unless `optional` names some). */
+function checkPlaceholders(args: readonly string[], known: Readonly<Record<string, string>>, ctx: z.core.$RefinementCtx, at: PropertyKey[], optional: readonly string[] = []): void {
   const used = new Set<string>();
   args.forEach((arg, i) => {
     for (const [, name] of arg.matchAll(PLACEHOLDER)) {
@@ -192,7 +192,7 @@ function checkPlaceholders(args: readonly string[], known: Readonly<Record<strin
     }
   });
   for (const [name, what] of Object.entries(known)) {
-    if (!used.has(name)) ctx.addIssue({ code: 'custom', path: at, message: `{${name}} (${what}) is missing` });
+    if (!used.has(name) && !optional.includes(name)) ctx.addIssue({ code: 'custom', path: at, message: `{${name}} (${what}) is missing` });
   }
 }
 
@@ -204,14 +204,26 @@ const trainerEnv = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), z.union([z.string(), z.number(), z.boolean()]).transform(String))
   .default({});
 
+/**
+ * The GRPO trainers the GPU worker runs (docs/real-trainers.md): OpenRLHF's train_ppo_ray for GPU
+ * clusters, or TRL's GRPOTrainer through infra/trainers/trl_grpo.py, which runs on one GPU node or on CPU.
+ */
+export const GRPO_BACKENDS = ['openrlhf', 'trl'] as const;
+
 const grpoTrainer = z
   .strictObject({
+    backend: z.enum(GRPO_BACKENDS, { error: `expected one of ${GRPO_BACKENDS.join(', ')} (the GRPO trainer the command runs)` }).default('openrlhf'),
     program: trainerProgram,
-    /** OpenRLHF's command line; `{name}` placeholders are filled per job (GRPO_PLACEHOLDERS). */
+    /** The trainer's command line; `{name}` placeholders are filled per job (GRPO_PLACEHOLDERS). */
     args: commandArgs,
     env: trainerEnv,
   })
   .superRefine((grpo, ctx) => {
+    if (grpo.backend === 'trl') {
+      // trl_grpo.py always resumes from {checkpoints}; it checks no image limit unless given one.
+      checkPlaceholders(grpo.args, GRPO_PLACEHOLDERS, ctx, ['args'], ['maxImages']);
+      return;
+    }
     checkPlaceholders(grpo.args, GRPO_PLACEHOLDERS, ctx, ['args']);
     // A retry resumes by running the same command again: OpenRLHF loads {checkpoints} only with this flag.
     if (!grpo.args.includes('--ckpt.load_enable')) ctx.addIssue({ code: 'custom', path: ['args'], message: '--ckpt.load_enable is missing: without it a retry starts training over' });

@@ -5,6 +5,7 @@ import { pythonToJson } from './python-literal';
  * - OpenRLHF 0.11 logs `✨ Global step N: {...}` after every training step (ppo_trainer.py, fit): the
  *   step's status dict printed by Python, so single-quoted keys and `nan`, `inf`, `None`, `True`
  *   where JSON has none of them. Ray prefixes the line with the actor's name and pid.
+ *   infra/trainers/trl_grpo.py prints TRL's log of each step the same way (without the sparkles).
  * - LLaMA-Factory 0.9.5 appends one JSON object per logging step to `output_dir/trainer_log.jsonl`
  *   (train/callbacks.py, LogCallback.on_log): `current_steps`, `total_steps`, `loss`, `lr`, `epoch`,
  *   `percentage`, `elapsed_time`, `remaining_time`, and a few optional figures. Its last line is

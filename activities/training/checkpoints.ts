@@ -7,7 +7,7 @@ import type { ObjectStore } from '../storage/object-store';
 /**
  * A job's resumable checkpoints, between the trainer's folder and S3. The trainer writes them
  * where it always does (OpenRLHF: `{ckpt.path}/_actor/global_stepN/` and `_actor/latest`;
- * LLaMA-Factory: `output_dir/checkpoint-N/`); the worker uploads each new complete one under the
+ * LLaMA-Factory and TRL, through transformers' Trainer: `output_dir/checkpoint-N/`); the worker uploads each new complete one under the
  * job's prefix and then writes `latest.json`, the commit marker, so a retry on any GPU worker
  * restores exactly the files of the newest complete upload before running the same command again.
  *
@@ -49,8 +49,8 @@ export const openrlhfCheckpoints: CheckpointLayout = {
   },
 };
 
-/** LLaMA-Factory (HF Trainer): `checkpoint-N/` is complete once its trainer_state.json, written last, exists. */
-export const llamafactoryCheckpoints: CheckpointLayout = {
+/** transformers' Trainer (LLaMA-Factory, TRL): `checkpoint-N/` is complete once its trainer_state.json, written last, exists. */
+export const hfTrainerCheckpoints: CheckpointLayout = {
   latest(root) {
     if (!existsSync(root)) return undefined;
     const steps = readdirSync(root)

@@ -26,8 +26,8 @@ export interface Supervision {
 }
 
 /**
- * Runs the trainer to its end: its progress into the heartbeat (OpenRLHF's Global step lines from
- * its output, LLaMA-Factory's trainer_log.jsonl from its output folder), every new complete
+ * Runs the trainer to its end: its progress into the heartbeat (the Global step lines of OpenRLHF,
+ * and of infra/trainers/trl_grpo.py, from its output, LLaMA-Factory's trainer_log.jsonl from its output folder), every new complete
  * checkpoint to S3 as it appears, and on cancellation its process group stopped before this
  * returns. Its last progress; throws when the trainer fails (exit 2, argparse refusing the command
  * line, is not retried) or was cancelled.
@@ -77,7 +77,7 @@ export async function superviseTrainer(s: Supervision): Promise<TrainerProgress 
     throw s.signal.reason ?? new Error('cancelled');
   }
   if (exit.code !== 0) {
-    const message = `the ${s.kind === 'grpo' ? 'OpenRLHF' : 'LLaMA-Factory'} trainer exited with ${exit.code ?? exit.signal}; last lines of its log:\n${logTail(s.logFile)}`;
+    const message = `the ${s.inputs.trainer} trainer exited with ${exit.code ?? exit.signal}; last lines of its log:\n${logTail(s.logFile)}`;
     throw exit.code === 2 ? ApplicationFailure.nonRetryable(message, FAILURES.trainerFailed) : ApplicationFailure.retryable(message, FAILURES.trainerFailed);
   }
   readTrainerLog();

@@ -8,11 +8,11 @@ import { datasetManifestSchema, parseGrpoLabel, SFT_IMAGE_TOKEN, type DatasetMan
 import { parseOrThrow, ValidationError } from '../../core/validation';
 import { mapLimited } from '../concurrency';
 import type { ObjectStore } from '../storage/object-store';
-import { llamafactoryCheckpoints, openrlhfCheckpoints, type CheckpointLayout } from './checkpoints';
+import { hfTrainerCheckpoints, openrlhfCheckpoints, type CheckpointLayout } from './checkpoints';
 
 /**
  * What a trainer reads, written on the GPU node from a dataset in S3 (core/training.ts):
- * - GRPO, for OpenRLHF: the prompt JSONL with every message content as a list of parts (HF datasets
+ * - GRPO, for OpenRLHF (and TRL, through infra/trainers/trl_grpo.py, which reads the same file): the prompt JSONL with every message content as a list of parts (HF datasets
  *   reads JSON through Arrow, where one field cannot be a string in one row and a list in
  *   another) and absolute image paths (PIL opens them from the trainer's working directory);
  * - SFT, for LLaMA-Factory: the ShareGPT JSON as it is, `dataset_info.json` beside it (columns,
@@ -70,6 +70,8 @@ function checkImages(images: unknown, items: number, dataset: PreparedDataset, w
 }
 
 export interface TrainerInputs {
+  /** The trainer's name, for errors. */
+  readonly trainer: string;
   /** The filled command line. */
   readonly args: string[];
   /** Where the trainer keeps resumable checkpoints, and how it lays them out. */
@@ -100,6 +102,25 @@ const flagValue = (args: readonly string[], flag: string, fallback: number): num
   return value === undefined || Number.isNaN(value) ? fallback : value;
 };
 
+type GrpoOutputs = Pick<TrainerInputs, 'trainer' | 'layout' | 'lora' | 'totalSteps'>;
+
+/** What the worker reads off each GRPO backend's command line: where its checkpoints are, whether it trains a LoRA, its steps. */
+const GRPO_BACKEND_OUTPUTS: Readonly<Record<TrainingConfig['grpo']['backend'], (args: readonly string[], rows: number) => GrpoOutputs>> = {
+  // OpenRLHF takes --rollout.batch_size prompts per global step (default 1024), one episode by default.
+  openrlhf: (args, rows) => ({
+    trainer: 'OpenRLHF',
+    layout: openrlhfCheckpoints,
+    lora: flagValue(args, '--ds.lora.rank', 0) > 0,
+    totalSteps: Math.ceil(rows / flagValue(args, '--rollout.batch_size', 1024)) * flagValue(args, '--train.num_episodes', 1),
+  }),
+  // infra/trainers/trl_grpo.py trains a LoRA only, --prompts-per-step prompts (default 2) a step for --epochs (default 1), unless --max-steps stops it first.
+  trl: (args, rows) => {
+    const epochSteps = Math.ceil(flagValue(args, '--epochs', 1) * Math.ceil(rows / flagValue(args, '--prompts-per-step', 2)));
+    const maxSteps = flagValue(args, '--max-steps', -1);
+    return { trainer: 'TRL', layout: hfTrainerCheckpoints, lora: true, totalSteps: maxSteps > 0 ? maxSteps : epochSteps };
+  },
+};
+
 export function writeGrpoInputs(settings: TrainingConfig['grpo'], dataset: PreparedDataset, folders: JobFolders, model: string, rewardUrl: string): TrainerInputs {
   const rows = rowsOf(dataset).map((raw, i) => {
     const where = `${dataset.manifest.dataKey} row ${i}`;
@@ -122,9 +143,7 @@ export function writeGrpoInputs(settings: TrainingConfig['grpo'], dataset: Prepa
     checkpoints: folders.checkpoints,
     output: folders.output,
   });
-  // OpenRLHF takes --rollout.batch_size prompts per global step (default 1024), one episode by default.
-  const steps = Math.ceil(rows.length / flagValue(args, '--rollout.batch_size', 1024)) * flagValue(args, '--train.num_episodes', 1);
-  return { args, checkpointRoot: folders.checkpoints, layout: openrlhfCheckpoints, outputDir: folders.output, outputSkip: () => false, lora: flagValue(args, '--ds.lora.rank', 0) > 0, totalSteps: steps };
+  return { args, checkpointRoot: folders.checkpoints, outputDir: folders.output, outputSkip: () => false, ...GRPO_BACKEND_OUTPUTS[settings.backend](args, rows.length) };
 }
 
 export const SFT_DATASET_NAME = 'coda_sft';
@@ -172,7 +191,8 @@ export function writeSftInputs(settings: TrainingConfig['sft'], dataset: Prepare
   return {
     args: fill(settings.args, { config }),
     checkpointRoot: folders.output,
-    layout: llamafactoryCheckpoints,
+    trainer: 'LLaMA-Factory',
+    layout: hfTrainerCheckpoints,
     outputDir: folders.output,
     outputSkip: (relative) => /^checkpoint-\d+$/.test(relative.split(path.sep)[0] ?? ''),
     // LLaMA-Factory's default finetuning_type is lora.

@@ -211,6 +211,15 @@ describe('temporal.yaml loading', () => {
     ]);
   });
 
+  it('selects the GRPO backend: OpenRLHF unless training.grpo.backend names TRL, whose command line needs no --ckpt.load_enable; anything else is named', () => {
+    assert.equal(loadConfig(REPO_CONFIG, {}).training.grpo.backend, 'openrlhf');
+    const trlArgs = ['infra/trainers/trl_grpo.py', '--model', '{model}', '--prompts', '{prompts}', '--reward-url', '{rewardUrl}', '--checkpoints', '{checkpoints}', '--output', '{output}'];
+    const trl = parseConfig(edited((d) => (d.training.grpo = { backend: 'trl', program: 'python3', args: trlArgs })), '/deploy/temporal.yaml', {});
+    assert.deepEqual([trl.training.grpo.backend, trl.training.grpo.args], ['trl', trlArgs]);
+    assert.deepEqual(problemsOf(edited((d) => (d.training.grpo = { backend: 'trl', program: 'python3', args: trlArgs.slice(0, -2) }))), ['training.grpo.args: {output} (the folder of the final model) is missing']);
+    assert.deepEqual(problemsOf(edited((d) => (d.training.grpo.backend = 'verl'))), ['training.grpo.backend: expected one of openrlhf, trl (the GRPO trainer the command runs)']);
+  });
+
   it('reports YAML syntax errors and unreadable files', () => {
     const problems = problemsOf('temporal:\n  address: [unclosed\n');
     assert.match(problems[0] ?? '', /^YAML syntax: /);
