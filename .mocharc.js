@@ -1,4 +1,4 @@
-// The real-trainer tests (test/**/real-*.test.ts: LLaMA-Factory and OpenRLHF's own code on CPU, from
+// The real-trainer tests (test/**/real-*.test.ts: LLaMA-Factory, TRL and OpenRLHF's own code on CPU, from
 // .tools/trainers) are left out of the run, not skipped, when CODA_SKIP_REAL_TRAINERS=1, so a
 // local run without them never reports them as passing (docs/real-trainers.md).
 module.exports = {

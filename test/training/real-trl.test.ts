@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { rewardServiceMetrics, trainerMetrics, type RewardServiceMetrics } from '../../activities/metrics';
+import { uploadedStep } from '../../activities/training/checkpoints';
+import type { TrainRequest, TrainResult } from '../../activities/training/contract';
+import type { LoadedConfig } from '../../config/load';
+import { checkpointManifestKey, trainingJobPrefix } from '../../core/keys';
+import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
+import { createGpuWorker, type GpuWorker } from '../../workers/gpu';
+import { setFlag, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
+
+/** The repository's root from build/test/training. */
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+/** infra/install-trainers.sh's venv, and TRL 0.29.1 in its own folder there. */
+const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
+const TRL = path.join(ROOT, '.tools', 'trainers', 'trl');
+const PROGRAM = path.join(ROOT, 'infra', 'trainers', 'trl_grpo.py');
+/** A small planner box (a lab's models.planner.image), so a step takes about a second on CPU. */
+const BOX = { width: 320, height: 180 };
+const GENERATIONS = 2;
+
+/** The request scoring's counts: requests by outcome, samples scored, samples answered 0 by reason. */
+async function counts(m: RewardServiceMetrics): Promise<{ requests: Record<string, number>; samples: number; failures: Record<string, number> }> {
+  const requests = Object.fromEntries((await m.requests.get()).values.map((v) => [String(v.labels.outcome), v.value]));
+  const samples = (await m.rewards.get()).values.find((v) => v.metricName === 'coda_reward_sample_reward_count')?.value ?? 0;
+  const failures = Object.fromEntries((await m.failures.get()).values.map((v) => [String(v.labels.reason), v.value]));
+  return { requests, samples, failures };
+}
+
+/** The tensor names of a .safetensors file (its header: 8 bytes of length, then JSON). */
+function tensorNames(file: Buffer): string[] {
+  const length = Number(file.readBigUInt64LE(0));
+  return Object.keys(JSON.parse(file.subarray(8, 8 + length).toString('utf8')) as Record<string, unknown>).filter((k) => k !== '__metadata__');
+}
+
+/**
+ * The real TRL 0.29.1 GRPOTrainer (infra/install-trainers.sh, CPU) run by a GPU worker as a lab
+ * with one GPU node, or none, runs it: training.grpo.backend trl and infra/trainers/trl_grpo.py's
+ * command line, on the GRPO dataset the pipeline's code built from recorded trajectories, the tiny
+ * Qwen2.5-VL made here from a seed (infra/trainers/tiny_qwen2_5_vl.py, nothing downloaded), every
+ * sample scored by the worker's reward service. Then the job is run again as after a crash between
+ * the trainer's end and the manifest's write, by a worker allowed one more step: it resumes from the
+ * uploaded checkpoint. CODA_SKIP_REAL_TRAINERS=1 leaves this file out of the run (.mocharc.js).
+ */
+describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by the reward service, a LoRA checkpoint, resumed (real Temporal and MinIO)", function () {
+  this.timeout(600_000);
+  let g: GpuHarness;
+  let scratch: string;
+  let model: string;
+  let worker: { gpu: GpuWorker; running: Promise<void> } | undefined;
+  const job = `realtrl-${Date.now()}`;
+  let request: TrainRequest;
+
+  /** An in-process GPU worker whose trainer stops after `steps` steps, with its reward service's counts. */
+  const startWorker = async (steps: number): Promise<RewardServiceMetrics> => {
+    const config: LoadedConfig = structuredClone(g.h.config);
+    setFlag(config.training.grpo.args, '--max-steps', String(steps));
+    const rewards = rewardServiceMetrics();
+    const gpu = await createGpuWorker({ config, connection: g.h.stack.connection, env: g.h.env, metrics: { trainer: trainerMetrics(), rewards } });
+    worker = { gpu, running: gpu.run() };
+    return rewards;
+  };
+  const stopWorker = async (): Promise<void> => {
+    worker?.gpu.shutdown();
+    await worker?.running;
+    worker = undefined;
+  };
+
+  before(async () => {
+    assert.ok(existsSync(path.join(TRL, 'trl')), `${TRL} is missing: run bash infra/install-trainers.sh`);
+    scratch = mkdtempSync(path.join(tmpdir(), 'coda-realtrl-'));
+    model = path.join(scratch, 'tiny-qwen2.5-vl');
+    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py'), model], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: 'pipe' });
+    g = await startGpuHarness({
+      name: 'realtrl',
+      displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 640),
+      edit: (doc) => {
+        const training = doc.training as Record<string, any>;
+        training.basePlanner.path = model;
+        (doc.models as Record<string, any>).planner.image = BOX;
+        // What a lab without GPUs sets: TRL on the CPU, a small adapter and group, a checkpoint per step.
+        training.grpo = {
+          backend: 'trl',
+          program: `${PYTHON} ${PROGRAM}`,
+          args: ['--model', '{model}', '--prompts', '{prompts}', '--max-images', '{maxImages}', '--reward-url', '{rewardUrl}', '--checkpoints', '{checkpoints}', '--output', '{output}',
+            '--cpu', '--seed', '7', '--num-generations', GENERATIONS, '--prompts-per-step', 1, '--max-completion-length', 12, '--lora-rank', 4, '--lora-alpha', 8, '--save-steps', 1],
+          env: { PYTHONPATH: TRL, HF_HUB_OFFLINE: '1', CUDA_VISIBLE_DEVICES: '' },
+        };
+      },
+    });
+    request = { job, kind: 'grpo', datasetKey: g.grpoDataset, checkpoint: `specialist-${job}`, base: { model: 'tiny-qwen2.5-vl', path: model } };
+  });
+  afterEach(stopWorker);
+  after(async () => {
+    await g?.stop();
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('trains 2 steps: every sampled completion scored by the reward service as OpenRLHF asks, the LoRA adapter and its checkpoints where the pipeline takes them', async () => {
+    const rewards = await startWorker(2);
+    const result = (await (await g.startTraining(request)).result()) as TrainResult;
+    const { store } = g.h.stack;
+    assert.ok(datasetManifestSchema.parse(await store.getJson(g.grpoDataset)).rows >= 2, 'the dataset has the prompts of two steps');
+    assert.equal(result.steps, 2);
+    assert.equal(typeof result.metrics.reward, 'number', `TRL's reward mean in the progress: ${JSON.stringify(result.metrics)}`);
+    // One POST per sample, each the protocol (no 400), each query beginning with its templated prompt and each label a rollout's (no bad_query, bad_label).
+    const seen = await counts(rewards);
+    assert.equal(seen.samples, 2 * GENERATIONS, `every completion of 2 steps of one prompt and ${GENERATIONS} samples: ${JSON.stringify(seen)}`);
+    assert.equal(Object.values(seen.requests).reduce((a, b) => a + b, 0), seen.samples, 'one sample a request');
+    assert.deepEqual(Object.keys(seen.requests).filter((o) => o !== 'ok' && o !== 'zero'), [], JSON.stringify(seen.requests));
+    for (const reason of ['bad_query', 'bad_label', 'internal_error']) assert.equal(seen.failures[reason] ?? 0, 0, `${reason}: ${JSON.stringify(seen.failures)}`);
+
+    const jobPrefix = trainingJobPrefix(g.h.config.storage.prefix, job);
+    assert.equal(await uploadedStep(store, jobPrefix), 2, "the last checkpoint-N uploaded, where a retry's restore finds it");
+    const manifest = checkpointManifestSchema.parse(await store.getJson(result.checkpointKey));
+    assert.deepEqual({ kind: manifest.kind, steps: manifest.steps, lora: manifest.lora, double: manifest.double }, { kind: 'grpo', steps: 2, lora: true, double: false });
+    const files = (await store.list(`${manifest.filesPrefix}/`)).map((f) => f.slice(manifest.filesPrefix.length + 1));
+    for (const file of ['adapter_config.json', 'adapter_model.safetensors']) assert.ok(files.includes(file), `${file} in ${files.join(', ')}`);
+    const adapter = JSON.parse((await store.get(`${manifest.filesPrefix}/adapter_config.json`)).toString()) as { base_model_name_or_path: string; r: number };
+    assert.deepEqual({ base: adapter.base_model_name_or_path, r: adapter.r }, { base: model, r: 4 });
+    const tensors = tensorNames(await store.get(`${manifest.filesPrefix}/adapter_model.safetensors`));
+    assert.ok(tensors.length > 0 && tensors.every((t) => t.includes('language_model') && t.includes('lora_')), `only LoRA weights of the language model: ${tensors.slice(0, 5).join(', ')}`);
+    const log = (await store.get(`${jobPrefix}/logs/attempt-1.log`)).toString();
+    assert.match(log, /trl_grpo\.py --model /);
+    assert.match(log, /Global step 2: \{/);
+  });
+
+  it('run again after the checkpoint manifest was lost, with one more step allowed: resumes from the uploaded checkpoint and trains only step 3', async () => {
+    const { store } = g.h.stack;
+    await store.delete(checkpointManifestKey(g.h.config.storage.prefix, request.checkpoint));
+    const rewards = await startWorker(3);
+    const result = (await (await g.startTraining(request)).result()) as TrainResult;
+    assert.deepEqual({ steps: result.steps, resumedFromStep: result.resumedFromStep }, { steps: 3, resumedFromStep: 2 });
+    assert.equal((await counts(rewards)).samples, GENERATIONS, "only step 3's completions were scored");
+    const log = (await store.get(`${trainingJobPrefix(g.h.config.storage.prefix, job)}/logs/attempt-1.log`)).toString();
+    assert.match(log, /resuming from .*checkpoint-2/);
+    assert.match(log, /Global step 3: \{/);
+    assert.doesNotMatch(log, /Global step [12]: /, 'steps 1 and 2 were not trained again');
+  });
+});
