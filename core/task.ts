@@ -32,10 +32,6 @@ export type InitializeStep = z.output<ValueOf<typeof commonFuncs>> | { [K in App
 /** Every check of every app, each shaped as its app defines it (TeXstudio's and ChimeraX's `file` differ). */
 export type Evaluator = z.output<ValueOf<typeof commonChecks>> | { [K in App['software']]: CheckOf<Extract<App, { software: K }>> }[App['software']];
 
-/** The funcs of one app's tasks (common ones included) and its checks. */
-export type StepOfApp<S extends App['software']> = z.output<ValueOf<typeof commonFuncs>> | StepOf<Extract<App, { software: S }>>;
-export type CheckOfApp<S extends App['software']> = z.output<ValueOf<typeof commonChecks>> | CheckOf<Extract<App, { software: S }>>;
-
 /** The app whose task files have `type` = `software`, among `apps`. */
 const appOf = (apps: readonly AppSchema[], software: string): AppSchema | undefined => apps.find((app) => app.software === software);
 
