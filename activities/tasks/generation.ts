@@ -5,6 +5,7 @@ import { attemptOfManifest, runPrefix, taskSetManifestKey, taskSetReplyKey, task
 import { buildTaskGeneratorMessages, readTaskGeneratorReply, solved, TASK_GENERATOR_PROMPT_VERSION, type EarlierTask } from '../../core/prompts/task-generator';
 import { dedupeInstructions, splitRepeats, type Duplicate, type KnownInstruction } from '../../core/task-dedupe';
 import { TASK_SET_SCHEMA, type TaskSetManifest } from '../../core/task-set';
+import type { RoundTaskSet } from '../../core/training';
 import { ValidationError } from '../../core/validation';
 import type { ModelGateway } from '../models/gateway';
 import type { ObjectStore } from '../storage/object-store';
@@ -12,13 +13,8 @@ import type { TaskLibrary } from './library';
 import { APPS } from '../../apps/index';
 import { taskSetManifestSchema } from '../../apps/manifests';
 
-/** A task set of an earlier round: its version, its round, the run its tasks were rolled out (and judged) in; skipped when absent if `ifExists`. */
-export interface EarlierTaskSet {
-  readonly set: string;
-  readonly round: number;
-  readonly rollouts?: string;
-  readonly ifExists?: boolean;
-}
+/** A task set of an earlier round (core/training.ts RoundTaskSet); skipped when absent if `ifExists`. */
+export type EarlierTaskSet = RoundTaskSet & { readonly ifExists?: boolean };
 
 /** What to generate: the task generation workflow's checked input, its settings from temporal.yaml's taskGeneration. */
 export interface TaskSetRequest {
