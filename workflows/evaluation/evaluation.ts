@@ -6,6 +6,7 @@ import { rolloutBatch, type BatchResult } from '../rollout/batch';
 import { failOnBadInput, inputs } from '../inputs';
 import { batchWorkflowId, evaluationRowRun } from '../names';
 import { tagWorkflow } from '../search-attributes';
+import { STORAGE_ACTIVITY_RETRY } from '../retry';
 
 export interface EvaluationProgress {
   readonly run: string;
@@ -26,7 +27,7 @@ export const evaluationProgress = defineQuery<EvaluationProgress>('progress');
 
 const reports = proxyActivities<ReportActivities>({
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  retry: STORAGE_ACTIVITY_RETRY,
 });
 
 /**

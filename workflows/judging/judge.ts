@@ -20,6 +20,7 @@ import { describeError } from '../failures';
 import { failOnBadInput, inputs } from '../inputs';
 import { judgeRunWorkflowId, judgeWorkflowId } from '../names';
 import { tagWorkflow } from '../search-attributes';
+import { STORAGE_ACTIVITY_RETRY } from '../retry';
 
 /** A judge endpoint that stayed down (or refused) through every retry of a vote. */
 export const JUDGE_UNAVAILABLE = 'JudgeUnavailable';
@@ -126,7 +127,7 @@ export const judgeRunProgress = defineQuery<JudgeRunProgress>('progress');
 
 const listing = proxyActivities<JudgeActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  retry: STORAGE_ACTIVITY_RETRY,
 });
 
 const runs = proxyActivities<RunActivities>({
@@ -230,7 +231,7 @@ export const judgeEvaluationProgress = defineQuery<JudgeEvaluationProgress>('pro
 
 const summarizing = proxyActivities<JudgeEvaluationActivities>({
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  retry: STORAGE_ACTIVITY_RETRY,
 });
 
 /**

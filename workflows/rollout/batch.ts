@@ -19,6 +19,7 @@ import { rolloutWorkflowId } from '../names';
 import { rollout } from './rollout';
 import type { RolloutResult, TaskEntry } from '../../core/rollout-types';
 import { tagWorkflow } from '../search-attributes';
+import { STORAGE_ACTIVITY_RETRY } from '../retry';
 
 export type { BatchInput, BatchTotals } from './contract';
 
@@ -48,7 +49,7 @@ export const batchProgress = defineQuery<BatchProgress>('progress');
 
 const orchestrator = proxyActivities<TaskActivities & TrajectoryActivities>({
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [FAILURES.validation] },
+  retry: { ...STORAGE_ACTIVITY_RETRY, nonRetryableErrorTypes: [FAILURES.validation] },
 });
 
 /** Run activities: awaiting an existing rollout can take as long as the rollout. */

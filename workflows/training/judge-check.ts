@@ -4,6 +4,7 @@ import type { JudgeMeasurement } from '../../core/judge/measurement';
 import { belowPrecisionFloor } from '../../core/judge/calibration';
 import type { JudgeEvaluationActivities } from '../../activities/judge/evaluation';
 import { evaluationRun, specialistRow } from '../names';
+import { STORAGE_ACTIVITY_RETRY } from '../retry';
 
 /**
  * The judge measured every specialization round (CODA's reward rests on it): the round has the
@@ -50,7 +51,7 @@ export const realTaskBatch = (input: SpecializationInput, planner: CurrentPlanne
 
 const measuring = proxyActivities<JudgeEvaluationActivities>({
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+  retry: STORAGE_ACTIVITY_RETRY,
 });
 
 /** The judge's precision and recall on the judged real-task batch (and its Prometheus gauges). */
