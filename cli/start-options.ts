@@ -144,7 +144,8 @@ const trajectory: Reader = (value, _flag, ctx) => manifestKeyOf(ctx.config, text
 /** A flag that sets its field to true when given. */
 const on: Reader = () => true;
 
-const SOFTWARE_HELP = 'e.g. KAlgebra';
+/** `--software <name>`, required, checked against the task library: the same row in every kind that takes one software. */
+const SOFTWARE_OPTION = { flags: '--software <name>', help: 'e.g. KAlgebra', field: 'software', read: software, required: true } as const;
 const LABEL_HELP = 'write verdicts/<label>.json instead of verdict.json';
 
 /** A kind whose options are typed by its workflow's request. */
@@ -156,7 +157,7 @@ export const START_KINDS = {
     workflowType: 'rolloutBatch',
     description: 'rollouts of a task set: tasks x attempts',
     options: [
-      { flags: '--software <name>', help: SOFTWARE_HELP, field: 'software', read: software, required: true },
+      SOFTWARE_OPTION,
       { flags: '--attempts <k>', help: 'attempts per task', field: 'attempts', read: integer, shownDefault: '1' },
       { flags: '--tasks <ids>', help: 'comma-separated task ids (default: all)', field: 'taskIds', read: list },
       { flags: '--task-set <version>', help: 'a generated task set instead of the real tasks', field: 'taskSet' },
@@ -174,7 +175,7 @@ export const START_KINDS = {
     workflowType: 'specialization',
     description: 'specialize a planner on one software: rounds of task generation, rollouts, judging, GRPO training, evaluation',
     options: [
-      { flags: '--software <name>', help: SOFTWARE_HELP, field: 'software', read: software, required: true },
+      SOFTWARE_OPTION,
       { flags: '--rounds <n>', help: 'rounds (default: specialization.rounds)', field: 'rounds', read: integer },
       { flags: '--tasks-per-round <n>', help: 'generated tasks per round', field: 'tasksPerRound', read: integer },
       { flags: '--attempts <k>', help: 'rollouts per task per round', field: 'attempts', read: integer },
@@ -234,7 +235,7 @@ export const START_KINDS = {
     workflowType: 'taskGeneration',
     description: 'a versioned task set written by the task-generator model',
     options: [
-      { flags: '--software <name>', help: SOFTWARE_HELP, field: 'software', read: software, required: true },
+      SOFTWARE_OPTION,
       { flags: '--count <n>', help: 'most tasks to keep (default: taskGeneration.maxTasks)', field: 'count', read: integer },
       { flags: '--version <id>', help: 'the set version (default: v-<time>)', field: 'version' },
       { flags: '--seeds <ids>', help: 'comma-separated seed task ids (default: all)', field: 'seedTaskIds', read: list },
@@ -262,7 +263,7 @@ export const START_KINDS = {
     description: 'judge every trajectory of a run',
     options: [
       { flags: '--run <id>', help: 'the run', field: 'run', required: true },
-      { flags: '--software <name>', help: SOFTWARE_HELP, field: 'software', read: software, required: true },
+      SOFTWARE_OPTION,
       { flags: '--label <label>', help: LABEL_HELP, field: 'label' },
       { flags: '--concurrency <n>', help: 'trajectories judged at once', field: 'concurrency', read: integer },
     ],
@@ -276,7 +277,7 @@ export const START_KINDS = {
     description: "compare judge strategies on a run's labelled trajectories; prints precision and recall (the paper's table 2)",
     options: [
       { flags: '--run <id>', help: 'the rollouts to judge (their evaluators give the truth)', field: 'run', required: true },
-      { flags: '--software <name>', help: SOFTWARE_HELP, field: 'software', read: software, required: true },
+      SOFTWARE_OPTION,
       { flags: '--strategies <labels>', help: 'comma-separated labels of judging.strategies (default: all)', field: 'strategies', read: list },
       { flags: '--id <id>', help: 'the comparison id (default: je-<time>)', field: 'id' },
     ],
