@@ -102,8 +102,9 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it("answers the planner's prompt of a recorded step through the gateway: n samples, both screenshots read at the size sent; a presigned MinIO URL is refused", async () => {
-    ensureServer();
+  it("answers the planner's prompt of a recorded step through the gateway: n samples, both screenshots read at the size sent, seeded at start; a presigned MinIO URL is refused", async () => {
+    const start = (seed: number): string => launch('start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(seed));
+    start(runSeed());
     assert.deepEqual(await listed(), [BASE]);
     const t = g.trajectories[0]!;
     const messages = plannerMessagesAt(t.manifest, 2);
@@ -120,6 +121,13 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     await assert.rejects(gateway({ imageTransport: 'url' }).complete('planner', messages, options), (err: Error) =>
       err instanceof ModelRequestError && err.status === 400 && err.message.includes('Invalid URL: 403: Access to private or reserved IP addresses is not allowed.'),
     );
+    // The request's seed is dropped; the server's sampling was seeded at start with the run seed.
+    const again = await gateway().complete('planner', messages, options);
+    assert.notDeepEqual(again.texts, served.texts, 'the same request, seed included, sent again draws anew');
+    start(runSeed() + 1);
+    assert.notDeepEqual((await gateway().complete('planner', messages, options)).texts, served.texts, 'restarted with another seed, the first request draws otherwise');
+    start(runSeed());
+    assert.deepEqual((await gateway().complete('planner', messages, options)).texts, served.texts, 'restarted with the same seed, the same first request draws the same samples');
   });
 
   it('refuses bad requests as recorded; the model-server double answers what the gateway reads the same way', async () => {
@@ -135,6 +143,9 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     assert.deepEqual(await post({ model: BASE, messages: [user([{ type: 'image_url', image_url: { url: notPng } }])] }), { status: 500, body: 'Internal Server Error' });
     const unknownPart = await post({ model: BASE, messages: [user([{ type: 'video', video: 'x' }])] });
     assert.equal(unknownPart.status, 422, unknownPart.body);
+    const greedyPair = await post({ model: BASE, messages: [user('hi')], n: 2, temperature: 0, max_tokens: 6 });
+    const [first, second] = (JSON.parse(greedyPair.body) as { choices: Array<{ message: { content: string } }> }).choices.map((c) => c.message.content);
+    assert.notEqual(first, second, 'n > 1 samples (at temperature 1) even when temperature 0 is asked');
     const otherName = await post({ model: 'not-served', messages: [user('hi')], max_tokens: 2 });
     assert.equal(otherName.status, 200, 'a name it does not serve is answered by the model it serves');
     assert.equal((JSON.parse(otherName.body) as { model: string }).model, 'not-served');
