@@ -85,16 +85,24 @@ def stop(state_dir, grace):
     except FileNotFoundError:
         return
     if not gone(pid) and ours(pid):
-        os.killpg(pid, signal.SIGTERM)
+        signal_group(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while not gone(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         if not gone(pid):
-            os.killpg(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
             while not gone(pid):
                 time.sleep(0.1)
         print(f"stopped the server of {state_dir} (pid {pid})", file=sys.stderr)
     os.remove(pid_file)
+
+
+def signal_group(pid, number):
+    """Signals the server's process group (its session, so every child it made); one that has just exited is left alone."""
+    try:
+        os.killpg(pid, number)
+    except ProcessLookupError:
+        pass
 
 
 def served_names(host, port, key):
