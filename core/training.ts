@@ -18,10 +18,10 @@ import { formatIssues } from './validation';
  *
  * SFT (generalization, LLaMA-Factory's ShareGPT format): one row per positive step — the same
  * conversation with the planner's own reply as the last assistant turn (the only one trained:
- * the trainer's YAML sets `mask_history`), one `<image>` per image. ShareGPT alternates user and
- * assistant, so consecutive user messages go in one turn joined by the chat template's own turn
- * break; with content parts joined by nothing, as the Qwen2-VL chat template joins them, a row
- * renders through LLaMA-Factory's `qwen2_vl` template to the very text the planner is served.
+ * the trainer's YAML sets `mask_history`), one `<image>` per image. The planner's prompt already
+ * alternates user and assistant, as ShareGPT does; with content parts joined by nothing, as the
+ * Qwen2-VL chat template joins them, a row renders through LLaMA-Factory's `qwen2_vl` template to
+ * the very text the planner is served.
  *
  * Both take the screenshots the planner is served: each one's variant for the planner's box
  * (models.planner.image, core/images.ts), so one planner sees one image size in serving and in
@@ -118,12 +118,6 @@ function promptOf(messages: readonly ChatMessage[], view: PlannerView): { prompt
   return { prompt, images };
 }
 
-/**
- * Between two messages of one role inside one ShareGPT turn: the end of the first and the start
- * of the second, as the Qwen2-VL chat template writes every message (`<|im_start|>role\n...<|im_end|>\n`).
- */
-export const sftTurnBreak = (role: ChatMessage['role']): string => `<|im_end|>\n<|im_start|>${role}\n`;
-
 /** The steps of `positiveSteps` that can be training rows: those with an action (a malformed step has none). */
 const usable = (manifest: TrajectoryManifest, positiveSteps: readonly number[]) =>
   positiveSteps.flatMap((step) => {
@@ -145,13 +139,10 @@ export function grpoRows(manifest: TrajectoryManifest, manifestKey: string, posi
 export function sftRows(manifest: TrajectoryManifest, positiveSteps: readonly number[], view: PlannerView): Array<{ row: SftRow; images: DatasetImage[]; step: number }> {
   return usable(manifest, positiveSteps).map(({ step, record }) => {
     const { prompt, images } = promptOf(plannerMessagesAt(manifest, step), view);
-    const turns: Array<{ role: ChatMessage['role']; content: string }> = [];
-    for (const message of prompt) {
-      const text = typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'image' ? SFT_IMAGE_TOKEN : p.text)).join('');
-      const last = turns.at(-1);
-      if (last !== undefined && last.role === message.role) last.content = `${last.content}${sftTurnBreak(message.role)}${text}`;
-      else turns.push({ role: message.role, content: text });
-    }
+    const turns = prompt.map((message) => ({
+      role: message.role,
+      content: typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'image' ? SFT_IMAGE_TOKEN : p.text)).join(''),
+    }));
     turns.push({ role: 'assistant', content: record.planner.raw });
     return { row: { messages: turns, images: images.map((i) => i.path) }, images, step };
   });

@@ -22,6 +22,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * policy as for its parent, told which adapter (name and folder) was asked for: the learning
  * planner double reads its weights from that folder.
  * Without the setting those routes do not exist (FastAPI's 404).
+ *
+ * Compared with a real run of the planner's CPU server, LLaMA-Factory 0.9.5's API (`llamafactory-cli
+ * api`, Hugging Face backend, on the tiny Qwen2.5-VL: test/training/real-server.test.ts): what the
+ * gateway reads answers alike — `n` choices by index, `usage`, the asked `model` echoed; no messages
+ * refused 400; an image no decoder opens answered with Starlette's bare 500 "Internal Server Error"
+ * (PIL's error escapes LLaMA-Factory's request handling, and vLLM's chat preprocessing, read at
+ * commit 003fe59, catches only ValueError, TypeError, RuntimeError and template errors). Where this
+ * double keeps vLLM's ways LLaMA-Factory differs: its errors are `{"detail": ...}`, malformed bodies
+ * 422; it refuses two user turns in a row (400 "Only supports u/a/u/a/u..."), image URLs on private
+ * addresses (400 "Invalid URL: 403: ..."), answers any `model` with the one it serves and drops `seed`.
  */
 
 export interface ChatRequest {
@@ -148,6 +158,23 @@ async function fetchImages(request: ChatRequest): Promise<string | undefined> {
   return undefined;
 }
 
+/** PNG's and JPEG's first bytes: what an image decoder recognises a screenshot by. */
+const IMAGE_SIGNATURES = [Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from([0xff, 0xd8, 0xff])];
+
+/** Whether some data-URL image of the request is neither a PNG nor a JPEG (bytes no decoder can open). */
+function undecodableImage(request: ChatRequest): boolean {
+  return request.messages.some(
+    (message) =>
+      typeof message.content !== 'string' &&
+      message.content.some((part) => {
+        const url = (part.image_url as { url?: string } | undefined)?.url;
+        if (part.type !== 'image_url' || url === undefined || !url.startsWith('data:')) return false;
+        const bytes = Buffer.from(url.slice(url.indexOf(',') + 1), 'base64');
+        return !IMAGE_SIGNATURES.some((signature) => bytes.subarray(0, signature.length).equals(signature));
+      }),
+  );
+}
+
 /** Validates a request the way an OpenAI-compatible server would, naming the bad field. */
 function parseRequest(body: unknown): ChatRequest | string {
   if (typeof body !== 'object' || body === null) return 'body must be a JSON object';
@@ -239,6 +266,8 @@ export async function startScriptedServer(policy: Policy, opts: ScriptedServerOp
       images.set(request.model, counts);
       const unfetched = await fetchImages(request);
       if (unfetched !== undefined) return error(res, 400, unfetched);
+      // PIL's error on such bytes escapes both real servers' request handling: Starlette's bare 500.
+      if (undecodableImage(request)) return text(res, 500, 'Internal Server Error');
       const adapter = adapters.get(request.model);
       const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent, adapter: { name: request.model, path: adapter.path } });
       if ('status' in reply) return error(res, reply.status, reply.message);

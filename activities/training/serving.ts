@@ -21,8 +21,10 @@ import type { ServeResult } from './contract';
  *   with a PLAIN-TEXT body; a name already loaded is a 400, a path without an adapter a 404
  *   ("Loading lora x failed: No adapter found for ..."). Loaded adapters are listed by GET
  *   {baseUrl}/models with `root` = their path, which makes registering again a no-op.
- * - `restart`, for full weights: the configured command ({path}, {name} filled) restarts the server
- *   on the new weights; then `healthUrl` is polled and /models must list the name.
+ * - `restart`, for a server that loads weights only at start (vLLM on full weights; LLaMA-Factory's
+ *   API server on CPU, which merges a LoRA adapter at start: infra/serving/llamafactory_api.py): the
+ *   configured command ({path}, {name} filled) restarts the server on the checkpoint, unless /models
+ *   lists its name already; then `healthUrl` is polled and /models must list the name.
  */
 
 interface ModelCard {
@@ -76,13 +78,8 @@ export async function registerPlanner(config: LoadedConfig, store: ObjectStore, 
     return { model: manifest.name };
   }
 
-  const [program, ...args] = serving.command.map((word) => word.replaceAll('{path}', dir).replaceAll('{name}', manifest.name));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(program as string, args, { stdio: 'inherit', env: { ...(process.env as Record<string, string>), ...(env as Record<string, string>) } });
-    child.once('error', reject);
-    child.once('exit', resolve);
-  });
-  if (code !== 0) throw new Error(`the serving restart command (${serving.command.join(' ')}) exited with ${code}`);
+  if ((await served().catch(() => undefined)) !== undefined) return { model: manifest.name };
+  await runRestart(serving.command.map((word) => word.replaceAll('{path}', dir).replaceAll('{name}', manifest.name)), env);
   const deadline = Date.now() + serving.timeoutSeconds * 1000;
   for (;;) {
     const healthy = await fetch(serving.healthUrl, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
@@ -90,4 +87,33 @@ export async function registerPlanner(config: LoadedConfig, store: ObjectStore, 
     if (Date.now() > deadline) throw new Error(`${serving.healthUrl} did not serve ${manifest.name} within ${serving.timeoutSeconds} s of the restart`);
     await sleep(1_000);
   }
+}
+
+/** How much of the restart command's stderr an error quotes: its reason, not a whole server log. */
+const QUOTED_STDERR_CHARS = 4_000;
+
+/**
+ * Runs the filled restart command. Its stderr goes to the worker's as it comes and its end is kept,
+ * so a failed restart says why in the activity's error (a launcher names the folder it refused).
+ */
+async function runRestart(command: readonly string[], env: Env): Promise<void> {
+  const [program, ...args] = command;
+  let stderr = '';
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(program as string, args, { stdio: ['ignore', 'inherit', 'pipe'], env: { ...(process.env as Record<string, string>), ...(env as Record<string, string>) } });
+    child.stderr.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      stderr = (stderr + chunk.toString('utf8')).slice(-QUOTED_STDERR_CHARS);
+    });
+    child.once('error', reject);
+    // The rest of stderr comes by 'close', unless a process the command left running holds the pipe.
+    child.once('exit', (exitCode) => {
+      const late = setTimeout(() => resolve(exitCode), 1_000);
+      child.once('close', () => {
+        clearTimeout(late);
+        resolve(exitCode);
+      });
+    });
+  });
+  if (code !== 0) throw new Error(`the serving restart command (${command.join(' ')}) exited with ${code}${stderr.trim() === '' ? '' : `: ${stderr.trim()}`}`);
 }

@@ -6,7 +6,7 @@ import { image, text, type ChatMessage } from './messages';
  * the next immediate goal and the exact element, then an action that is an instruction for the
  * executor or one of the primitives ANS / DONE / FAIL (read by core/planner-parser.ts).
  */
-export const PLANNER_PROMPT_VERSION = 'coda-planner-ans/v1';
+export const PLANNER_PROMPT_VERSION = 'coda-planner-ans/v2';
 
 const SYSTEM = `You operate a desktop application for a user. Each turn you see the task, what was done so far and the current screen, and you decide the one next step. A helper carries out that step as a single mouse or keyboard action; it reads only your Thought.
 
@@ -45,28 +45,32 @@ const turnText = (turn: PlannerTurn): string => formatPlannerOutput(turn.thought
 
 /**
  * CODA's context window: only the previous and the current screenshot are images; earlier turns
- * are text (thought and action), which keeps long trajectories inside the model's context.
+ * are text (thought and action), which keeps long trajectories inside the model's context. After
+ * the system turn the roles alternate user, assistant, user, as every chat server and template
+ * accepts (LLaMA-Factory's API answers 400 "Only supports u/a/u/a/u..." to two user turns in a
+ * row): the task opens the first user turn, before the first screenshot.
  */
 export function buildPlannerMessages(input: PlannerPromptInput): ChatMessage[] {
   const previous = input.history.at(-1);
   const earlier = input.history.slice(0, -1);
-  const task = input.software === undefined ? `Task: ${input.instruction}` : `Task (in ${input.software}): ${input.instruction}`;
-  const intro = [text(task)];
+  const intro = [input.software === undefined ? `Task: ${input.instruction}` : `Task (in ${input.software}): ${input.instruction}`];
   if (earlier.length > 0) {
     const lines = earlier.map((turn, i) => `Step ${i + 1}\n${turnText(turn)}`);
-    intro.push(text(`Earlier steps (their screenshots are no longer shown):\n\n${lines.join('\n\n')}`));
+    intro.push(`Earlier steps (their screenshots are no longer shown):\n\n${lines.join('\n\n')}`);
   }
-  const messages: ChatMessage[] = [
-    { role: 'system', content: SYSTEM },
-    { role: 'user', content: intro },
-  ];
   const step = input.history.length + 1;
-  if (previous !== undefined) {
-    messages.push(
-      { role: 'user', content: [text(`Screen before step ${step - 1}:`), image(previous.screenshotKey)] },
-      { role: 'assistant', content: turnText(previous) },
-    );
+  const now = [text(`Screen now, before step ${step}:`), image(input.screenshotKey), text('What is the next step?')];
+  const opening = text(`${intro.join('\n\n')}\n\n`);
+  if (previous === undefined) {
+    return [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: [opening, ...now] },
+    ];
   }
-  messages.push({ role: 'user', content: [text(`Screen now, before step ${step}:`), image(input.screenshotKey), text('What is the next step?')] });
-  return messages;
+  return [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: [opening, text(`Screen before step ${step - 1}:`), image(previous.screenshotKey)] },
+    { role: 'assistant', content: turnText(previous) },
+    { role: 'user', content: now },
+  ];
 }

@@ -39,8 +39,7 @@ const END_OF_INSTRUCTION = /Earlier steps \(their screenshots are no longer show
  * Reads a planner prompt given as the text of each message (parts joined with nothing, images
  * left out or as placeholders): core/prompts/planner.ts writes the task as `Task (in X): ...` and
  * the screen being planned for as `Screen now, before step N:`. The same reading serves a served
- * chat request, an OpenRLHF prompt row and a LLaMA-Factory ShareGPT row (whose user turns may hold
- * several messages joined by the chat template's turn break).
+ * chat request, an OpenRLHF prompt row and a LLaMA-Factory ShareGPT row (images as <image> tokens).
  */
 export function readPlannerView(messages: readonly string[]): PlannerView | undefined {
   const text = messages.join(BOUNDARY);

@@ -38,7 +38,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import datasets  # noqa: E402
 import torch  # noqa: E402
 from peft import LoraConfig  # noqa: E402
-from transformers import AutoModelForImageTextToText, AutoProcessor, TrainerCallback  # noqa: E402
+from transformers import AutoModelForImageTextToText, AutoProcessor, TrainerCallback, set_seed  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
 # The language model's projections (Qwen2.5-VL: model.language_model.layers.N...); the vision
@@ -55,7 +55,7 @@ def parse_args(argv):
     p.add_argument("--checkpoints", required=True, help="resumable checkpoints: checkpoint-N/")
     p.add_argument("--output", required=True, help="the final LoRA adapter")
     p.add_argument("--max-images", type=int, default=0, help="refuse a prompt with more images (0: no limit)")
-    p.add_argument("--seed", type=int, default=42, help="seeds sampling, LoRA init and data order")
+    p.add_argument("--seed", type=int, default=42, help="seeds sampling, LoRA init and data order (the run seed: ${CODA_SEED:-1} in temporal.yaml)")
     p.add_argument("--num-generations", type=int, default=8, help="samples per prompt (the GRPO group)")
     p.add_argument("--prompts-per-step", type=int, default=2, help="prompts per optimizer step")
     p.add_argument("--max-completion-length", type=int, default=512)
@@ -198,6 +198,8 @@ def main(argv):
         disable_tqdm=True,
     )
     lora = LoraConfig(r=a.lora_rank, lora_alpha=a.lora_alpha, target_modules=LANGUAGE_LORA_TARGETS, task_type="CAUSAL_LM")
+    # GRPOTrainer makes the LoRA before it seeds anything (it seeds sampling, and Trainer the data order, later).
+    set_seed(a.seed)
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=remote_reward(processor, RewardClient(a.reward_url), a.reward_workers),
@@ -207,6 +209,7 @@ def main(argv):
         peft_config=lora,
         callbacks=[GlobalStepLog()],
     )
+    print(f"seed {trainer.args.seed}: the LoRA's initial weights, the data order and the sampling", flush=True)
     resume = newest_checkpoint(a.checkpoints)
     if resume is not None:
         print(f"resuming from {resume}", flush=True)

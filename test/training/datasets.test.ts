@@ -94,8 +94,8 @@ describe('training datasets from judged trajectories (real MinIO)', function () 
     const rows = (await stack.store.get(manifest.dataKey)).toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as GrpoRow);
     assert.equal(rows.length, 8);
     const third = rows[2]!;
-    // The planner saw: the system prompt, the task with the earlier steps, the previous screen and its turn, the screen now.
-    assert.deepEqual(third.prompt.map((m) => m.role), ['system', 'user', 'user', 'assistant', 'user']);
+    // The planner saw: the system prompt, the task with the earlier steps and the previous screen, its turn, the screen now.
+    assert.deepEqual(third.prompt.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
     assert.equal(third.prompt.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.filter((p) => p.type === 'image'))).length, third.images.length);
     assert.equal(third.images.length, 2);
     assert.ok(third.images.every((p) => p.startsWith(`images/${run}/KAlgebra/G-001/0/steps/`)));

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { buildPlannerMessages } from '../../core/prompts/planner';
-import { sftTurnBreak } from '../../core/training';
 import { candidateOf, readPrompt, sampleReplies } from '../../doubles/learning-planner/planner';
 import { LearningPolicy, POLICY_FILE } from '../../doubles/learning-planner/policy';
 import { readPlannerView } from '../../doubles/learning-planner/situation';
@@ -36,9 +35,9 @@ describe('learning planner double', () => {
     assert.ok('situation' in second);
     assert.equal(second.situation.key, 'KAlgebra|click>type>done|2');
     assert.notEqual(second.situation.replies[0], second.situation.replies[1], 'step 2 types the expression: the perturbed plan types another');
-    // A ShareGPT row joins consecutive user messages with the template's turn break and parts with nothing.
-    const [system, ...users] = texts([]);
-    const row = [system!, users.join(sftTurnBreak('user')).replaceAll('What is', '<image>What is')];
+    // A ShareGPT row joins a message's parts with nothing, each image an <image> token.
+    const [system, user] = texts([]);
+    const row = [system!, user!.replace('What is', '<image>What is')];
     assert.deepEqual(readPlannerView(row), { software: 'KAlgebra', instruction: a01.instruction, step: 1 });
   });
 

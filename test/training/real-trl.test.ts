@@ -11,6 +11,7 @@ import { checkpointManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import { createGpuWorker, type GpuWorker } from '../../workers/gpu';
 import { setFlag, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
+import { runSeed } from '../support/harness';
 
 /** The repository's root from build/test/training. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -81,12 +82,12 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
         const training = doc.training as Record<string, any>;
         training.basePlanner.path = model;
         (doc.models as Record<string, any>).planner.image = BOX;
-        // What a lab without GPUs sets: TRL on the CPU, a small adapter and group, a checkpoint per step.
+        // What a lab without GPUs sets: TRL on the CPU, a small adapter and group, a checkpoint per step; the run seed as temporal.yaml gives it.
         training.grpo = {
           backend: 'trl',
           program: `${PYTHON} ${PROGRAM}`,
           args: ['--model', '{model}', '--prompts', '{prompts}', '--max-images', '{maxImages}', '--reward-url', '{rewardUrl}', '--checkpoints', '{checkpoints}', '--output', '{output}',
-            '--cpu', '--seed', '7', '--num-generations', GENERATIONS, '--prompts-per-step', 1, '--max-completion-length', 12, '--lora-rank', 4, '--lora-alpha', 8, '--save-steps', 1],
+            '--cpu', '--seed', '${CODA_SEED:-1}', '--num-generations', GENERATIONS, '--prompts-per-step', 1, '--max-completion-length', 12, '--lora-rank', 4, '--lora-alpha', 8, '--save-steps', 1],
           env: { PYTHONPATH: TRL, HF_HUB_OFFLINE: '1', CUDA_VISIBLE_DEVICES: '' },
         };
       },
@@ -125,6 +126,7 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
     assert.ok(tensors.length > 0 && tensors.every((t) => t.includes('language_model') && t.includes('lora_')), `only LoRA weights of the language model: ${tensors.slice(0, 5).join(', ')}`);
     const log = (await store.get(`${jobPrefix}/logs/attempt-1.log`)).toString();
     assert.match(log, /trl_grpo\.py --model /);
+    assert.match(log, new RegExp(`^seed ${runSeed()}: the LoRA's initial weights, the data order and the sampling$`, 'm'), "the run seed (CODA_SEED) is TRL's");
     assert.match(log, /Global step 2: \{/);
   });
 

@@ -28,7 +28,7 @@ describe('prompt messages', () => {
 
   it('versions every template', () => {
     assert.deepEqual([PLANNER_PROMPT_VERSION, EXECUTOR_PROMPT_VERSION, JUDGE_PROMPT_VERSION, TASK_GENERATOR_PROMPT_VERSION], [
-      'coda-planner-ans/v1',
+      'coda-planner-ans/v2',
       'uitars-1.5-computer/v1',
       'seagent-judge/v2',
       'task-generator/v2',
@@ -41,33 +41,32 @@ describe('planner prompt', () => {
 
   it('starts with the task and the current screen', () => {
     const messages = valid(buildPlannerMessages({ instruction: 'Store 2^10 in q.', history: [], screenshotKey: 'shot-0', software: 'KAlgebra' }));
-    assert.deepEqual(messages.map((m) => m.role), ['system', 'user', 'user']);
+    assert.deepEqual(messages.map((m) => m.role), ['system', 'user']);
     assert.match(textOf(messages[0]), /ANS <answer>/);
     assert.match(textOf(messages[0]), /^DONE\s/m);
     assert.match(textOf(messages[0]), /^FAIL\s/m);
     assert.match(textOf(messages[0]), /select or delete what is there before typing/);
-    assert.equal(textOf(messages[1]), 'Task (in KAlgebra): Store 2^10 in q.');
+    assert.equal(textOf(messages[1]), 'Task (in KAlgebra): Store 2^10 in q.\n\n\nScreen now, before step 1:\n[shot-0]\nWhat is the next step?');
     assert.deepEqual(imageKeys(messages), ['shot-0']);
-    assert.match(textOf(messages[2]), /before step 1/);
   });
 
   it('shows only the previous and the current screenshot; earlier turns are text', () => {
     const messages = valid(buildPlannerMessages({ instruction: 'x', history: [turn(0), turn(1), turn(2)], screenshotKey: 'shot-3' }));
     assert.deepEqual(imageKeys(messages), ['shot-2', 'shot-3']);
-    assert.deepEqual(messages.map((m) => m.role), ['system', 'user', 'user', 'assistant', 'user']);
+    assert.deepEqual(messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
     const earlier = textOf(messages[1]);
-    assert.match(earlier, /Step 1\nThought: thought 0\nAction: action 0/);
-    assert.match(earlier, /Step 2\nThought: thought 1\nAction: action 1/);
+    assert.match(earlier, /^Task: x\n\nEarlier steps \(their screenshots are no longer shown\):\n\nStep 1\nThought: thought 0\nAction: action 0/);
+    assert.match(earlier, /Step 2\nThought: thought 1\nAction: action 1\n\n\nScreen before step 3:\n\[shot-2\]$/);
     assert.doesNotMatch(earlier, /thought 2/);
-    assert.deepEqual(parsePlannerOutput(textOf(messages[3])), { ok: true, thought: 'thought 2', action: { kind: 'instruction', text: 'action 2' } });
-    assert.match(textOf(messages[4]), /before step 4/);
+    assert.deepEqual(parsePlannerOutput(textOf(messages[2])), { ok: true, thought: 'thought 2', action: { kind: 'instruction', text: 'action 2' } });
+    assert.match(textOf(messages[3]), /^Screen now, before step 4:\n\[shot-3\]/);
   });
 
   it('keeps one earlier turn as the previous screenshot and its reply', () => {
     const messages = buildPlannerMessages({ instruction: 'x', history: [turn(0)], screenshotKey: 'shot-1' });
     assert.deepEqual(imageKeys(messages), ['shot-0', 'shot-1']);
-    assert.equal(messages.length, 5);
-    assert.equal(textOf(messages[1]), 'Task: x');
+    assert.deepEqual(messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
+    assert.equal(textOf(messages[1]), 'Task: x\n\n\nScreen before step 1:\n[shot-0]');
   });
 });
 

@@ -1,0 +1,194 @@
+"""The planner served on CPU by LLaMA-Factory's OpenAI-compatible API server: training.serving's restart command.
+
+    llamafactory_api.py start --model BASE [--adapter DIR] --name NAME --port PORT --state-dir DIR [--seed N]
+    llamafactory_api.py stop --state-dir DIR
+
+`start` (re)starts `llamafactory-cli api` (its Hugging Face backend, template qwen2_vl) on BASE with
+the LoRA adapter in DIR merged, serving NAME on PORT, and returns once GET /v1/models lists NAME:
+- the adapter folder is checked first (it must hold adapter_config.json), so a bad restart names the
+  folder and leaves the running server alone;
+- then the server of the previous `start` with the same --state-dir (its pid in server.pid) is
+  stopped: SIGTERM to its process group, SIGKILL after --grace seconds; the port is free again;
+- the new server runs detached in its own session (it outlives this command), its output appended
+  to server.log in the state directory, on the CPU (CUDA_VISIBLE_DEVICES="") with nothing
+  downloaded (HF_HUB_OFFLINE=1); if it exits before serving, this command fails with its log's end.
+LLaMA-Factory's server merges the adapter at start and answers whatever `model` a request names
+(/v1/models lists one card, API_MODEL_NAME): switching adapters is a restart. Its request model has
+no `seed` (a request's seed is dropped), so sampling is seeded once for the whole server, with
+--seed (the run seed, CODA_SEED), at start: a server started with the same seed answers the same
+requests, sent in the same order, with the same samples, and one request sent twice draws twice.
+--api-key-env NAME makes the server demand the key that variable holds as a Bearer token (the
+planner's models.planner.apiKeyEnv); without it the server takes any key, or none.
+Run it with the trainers' venv (infra/install-trainers.sh): .tools/trainers/bin/python3.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+PID_FILE = "server.pid"
+LOG_FILE = "server.log"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="llamafactory_api.py", description=__doc__.split("\n")[0])
+    commands = p.add_subparsers(dest="command", required=True)
+    start = commands.add_parser("start", help="(re)start the server and wait until it serves --name")
+    start.add_argument("--model", required=True, help="the base planner's weights (a folder, or an HF id already cached)")
+    start.add_argument("--adapter", help="a LoRA adapter folder to merge (a checkpoint's files; {path} of training.serving.command)")
+    start.add_argument("--name", required=True, help="the model name /v1/models lists ({name})")
+    start.add_argument("--port", type=int, required=True)
+    start.add_argument("--host", default="127.0.0.1", help="where the server listens (0.0.0.0 for other machines)")
+    start.add_argument("--state-dir", required=True, help="holds server.pid and server.log, from one start to the next")
+    start.add_argument("--seed", type=int, default=1, help="seeds the server's sampling once, at start (the run seed)")
+    start.add_argument("--template", default="qwen2_vl", help="LLaMA-Factory's chat template (the one the SFT trained with)")
+    start.add_argument("--timeout", type=float, default=600, help="seconds to wait for the server to serve --name")
+    start.add_argument("--grace", type=float, default=30, help="seconds the previous server has to exit after SIGTERM")
+    start.add_argument("--api-key-env", help="the variable holding the key the server demands (models.planner.apiKeyEnv)")
+    stop = commands.add_parser("stop", help="stop the server of this state directory")
+    stop.add_argument("--state-dir", required=True)
+    stop.add_argument("--grace", type=float, default=30)
+    return p.parse_args(argv)
+
+
+def gone(pid):
+    """True once the process has exited (a zombie waiting for its reaper counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(") ", 1)[1].startswith("Z")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def ours(pid):
+    """Whether pid is still a server this program started (not a process that took over the number)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+    except FileNotFoundError:
+        return False
+    return any(w.endswith(b"llamafactory_api.py") for w in words) and b"serve" in words
+
+
+def stop(state_dir, grace):
+    """Stops the server recorded in state_dir (its whole process group) and waits until it has exited."""
+    pid_file = os.path.join(state_dir, PID_FILE)
+    try:
+        with open(pid_file, encoding="utf-8") as f:
+            pid = int(f.read().strip())
+    except FileNotFoundError:
+        return
+    if not gone(pid) and ours(pid):
+        signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while not gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not gone(pid):
+            signal_group(pid, signal.SIGKILL)
+            while not gone(pid):
+                time.sleep(0.1)
+        print(f"stopped the server of {state_dir} (pid {pid})", file=sys.stderr)
+    os.remove(pid_file)
+
+
+def signal_group(pid, number):
+    """Signals the server's process group (its session, so every child it made); one that has just exited is left alone."""
+    try:
+        os.killpg(pid, number)
+    except ProcessLookupError:
+        pass
+
+
+def served_names(host, port, key):
+    """The ids GET /v1/models lists, or None while the server does not answer."""
+    request = urllib.request.Request(f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}/v1/models")
+    if key is not None:
+        request.add_header("Authorization", f"Bearer {key}")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return [card["id"] for card in json.load(response)["data"]]
+    except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError, KeyError):
+        return None
+
+
+def log_tail(path, lines=15):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return "".join(f.readlines()[-lines:])
+
+
+def spawn(a, key):
+    """The server, detached in its own session, writing to server.log; its Popen."""
+    command = [sys.executable, os.path.abspath(__file__), "serve", str(a.seed),
+               "--model_name_or_path", a.model, "--template", a.template, "--infer_backend", "huggingface"]
+    if a.adapter is not None:
+        command += ["--adapter_name_or_path", a.adapter]
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1", "API_HOST": a.host, "API_PORT": str(a.port),
+           "API_MODEL_NAME": a.name,
+           # LLaMA-Factory logs every request whole by default: each screenshot's base64 included.
+           "API_VERBOSE": "0"}
+    env.pop("API_KEY", None)
+    if key is not None:
+        env["API_KEY"] = key
+    with open(os.path.join(a.state_dir, LOG_FILE), "a", encoding="utf-8") as log:
+        log.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%S')} start {a.name}: {' '.join(command)}\n")
+        log.flush()
+        return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def start(a):
+    if a.adapter is not None and not os.path.isfile(os.path.join(a.adapter, "adapter_config.json")):
+        what = "does not exist" if not os.path.exists(a.adapter) else "holds no adapter_config.json"
+        sys.exit(f"llamafactory_api.py: the adapter folder {a.adapter} {what}: nothing was restarted")
+    key = None if a.api_key_env is None else os.environ.get(a.api_key_env)
+    if a.api_key_env is not None and not key:
+        sys.exit(f"llamafactory_api.py: --api-key-env names {a.api_key_env}, which is not set: nothing was restarted")
+    os.makedirs(a.state_dir, exist_ok=True)
+    stop(a.state_dir, a.grace)
+    began = time.monotonic()
+    server = spawn(a, key)
+    with open(os.path.join(a.state_dir, PID_FILE + ".tmp"), "w", encoding="utf-8") as f:
+        f.write(str(server.pid))
+    os.replace(os.path.join(a.state_dir, PID_FILE + ".tmp"), os.path.join(a.state_dir, PID_FILE))
+    while time.monotonic() - began < a.timeout:
+        if server.poll() is not None:
+            os.remove(os.path.join(a.state_dir, PID_FILE))
+            sys.exit(f"llamafactory_api.py: the server exited with {server.returncode} before serving {a.name}; "
+                     f"the end of {os.path.join(a.state_dir, LOG_FILE)}:\n{log_tail(os.path.join(a.state_dir, LOG_FILE))}")
+        if a.name in (served_names(a.host, a.port, key) or []):
+            print(f"serving {a.name} on port {a.port} (pid {server.pid}) after {time.monotonic() - began:.1f} s", file=sys.stderr)
+            return
+        time.sleep(0.5)
+    stop(a.state_dir, a.grace)
+    sys.exit(f"llamafactory_api.py: the server did not serve {a.name} within {a.timeout:.0f} s; the end of its log:\n"
+             f"{log_tail(os.path.join(a.state_dir, LOG_FILE))}")
+
+
+def serve(seed, llamafactory_args):
+    """The server process: the run seed, then LLaMA-Factory's own API entry point (what `llamafactory-cli api` runs)."""
+    import transformers
+    from llamafactory.api.app import run_api
+
+    transformers.set_seed(seed)
+    sys.argv = [sys.argv[0], *llamafactory_args]
+    run_api()
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "serve":
+        serve(int(sys.argv[2]), sys.argv[3:])
+        return
+    a = parse_args(sys.argv[1:])
+    if a.command == "stop":
+        stop(a.state_dir, a.grace)
+    else:
+        start(a)
+
+
+if __name__ == "__main__":
+    main()

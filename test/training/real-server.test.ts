@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { s3Gateway, ModelRequestError, ModelUnavailableError, ModelGateway } from '../../activities/models/gateway';
+import { ImagePreparer, readOnlyImages } from '../../activities/models/images';
+import type { TrainResult } from '../../activities/training/contract';
+import { registerPlanner } from '../../activities/training/serving';
+import type { LoadedConfig } from '../../config/load';
+import { preparedBoxes } from '../../config/schema';
+import type { Size } from '../../core/images';
+import { samplingSeed } from '../../core/sampling-seed';
+import { smartResize } from '../../core/smart-resize';
+import { checkpointManifestSchema, plannerMessagesAt } from '../../core/training';
+import { SCREEN } from '../../doubles/scripted-models/recorded-trajectory';
+import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
+import { runSeed } from '../support/harness';
+import { freePort } from '../stack';
+
+/** The repository's root from build/test/training. */
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+/** infra/install-trainers.sh's venv. */
+const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
+const LLAMAFACTORY = path.join(ROOT, '.tools', 'trainers', 'bin', 'llamafactory-cli');
+const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
+/** The planner's box (models.planner.image): small, so the CPU serves in seconds. */
+const BOX = { width: 320, height: 180 };
+const BASE = 'tiny-qwen2.5-vl';
+
+/** Whether a process has exited (a zombie waiting for its reaper counts as exited). */
+const gone = (pid: number): boolean => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.startsWith('Z');
+
+/** The image tokens a Qwen2.5-VL processor (the tiny model's: 28 x 28 pixels a token, at most 1280) makes of an image of `size`. */
+const imageTokens = (size: Size): number => {
+  const seen = smartResize(size.width, size.height, { maxPixels: 28 * 28 * 1280 });
+  return (seen.width / 28) * (seen.height / 28);
+};
+
+/**
+ * The real LLaMA-Factory 0.9.5 API server (`llamafactory-cli api`, its Hugging Face backend, CPU)
+ * serves the tiny Qwen2.5-VL made here (infra/trainers/tiny_qwen2_5_vl.py) through the project's
+ * restart command (infra/serving/llamafactory_api.py) and the production code: the planner's
+ * prompt of a recorded trajectory, its screenshots from MinIO through the gateway; then a LoRA
+ * adapter the real LLaMA-Factory trained on the pipeline's SFT dataset, registered by
+ * registerPlanner's restart path from its checkpoint manifest in MinIO. The weights are random:
+ * what a reply says is not checked, how the server answered is.
+ * CODA_SKIP_REAL_TRAINERS=1 leaves this file out of the run (.mocharc.js).
+ */
+describe('the real LLaMA-Factory API server on CPU: the small planner and a trained adapter served through the production serving code (real MinIO)', function () {
+  this.timeout(600_000);
+  let g: GpuHarness;
+  let scratch: string;
+  let model: string;
+  let stateDir: string;
+  let port: number;
+  /** The harness's config with the planner served by the real server, and checkpoints registered by the restart command. */
+  let config: LoadedConfig;
+  const pid = (): number => Number(readFileSync(path.join(stateDir, 'server.pid'), 'utf8'));
+  const launch = (...args: string[]): string => execFileSync(PYTHON, [LAUNCHER, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  /** The base planner served, unless a server of this state directory runs already. */
+  const ensureServer = (): void => {
+    if (!existsSync(path.join(stateDir, 'server.pid'))) launch('start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(runSeed()));
+  };
+  /** A gateway to the real server whose planner has `change` applied to its endpoint. */
+  const gateway = (change: Partial<LoadedConfig['models']['planner']> = {}): ModelGateway =>
+    s3Gateway({ ...config, models: { ...config.models, planner: { ...config.models.planner, ...change } } }, g.h.stack.store, { env: g.h.env });
+  const listed = async (): Promise<string[]> => ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
+
+  before(async () => {
+    assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
+    scratch = mkdtempSync(path.join(tmpdir(), 'coda-realserve-'));
+    model = path.join(scratch, BASE);
+    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py'), model], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: 'pipe' });
+    g = await startGpuHarness({
+      name: 'realserve',
+      displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 760),
+      edit: (doc) => {
+        const training = doc.training as Record<string, any>;
+        training.basePlanner.path = model;
+        (doc.models as Record<string, any>).planner.image = BOX;
+        // A lab training on CPU: no GPU, no bf16, a small adapter; two steps are enough to write one.
+        training.sft.config = { ...training.sft.config, use_cpu: true, bf16: false, lora_rank: 8, lora_alpha: 16, num_train_epochs: 1, max_steps: 2, save_steps: 1 };
+        training.sft.env = { HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false' };
+      },
+    });
+    port = await freePort();
+    stateDir = path.join(scratch, 'planner-server');
+    config = structuredClone(g.h.config);
+    config.models.planner = { ...config.models.planner, baseUrl: `http://127.0.0.1:${port}/v1`, model: BASE };
+    config.training.serving = {
+      kind: 'restart',
+      dir: path.join(scratch, 'served'),
+      command: [PYTHON, LAUNCHER, 'start', '--model', model, '--adapter', '{path}', '--name', '{name}', '--port', String(port), '--state-dir', stateDir, '--seed', String(runSeed())],
+      healthUrl: `http://127.0.0.1:${port}/v1/models`,
+      timeoutSeconds: 300,
+    };
+  });
+  after(async () => {
+    if (stateDir !== undefined && existsSync(path.join(stateDir, 'server.pid'))) launch('stop', '--state-dir', stateDir);
+    await g?.stop();
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it("answers the planner's prompt of a recorded step through the gateway: n samples, both screenshots read at the size sent, seeded at start; a presigned MinIO URL is refused", async () => {
+    const start = (seed: number): string => launch('start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(seed));
+    start(runSeed());
+    assert.deepEqual(await listed(), [BASE]);
+    const t = g.trajectories[0]!;
+    const messages = plannerMessagesAt(t.manifest, 2);
+    const options = { n: 3, temperature: 1, maxTokens: 8, sourceSize: SCREEN, seed: samplingSeed({ software: t.manifest.software, task: t.manifest.taskId, attempt: t.manifest.attempt }, 2) };
+    const served = await gateway().complete('planner', messages, options);
+    assert.equal(served.texts.length, 3);
+    assert.ok(new Set(served.texts).size > 1, `sampled, not one text thrice: ${JSON.stringify(served.texts)}`);
+    assert.deepEqual({ count: served.images.count, size: served.imageSize }, { count: 2, size: BOX }, 'the previous and the current screen, each its variant for the box');
+    // The same prompt with the screenshots in a smaller box: only the image tokens differ.
+    const small = { width: 160, height: 90 };
+    const smaller = await gateway({ image: small }).complete('planner', messages, options);
+    assert.equal(served.usage.promptTokens - smaller.usage.promptTokens, 2 * (imageTokens(BOX) - imageTokens(small)), `the server counted both images at the size sent (${served.usage.promptTokens} and ${smaller.usage.promptTokens} prompt tokens)`);
+    // LLaMA-Factory fetches an http image itself, but never from a private address (its SSRF check): MinIO here, a cluster's S3.
+    await assert.rejects(gateway({ imageTransport: 'url' }).complete('planner', messages, options), (err: Error) =>
+      err instanceof ModelRequestError && err.status === 400 && err.message.includes('Invalid URL: 403: Access to private or reserved IP addresses is not allowed.'),
+    );
+    // The request's seed is dropped; the server's sampling was seeded at start with the run seed.
+    const again = await gateway().complete('planner', messages, options);
+    assert.notDeepEqual(again.texts, served.texts, 'the same request, seed included, sent again draws anew');
+    start(runSeed() + 1);
+    assert.notDeepEqual((await gateway().complete('planner', messages, options)).texts, served.texts, 'restarted with another seed, the first request draws otherwise');
+    start(runSeed());
+    assert.deepEqual((await gateway().complete('planner', messages, options)).texts, served.texts, 'restarted with the same seed, the same first request draws the same samples');
+  });
+
+  it('refuses bad requests as recorded; the model-server double answers what the gateway reads the same way', async () => {
+    ensureServer();
+    const post = async (body: unknown): Promise<{ status: number; body: string }> => {
+      const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: response.status, body: await response.text() };
+    };
+    const user = (content: unknown) => ({ role: 'user', content });
+    const notPng = `data:image/png;base64,${Buffer.from('not an image').toString('base64')}`;
+    assert.deepEqual(await post({ model: BASE, messages: [] }), { status: 400, body: '{"detail":"Invalid length"}' });
+    assert.deepEqual(await post({ model: BASE, messages: [user('a'), user('b')] }), { status: 400, body: '{"detail":"Only supports u/a/u/a/u..."}' });
+    assert.deepEqual(await post({ model: BASE, messages: [user([{ type: 'image_url', image_url: { url: notPng } }])] }), { status: 500, body: 'Internal Server Error' });
+    const unknownPart = await post({ model: BASE, messages: [user([{ type: 'video', video: 'x' }])] });
+    assert.equal(unknownPart.status, 422, unknownPart.body);
+    const greedyPair = await post({ model: BASE, messages: [user('hi')], n: 2, temperature: 0, max_tokens: 6 });
+    const [first, second] = (JSON.parse(greedyPair.body) as { choices: Array<{ message: { content: string } }> }).choices.map((c) => c.message.content);
+    assert.notEqual(first, second, 'n > 1 samples (at temperature 1) even when temperature 0 is asked');
+    const otherName = await post({ model: 'not-served', messages: [user('hi')], max_tokens: 2 });
+    assert.equal(otherName.status, 200, 'a name it does not serve is answered by the model it serves');
+    assert.equal((JSON.parse(otherName.body) as { model: string }).model, 'not-served');
+
+    // What the pipeline sees, from the real server and from the double standing for it: the same kinds of error.
+    const screenshot = readOnlyImages(async () => Buffer.from('not an image'));
+    const outcome = async (baseUrl: string, model: string, messages: Parameters<ModelGateway['complete']>[1]): Promise<string> => {
+      const planner = { ...config.models.planner, baseUrl, model, maxRetries: 0 };
+      // A screen that fits the box goes as it is stored, undecoded: the prepared boxes tell the preparer so.
+      const client = new ModelGateway({ models: { ...config.models, planner }, images: screenshot, env: g.h.env, preparer: new ImagePreparer(preparedBoxes(config)) });
+      return client.complete('planner', messages, { maxTokens: 2, sourceSize: { width: 10, height: 10 } }).then(
+        (c) => `answered ${c.texts.length}`,
+        (err: Error) => `${err instanceof ModelRequestError ? 'refused' : err instanceof ModelUnavailableError ? 'unavailable' : 'failed'} ${(err as ModelRequestError).status}`,
+      );
+    };
+    const cases: Array<[string, Parameters<ModelGateway['complete']>[1], string]> = [
+      ['no messages', [], 'refused 400'],
+      ['an undecodable screenshot', [{ role: 'user', content: [{ type: 'image_key', key: 'k' }] }], 'unavailable 500'],
+      ['a planner prompt', [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'text', text: 'Task: x' }] }], 'answered 1'],
+    ];
+    for (const [what, messages, expected] of cases) {
+      assert.equal(await outcome(config.models.planner.baseUrl, BASE, messages), expected, `the real server, ${what}`);
+      assert.equal(await outcome(g.h.models.url, g.h.config.models.planner.model, messages), expected, `the double, ${what}`);
+    }
+  });
+
+  it("registers a LoRA adapter the real LLaMA-Factory trained through registerPlanner's restart path: the old server gone, the new name served and answering, a bad checkpoint refused by name", async () => {
+    ensureServer();
+    const previous = pid();
+    const real = structuredClone(g.h.config);
+    real.training.sft.program = LLAMAFACTORY;
+    await g.startGpuWorker(real);
+    const name = `planner-realserve-${Date.now()}`;
+    const trained = (await (await g.startTraining({ job: name, kind: 'sft', datasetKey: g.sftDataset, checkpoint: name, base: { model: BASE, path: model } })).result()) as TrainResult;
+    await g.stopGpuWorkers();
+    const { store } = g.h.stack;
+    const manifest = checkpointManifestSchema.parse(await store.getJson(trained.checkpointKey));
+    assert.deepEqual({ lora: manifest.lora, double: manifest.double, steps: manifest.steps }, { lora: true, double: false, steps: 2 });
+
+    assert.deepEqual(await registerPlanner(config, store, trained.checkpointKey, g.h.env), { model: name });
+    assert.ok(gone(previous), `the previous server (pid ${previous}) is gone`);
+    const serving = pid();
+    assert.deepEqual(await listed(), [name]);
+    const dir = path.join(config.training.serving.dir, name);
+    assert.ok(readFileSync(path.join(stateDir, 'server.log'), 'utf8').includes(`Loaded adapter(s): ${dir}`), 'LLaMA-Factory merged the adapter registerPlanner put in the serving folder');
+    const t = g.trajectories[1]!;
+    const answer = await gateway().complete('planner', plannerMessagesAt(t.manifest, 1), { model: name, maxTokens: 8, sourceSize: SCREEN });
+    assert.deepEqual({ samples: answer.texts.length, model: answer.model }, { samples: 1, model: name });
+    assert.deepEqual(await registerPlanner(config, store, trained.checkpointKey, g.h.env), { model: name }, 'registering again is a no-op');
+    assert.equal(pid(), serving, 'no restart for a name already served');
+
+    // A checkpoint whose files hold no adapter_config.json: the command refuses before stopping anything.
+    const broken = `${name}-broken`;
+    await store.put(`${manifest.filesPrefix}-broken/adapter_model.safetensors`, await store.get(`${manifest.filesPrefix}/adapter_model.safetensors`));
+    const brokenKey = trained.checkpointKey.replace(name, broken);
+    await store.putJson(brokenKey, { ...manifest, name: broken, filesPrefix: `${manifest.filesPrefix}-broken` });
+    const brokenDir = path.join(config.training.serving.dir, broken);
+    await assert.rejects(registerPlanner(config, store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the adapter folder ${brokenDir} holds no adapter_config.json: nothing was restarted`));
+    assert.ok(!gone(serving), 'the serving server still runs');
+    assert.deepEqual(await listed(), [name]);
+
+    launch('stop', '--state-dir', stateDir);
+    assert.ok(gone(serving), 'stopped: nothing left running');
+    assert.equal(existsSync(path.join(stateDir, 'server.pid')), false);
+  });
+});
