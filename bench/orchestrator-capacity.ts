@@ -6,7 +6,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import { connectTemporal } from '../config/temporal-connection';
-import { describeAction, guiActionSchema, type GuiAction } from '../core/actions';
+import { describeAction, type GuiAction } from '../core/actions';
 import { combineChecks, evaluateStop } from '../core/evaluation';
 import { formatExecutorOutput } from '../core/executor-parser';
 import { formatPlannerOutput } from '../core/planner-parser';
@@ -79,19 +79,23 @@ function pngWithText(png: Buffer, text: string): Buffer {
   return Buffer.concat([png.subarray(0, headerEnd), chunk, png.subarray(headerEnd)]);
 }
 
-/** BENCH DOUBLE of the models: the planner clicks `steps` times, then says DONE; the executor grounds the click. */
+/**
+ * BENCH DOUBLE of the models: the planner clicks `steps` times, naming the point in plain words,
+ * then says DONE; the executor grounds the point its thought names, as UI-TARS would.
+ */
 function clickingPolicy(steps: number, plannerModel: string) {
   return (request: ChatRequest): Reply => {
     const texts = request.messages.flatMap((m) => (typeof m.content === 'string' ? [m.content] : m.content.map((p) => String(p.text ?? ''))));
     if (request.model === plannerModel) {
-      const done = texts.join('\n').split('[action: {').length - 1;
+      const done = texts.join('\n').split('Thought: Click the point at (').length - 1;
       const action: GuiAction = { type: 'click', x: 100 + done, y: 200 };
       return {
-        texts: [done >= steps ? formatPlannerOutput('All clicks are done.', { kind: 'done' }) : formatPlannerOutput(`Click the point. [action: ${JSON.stringify(action)}]`, { kind: 'instruction', text: describeAction(action) })],
+        texts: [done >= steps ? formatPlannerOutput('All clicks are done.', { kind: 'done' }) : formatPlannerOutput(`Click the point at (${action.x}, ${action.y}).`, { kind: 'instruction', text: describeAction(action) })],
       };
     }
-    const tag = /\[action: (\{.*\})\]/.exec(texts.join('\n'));
-    const action = guiActionSchema.parse(JSON.parse(tag?.[1] ?? '{}'));
+    const point = /## User Instruction\nClick the point at \((\d+), (\d+)\)\./.exec(texts.join('\n'));
+    if (point === null) throw new Error('bench executor double: the thought names no point to click');
+    const action: GuiAction = { type: 'click', x: Number(point[1]), y: Number(point[2]) };
     return { texts: [formatExecutorOutput('Clicking.', action, { screen: { width: 1920, height: 1080 }, modelImage: smartResize(1920, 1080) })] };
   };
 }

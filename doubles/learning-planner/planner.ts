@@ -2,7 +2,7 @@ import { formatPlannerOutput } from '../../core/planner-parser';
 import type { Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 import type { LearningPolicy } from './policy';
-import { readPlannerView, situationOf, type Situation } from './situation';
+import { planSteps, readPlannerView, situationOf, type Situation } from './situation';
 
 /**
  * TEST DOUBLE: the learning planner answering a prompt. The prompt names a task (found by its
@@ -15,15 +15,25 @@ export type TaskOf = (instruction: string, software: string | undefined) => Task
 
 export type Reading = { readonly situation: Situation } | { readonly reply: string };
 
-/** The step the prompt plans: one more than the earlier turns that named an action (a malformed turn named none). */
-const stepOf = (messages: readonly string[]): number => messages.join('\n').split('[action: {').length;
+/**
+ * The step the prompt plans: one more than the earlier turns whose thought is one of the task's
+ * plan steps (a malformed turn wrote none of them, so the plan's step is planned again). Each
+ * earlier turn appears once in the prompt, as `Thought: ...` then `Action: ...` (core/prompts/planner.ts).
+ */
+function stepOf(messages: readonly string[], task: Task, screen: Size): number {
+  const text = messages.join('\n');
+  const thoughts = new Set(planSteps(task, screen).map((s) => s.thought));
+  let earlier = 0;
+  for (const thought of thoughts) earlier += text.split(`Thought: ${thought}\nAction:`).length - 1;
+  return earlier + 1;
+}
 
 /** What a planner prompt (the text of each message) lets the double say. */
 export function readPrompt(messages: readonly string[], taskOf: TaskOf, screen: Size): Reading {
   const view = readPlannerView(messages);
   const task = view === undefined ? undefined : taskOf(view.instruction, view.software);
   if (task === undefined) return { reply: formatPlannerOutput('This is not a task I have a script for.', { kind: 'fail' }) };
-  const situation = situationOf(task, stepOf(messages), screen);
+  const situation = situationOf(task, stepOf(messages, task, screen), screen);
   if ('reason' in situation) return { reply: formatPlannerOutput(`The reference has no replayable answer: ${situation.reason}.`, { kind: 'fail' }) };
   return { situation };
 }

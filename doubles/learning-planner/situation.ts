@@ -66,24 +66,58 @@ function plannerAction(action: GuiAction): PlannerAction {
   }
 }
 
-/** The planner's reply carrying out `action` as step `step`: a thought ending in the action as a tag the scripted executor grounds. */
-export function replyFor(step: number, action: GuiAction): string {
-  const thought = `Step ${step} of the solution: ${describeAction(action)}. [action: ${JSON.stringify(action)}]`;
-  return formatPlannerOutput(thought, plannerAction(action));
-}
+/** The thought of step `step` carrying out `action`: plain words, as a planner writes them (the executor double grounds the plans' thoughts). */
+export const thoughtFor = (step: number, action: GuiAction): string => `Step ${step} of the solution: ${describeAction(action)}.`;
+
+/** The planner's reply carrying out `action` as step `step`. */
+export const replyFor = (step: number, action: GuiAction): string => formatPlannerOutput(thoughtFor(step, action), plannerAction(action));
 
 /** The kind of a task: the shape of its plan (its actions' types in order), e.g. `click>type>done`. */
 export const kindOf = (actions: readonly GuiAction[]): string => actions.map((a) => a.type).join('>');
+
+/** A task's two plans: the reference's actions, and the perturbed plan's when it has one. */
+interface Plans {
+  readonly reference: readonly GuiAction[];
+  readonly perturbed: readonly GuiAction[] | undefined;
+}
+
+function plansOf(task: Task, screen: Size): Plans | { readonly reason: string } {
+  const reference = referencePlanFor(task, screen);
+  if (!reference.replayable) return { reason: reference.reason };
+  const perturbed = perturbedPlanFor(task, screen);
+  return { reference: reference.actions, perturbed: perturbed.replayable ? perturbed.actions : undefined };
+}
+
+/** The right and the wrong action at `step`: DONE past the reference's end, the right one where the perturbed plan has none. */
+function actionsAt(plans: Plans, step: number): readonly [GuiAction, GuiAction] {
+  const right: GuiAction = plans.reference[step - 1] ?? { type: 'done' };
+  return [right, plans.perturbed?.[step - 1] ?? right];
+}
 
 /**
  * The situation of `task` at `step`, or why the planner has nothing to choose from (no replayable
  * plan: it answers FAIL then, as the scripted planner always has).
  */
 export function situationOf(task: Task, step: number, screen: Size): Situation | { readonly reason: string } {
-  const reference = referencePlanFor(task, screen);
-  if (!reference.replayable) return { reason: reference.reason };
-  const perturbed = perturbedPlanFor(task, screen);
-  const right: GuiAction = reference.actions[step - 1] ?? { type: 'done' };
-  const wrong: GuiAction = (perturbed.replayable ? perturbed.actions[step - 1] : undefined) ?? right;
-  return { key: `${task.type}|${kindOf(reference.actions)}|${step}`, replies: [replyFor(step, right), replyFor(step, wrong)] };
+  const plans = plansOf(task, screen);
+  if ('reason' in plans) return plans;
+  const [right, wrong] = actionsAt(plans, step);
+  return { key: `${task.type}|${kindOf(plans.reference)}|${step}`, replies: [replyFor(step, right), replyFor(step, wrong)] };
+}
+
+/** One step the planner double may write for a task: its thought and the action the thought carries out. */
+export interface PlanStep {
+  readonly thought: string;
+  readonly action: GuiAction;
+}
+
+/**
+ * Every step the planner double may write for `task` — both candidates of each situation, from
+ * step 1 to one past the longer plan (where both are DONE) — or none without a replayable plan.
+ */
+export function planSteps(task: Task, screen: Size): PlanStep[] {
+  const plans = plansOf(task, screen);
+  if ('reason' in plans) return [];
+  const last = Math.max(plans.reference.length, plans.perturbed?.length ?? 0) + 1;
+  return Array.from({ length: last }, (_, i) => actionsAt(plans, i + 1).map((action) => ({ thought: thoughtFor(i + 1, action), action }))).flat();
 }

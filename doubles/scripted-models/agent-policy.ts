@@ -1,10 +1,11 @@
-import { describeAction, guiActionSchema } from '../../core/actions';
+import { describeAction, type GuiAction } from '../../core/actions';
 import { formatExecutorOutput } from '../../core/executor-parser';
 import { smartResize, type Size } from '../../core/smart-resize';
 import type { Task } from '../../core/task';
 import { readPrompt, sampleReplies, type TaskOf } from '../learning-planner/planner';
 import { LearningPolicy, POLICY_FILE } from '../learning-planner/policy';
 import type { ChatRequest, Policy, Reply } from '../openai-server';
+import { groundings } from './grounding';
 import { keyedRandom, requestKey } from './seeded';
 
 /**
@@ -14,19 +15,29 @@ import { keyedRandom, requestKey } from './seeded';
  * its instruction (and software, when the prompt names it), reads the step from its prompt, and
  * chooses between the plan's right step and the perturbed one by the logits of the model it is
  * asked for — the base planner's (the perturbed step at `errorRate`) or those a trainer double
- * saved in a LoRA adapter loaded through vLLM's runtime route. Its thought ends with the intended
- * action as a tag, `[action: {...}]`, which the scripted executor grounds into a UI-TARS call in
- * the coordinates of the image it was sent. Like vLLM at temperature > 0, it samples (whatever
- * temperature is asked: it stands for a sampled planner), each sample's draw keyed by the request's
- * seed (seeded.ts requestKey), the sample's index and the run seed, as vLLM's seeded sampling is:
- * the same seed gives the same draw whichever model answers, so the base planner and a specialist
- * asked at the same step of the same attempt meet the same draw.
+ * saved in a LoRA adapter loaded through vLLM's runtime route. Its thought is plain words, e.g.
+ * `Step 2 of the solution: click at (412, 300).`, with nothing a real planner would not write. Like
+ * vLLM at temperature > 0, it samples (whatever temperature is asked: it stands for a sampled
+ * planner), each sample's draw keyed by the request's seed (seeded.ts requestKey), the sample's
+ * index and the run seed, as vLLM's seeded sampling is: the same seed gives the same draw whichever
+ * model answers, so the base planner and a specialist asked at the same step of the same attempt
+ * meet the same draw.
+ * The executor stands for UI-TARS-1.5 grounding the planner's thought on the screenshot. It reads no
+ * pixels: it recognises the thoughts the plans write — each step of the reference and the perturbed
+ * plan of every task it knows, generated ones included (grounding.ts), by exact text — and answers
+ * that step's action as a UI-TARS call in the coordinates of the image it was sent. Any other text
+ * it cannot ground: it answers a call cut short, which the pipeline scores as a malformed step
+ * (reward 0), as a real UI-TARS may fail to ground a vague thought. Compared with no real UI-TARS
+ * run (none runs on this CPU): its replies are in UI-TARS-1.5's format (docs/formats.md), read by
+ * core/executor-parser.ts; how often a real executor grounds a given wording is not modelled.
  */
 
 export interface ScriptedPolicyOptions {
   readonly tasks: readonly Task[];
   /** Tasks known by instruction only (generated ones, with their plan as `ans`), tried after `tasks`. */
   readonly resolve?: (instruction: string) => Task | undefined;
+  /** Every task `resolve` knows: the executor grounds their plans' thoughts as it does those of `tasks` (it never sees an instruction). */
+  readonly generated?: () => Iterable<Task>;
   /** The desktops' screen: reference plans are in its pixels. */
   readonly screen: Size;
   readonly plannerModel: string;
@@ -38,7 +49,8 @@ export interface ScriptedPolicyOptions {
   readonly seed?: number;
 }
 
-const ACTION_TAG = /\[action: (\{.*\})\]\s*$/;
+/** What the executor answers to a thought it cannot ground: a call cut short, which the pipeline scores as a malformed step. */
+const UNGROUNDED = 'Thought: I cannot tell what to do.\nAction: click(start_box=';
 
 export const textParts = (request: ChatRequest): string[] =>
   request.messages.flatMap((m) =>
@@ -81,6 +93,10 @@ export function scriptedAgentPolicy(opts: ScriptedPolicyOptions): Policy {
     return loaded ?? base;
   };
 
+  let groundable: ReadonlyMap<string, GuiAction> | undefined;
+  /** The action a plan's thought carries out, by its exact text; undefined for any other text. Built at the first executor request. */
+  const grounding = (thought: string): GuiAction | undefined => (groundable ??= groundings([...opts.tasks, ...(opts.generated?.() ?? [])], opts.screen)).get(thought.trim());
+
   const planner = (request: ChatRequest): Reply => {
     const messages = request.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.filter((p) => p.type === 'text').map((p) => String(p.text)).join('')));
     const key = requestKey(request, messages);
@@ -97,14 +113,13 @@ export function scriptedAgentPolicy(opts: ScriptedPolicyOptions): Policy {
     const instruction = texts
       .map((t) => /## User Instruction\n([\s\S]*)$/.exec(t)?.[1])
       .find((t) => t !== undefined);
-    const tag = instruction === undefined ? null : ACTION_TAG.exec(instruction.trim());
-    const parsed = tag === null ? undefined : guiActionSchema.safeParse(JSON.parse(tag[1] ?? 'null'));
+    const action = instruction === undefined ? undefined : grounding(instruction);
     const sent = lastImageSize(request) ?? opts.screen;
     const view = { screen: opts.screen, modelImage: smartResize(sent.width, sent.height) };
     return {
       texts: Array.from({ length: request.n }, (_, sample) => {
-        if (parsed === undefined || !parsed.success || malformed('executor', key, sample)) return 'Thought: I cannot tell what to do.\nAction: click(start_box=';
-        return formatExecutorOutput(`I will ${describeAction(parsed.data)}.`, parsed.data, view);
+        if (action === undefined || malformed('executor', key, sample)) return UNGROUNDED;
+        return formatExecutorOutput(`I will ${describeAction(action)}.`, action, view);
       }),
     };
   };

@@ -48,6 +48,7 @@ export async function startScriptedModels(config: LoadedConfig, options: Scripte
   const agent = scriptedAgentPolicy({
     tasks,
     resolve: (instruction) => resolver.generated(instruction),
+    generated: () => resolver.everyGenerated(),
     screen,
     plannerModel: config.models.planner.model,
     executorModel: config.models.executor.model,

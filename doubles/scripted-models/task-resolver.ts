@@ -3,7 +3,7 @@ import { defaultStartState, type StartState } from '../../core/generated-task';
 import type { Size } from '../../core/smart-resize';
 import { parseTask, type Task } from '../../core/task';
 import { TaskLibrary } from '../../activities/tasks/library';
-import { readTask, type TemplateContext } from './generated-tasks';
+import { everyTask, readTask, writesTasksFor, type TemplateContext } from './generated-tasks';
 import { APPS } from '../../apps/index';
 
 /**
@@ -49,6 +49,8 @@ export interface TaskResolver {
   taskOf(instruction: string, software?: string): Task | undefined;
   /** A generated task only (the judge doubles tell them from real ones). */
   generated(instruction: string): Task | undefined;
+  /** Every task the generator double can write, read back as `generated` reads it (the executor double grounds their plans). */
+  everyGenerated(): Task[];
   /** The document a software's generated tasks show (the generator double's context). */
   contextOf(software: string): TemplateContext;
 }
@@ -73,6 +75,10 @@ export function taskResolver(library: TaskLibrary = new TaskLibrary()): TaskReso
     tasks,
     taskOf: (instruction, software) => tasks.find((t) => t.instruction === instruction && (software === undefined || t.type === software)) ?? generated(instruction, software),
     generated: (instruction) => generated(instruction),
+    everyGenerated: () =>
+      [...starts].flatMap(([software, start]) =>
+        writesTasksFor(software) ? everyTask(software, start.context).flat().flatMap((written) => generatedTaskOf(software, written.instruction, start) ?? []) : [],
+      ),
     contextOf: (software) => starts.get(software)?.context ?? {},
   };
 }

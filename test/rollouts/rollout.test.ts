@@ -48,6 +48,9 @@ describe('rollout workflow on a real desktop with the scripted models', function
     assert.equal(manifest.steps.at(-1)?.action?.type, 'done');
     assert.match(manifest.steps[0]?.planner.raw ?? '', /^Thought: /);
     assert.ok(manifest.steps.some((s) => s.executor !== undefined && /^Thought: .*\nAction: /s.test(s.executor.raw)));
+    // The planner's words are plain, as a real planner's: the executor grounded them, no tag told it the action.
+    assert.ok(manifest.steps.some((s) => s.executor !== undefined && s.action?.type === 'type'), 'the executor grounded the typing step');
+    assert.ok(!JSON.stringify(manifest).includes('[action'), 'no [action: …] tag in the stored trajectory');
     const shot = await h.stack.store.get(manifest.initialScreenshotKey);
     assert.deepEqual(pngSize(shot), { width: 1920, height: 1080 });
     const after = await handle.query(rolloutProgress);

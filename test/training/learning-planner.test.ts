@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { referencePlanFor } from '../../apps/policies';
+import { describeAction } from '../../core/actions';
 import { buildPlannerMessages } from '../../core/prompts/planner';
 import { candidateOf, readPrompt, sampleReplies } from '../../doubles/learning-planner/planner';
 import { LearningPolicy, POLICY_FILE } from '../../doubles/learning-planner/policy';
-import { readPlannerView } from '../../doubles/learning-planner/situation';
+import { readPlannerView, situationOf } from '../../doubles/learning-planner/situation';
 import { keyedRandom } from '../../doubles/scripted-models/seeded';
 import { taskResolver } from '../../doubles/scripted-models/task-resolver';
 
@@ -25,6 +27,12 @@ describe('learning planner double', () => {
     buildPlannerMessages({ instruction: a01.instruction, software: 'KAlgebra', history, screenshotKey: 'now' }).map((m) =>
       typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''),
     );
+  const a01Plan = referencePlanFor(a01, screen);
+  /** The thought of A-01's step `step` as the planner writes it: plain words. */
+  const a01Thought = (step: number): string => {
+    assert.ok(a01Plan.replayable);
+    return `Step ${step} of the solution: ${describeAction(a01Plan.actions[step - 1]!)}.`;
+  };
 
   it('reads the software, the instruction and the step from a served prompt and from a ShareGPT row alike', () => {
     const first = readPrompt(texts([]), taskOf, screen);
@@ -41,13 +49,40 @@ describe('learning planner double', () => {
     assert.deepEqual(readPlannerView(row), { software: 'KAlgebra', instruction: a01.instruction, step: 1 });
   });
 
+  it('counts as earlier steps the turns that wrote one of the plan’s thoughts: a malformed turn plans the same step again', () => {
+    const keyAfter = (history: ReturnType<typeof turn>[]) => {
+      const reading = readPrompt(texts(history), taskOf, screen);
+      assert.ok('situation' in reading);
+      return reading.situation.key;
+    };
+    assert.equal(keyAfter([turn(a01Thought(1))]), 'KAlgebra|click>type>done|2');
+    assert.equal(keyAfter([turn(a01Thought(1)), turn('')]), 'KAlgebra|click>type>done|2', 'a malformed reply is stored with no thought');
+    assert.equal(keyAfter([turn(a01Thought(1)), turn('Click the input field.')]), 'KAlgebra|click>type>done|2', 'words of no plan step are no step of it');
+    assert.equal(keyAfter([turn(a01Thought(1)), turn(a01Thought(2))]), 'KAlgebra|click>type>done|3');
+  });
+
+  it('writes plain thoughts: no reply to any known task, generated ones included, carries an [action: …] tag', () => {
+    let replies = 0;
+    for (const task of [...resolver.tasks, ...resolver.everyGenerated()]) {
+      for (let step = 1; step <= task.steps; step++) {
+        const situation = situationOf(task, step, screen);
+        if (!('replies' in situation)) continue;
+        for (const reply of situation.replies) {
+          replies++;
+          assert.ok(!reply.includes('[action'), `${task.instruction} step ${step}: ${reply}`);
+        }
+      }
+    }
+    assert.ok(replies > 1000, `${replies} replies`);
+  });
+
   it('answers FAIL, with nothing to learn, for a task it does not know', () => {
     const reading = readPrompt(['Task (in KAlgebra): Make me a sandwich.'], taskOf, screen);
     assert.ok('reply' in reading && reading.reply.endsWith('Action: FAIL'));
   });
 
   it('the base planner writes the perturbed step at its error rate', () => {
-    const reading = readPrompt(texts([turn('Step 1 of the solution: click. [action: {"type":"click"}]')]), taskOf, screen);
+    const reading = readPrompt(texts([turn(a01Thought(1))]), taskOf, screen);
     const drawn = sampleReplies(reading, LearningPolicy.base(0.25), 4000, (sample) => keyedRandom(7, sample));
     const wrong = drawn.filter((d) => d.candidate === 1).length / drawn.length;
     assert.ok(Math.abs(wrong - 0.25) < 0.03, `share of perturbed steps ${wrong}`);
@@ -95,7 +130,7 @@ describe('learning planner double', () => {
   });
 
   it('tells which candidate a row’s reply is, and none where both plans agree', () => {
-    const reading = readPrompt(texts([turn('x [action: {"type":"click"}]')]), taskOf, screen);
+    const reading = readPrompt(texts([turn(a01Thought(1))]), taskOf, screen);
     assert.ok('situation' in reading);
     assert.equal(candidateOf(reading.situation, reading.situation.replies[1]), 1);
     assert.equal(candidateOf(reading.situation, 'Thought: hmm\nAction: FAIL'), undefined);
