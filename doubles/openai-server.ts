@@ -27,7 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * api`, Hugging Face backend, on the tiny Qwen2.5-VL: test/training/real-server.test.ts): what the
  * gateway reads answers alike — `n` choices by index, `usage`, the asked `model` echoed; no messages
  * refused 400; an image no decoder opens answered with Starlette's bare 500 "Internal Server Error"
- * (PIL's error escapes LLaMA-Factory's request handling, and vLLM's chat preprocessing, read at
+ * and the connection closed (PIL's error escapes LLaMA-Factory's request handling, and vLLM's chat preprocessing, read at
  * commit 003fe59, catches only ValueError, TypeError, RuntimeError and template errors). Where this
  * double keeps vLLM's ways LLaMA-Factory differs: its errors are `{"detail": ...}`, malformed bodies
  * 422; it refuses two user turns in a row (400 "Only supports u/a/u/a/u..."), image URLs on private
@@ -266,8 +266,12 @@ export async function startScriptedServer(policy: Policy, opts: ScriptedServerOp
       images.set(request.model, counts);
       const unfetched = await fetchImages(request);
       if (unfetched !== undefined) return error(res, 400, unfetched);
-      // PIL's error on such bytes escapes both real servers' request handling: Starlette's bare 500.
-      if (undecodableImage(request)) return text(res, 500, 'Internal Server Error');
+      // PIL's error on such bytes escapes both real servers' request handling: Starlette's bare 500,
+      // after which uvicorn closes the connection.
+      if (undecodableImage(request)) {
+        res.shouldKeepAlive = false;
+        return text(res, 500, 'Internal Server Error');
+      }
       const adapter = adapters.get(request.model);
       const reply = await policy(adapter === undefined ? request : { ...request, model: adapter.parent, adapter: { name: request.model, path: adapter.path } });
       if ('status' in reply) return error(res, reply.status, reply.message);
