@@ -13,6 +13,7 @@ import type { GeneralizationResult } from '../../workflows/training/progress';
 import { eventually } from '../support/rollouts';
 import { allSteps } from './dataset';
 import { heartbeatWhen, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
+import { buildTinyQwen } from '../support/tiny-qwen';
 import { generalizationWorkflowId } from '../../workflows/names';
 
 /** The repository's root from build/test/training. */
@@ -51,7 +52,7 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
     assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
     scratch = mkdtempSync(path.join(tmpdir(), 'coda-reallf-'));
     model = path.join(scratch, 'tiny-qwen2.5-vl');
-    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py'), model], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: 'pipe' });
+    buildTinyQwen(PYTHON, model);
     g = await startGpuHarness({
       name: 'reallf',
       runtimeLora: true,

@@ -16,6 +16,7 @@ import { smartResize } from '../../core/smart-resize';
 import { checkpointManifestSchema, plannerMessagesAt } from '../../core/training';
 import { SCREEN } from '../../doubles/scripted-models/recorded-trajectory';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
+import { buildTinyQwen } from '../support/tiny-qwen';
 import { runSeed } from '../support/harness';
 import { freePort } from '../stack';
 
@@ -72,7 +73,7 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
     scratch = mkdtempSync(path.join(tmpdir(), 'coda-realserve-'));
     model = path.join(scratch, BASE);
-    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py'), model], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: 'pipe' });
+    buildTinyQwen(PYTHON, model);
     g = await startGpuHarness({
       name: 'realserve',
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 760),

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -11,6 +10,7 @@ import { checkpointManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import { createGpuWorker, type GpuWorker } from '../../workers/gpu';
 import { setFlag, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
+import { buildTinyQwen } from '../support/tiny-qwen';
 import { runSeed } from '../support/harness';
 
 /** The repository's root from build/test/training. */
@@ -74,7 +74,7 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
     assert.ok(existsSync(path.join(TRL, 'trl')), `${TRL} is missing: run bash infra/install-trainers.sh`);
     scratch = mkdtempSync(path.join(tmpdir(), 'coda-realtrl-'));
     model = path.join(scratch, 'tiny-qwen2.5-vl');
-    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py'), model], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: 'pipe' });
+    buildTinyQwen(PYTHON, model);
     g = await startGpuHarness({
       name: 'realtrl',
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 640),
