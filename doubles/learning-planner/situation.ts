@@ -54,7 +54,8 @@ export function readPlannerView(messages: readonly string[]): PlannerView | unde
   return { ...(task[1] === undefined ? {} : { software: task[1] }), instruction, step };
 }
 
-function plannerAction(action: GuiAction): PlannerAction {
+/** What the planner's Action line says for `action`: the primitive that ends the episode, or the action described for the executor. */
+export function plannerAction(action: GuiAction): PlannerAction {
   switch (action.type) {
     case 'answer':
       return { kind: 'answer', text: action.text };
@@ -67,10 +68,12 @@ function plannerAction(action: GuiAction): PlannerAction {
   }
 }
 
+/** The thought of a reference plan's step: the step's number and its action described, as a real planner could learn to write it. */
+export const referenceThought = (step: number, action: GuiAction): string => `Step ${step} of the solution: ${describeAction(action)}.`;
+
 /** The planner's reply carrying out `action` as step `step`: a thought ending in the action as a tag the scripted executor grounds. */
 export function replyFor(step: number, action: GuiAction): string {
-  const thought = `Step ${step} of the solution: ${describeAction(action)}. [action: ${JSON.stringify(action)}]`;
-  return formatPlannerOutput(thought, plannerAction(action));
+  return formatPlannerOutput(`${referenceThought(step, action)} [action: ${JSON.stringify(action)}]`, plannerAction(action));
 }
 
 /** The kind of a task: the shape of its plan (its actions' types in order), e.g. `click>type>done`. */
