@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import * as path from 'node:path';
 import type { TrainingConfig } from '../../config/schema';
 import type { Size } from '../../core/images';
 import { writeSftInputs, type PreparedDataset } from '../../activities/training/trainer-inputs';
 import { startTrainer } from '../../activities/training/trainer-process';
-import type { ReferenceRow } from './rows';
+import { shuffledReplies, writeSftDataset, type ReferenceRow, type ReferenceRows } from './rows';
 
 /**
  * The small planner's processes (issue 32): built by infra/trainers/tiny_qwen2_5_vl.py, trained by
@@ -71,6 +72,13 @@ export function smallPlannerSft(base: TrainingConfig['sft'], program: string, ep
   return { ...base, program, config, env: { ...base.env, ...CPU_ENV } };
 }
 
+/** User + system CPU seconds of this process's children that have ended and been waited for (/proc/self/stat's cutime and cstime). */
+function childrenCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
 /** One SFT run: where the weights are, and the trainer's own figures. */
 export interface SftRun {
   /** The folder holding the trained weights (full fine-tuning) or the adapter (LoRA). */
@@ -80,8 +88,10 @@ export interface SftRun {
   /** transformers' train_runtime and train_steps_per_second (the training loop, start-up excluded). */
   readonly trainSeconds: number;
   readonly stepsPerSecond: number;
-  /** The whole process, start-up and saving included. */
+  /** The whole process, start-up and saving included: its time, its CPU time, and the machine's load average (1 min) before and after. */
   readonly wallSeconds: number;
+  readonly cpuSeconds: number;
+  readonly load: readonly [number, number];
 }
 
 /** Trains `model` on `dataset` with LLaMA-Factory as the GPU worker runs it (its YAML, its process); throws with the log's tail when it fails. */
@@ -90,13 +100,15 @@ export async function trainSft(settings: TrainingConfig['sft'], dataset: Prepare
   const inputs = writeSftInputs(settings, dataset, folders, { model }, undefined, box);
   const logFile = path.join(dir, 'trainer.log');
   const started = Date.now();
+  const [cpu, load] = [childrenCpuSeconds(), loadavg()[0]!];
   const trainer = startTrainer({ program: settings.program.trim().split(/\s+/), args: inputs.args, env: { ...(process.env as Record<string, string>), ...settings.env }, cwd: dir }, logFile, () => undefined);
   const { code, signal } = await trainer.exited;
   if (code !== 0) throw new Error(`${inputs.trainer} exited with ${code ?? signal}: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
   const results = JSON.parse(readFileSync(path.join(inputs.outputDir, 'all_results.json'), 'utf8')) as { train_runtime: number; train_steps_per_second: number };
   const log = readFileSync(path.join(inputs.outputDir, 'trainer_log.jsonl'), 'utf8').trim().split('\n');
   const steps = (JSON.parse(log.at(-1)!) as { current_steps: number }).current_steps;
-  return { output: inputs.outputDir, lora: inputs.lora, steps, trainSeconds: results.train_runtime, stepsPerSecond: results.train_steps_per_second, wallSeconds: (Date.now() - started) / 1000 };
+  const spent = { wallSeconds: (Date.now() - started) / 1000, cpuSeconds: childrenCpuSeconds() - cpu, load: [load, loadavg()[0]!] as const };
+  return { output: inputs.outputDir, lora: inputs.lora, steps, trainSeconds: results.train_runtime, stepsPerSecond: results.train_steps_per_second, ...spent };
 }
 
 /** The planner's greedy reply to every row of `dataset` (infra/trainers/greedy_replies.py), kept in `out`: the base model, or a run's weights. */
@@ -127,4 +139,45 @@ export function scoreReplies(rows: readonly ReferenceRow[], replies: readonly st
   });
   const tasks = new Set(rows.map((r) => r.taskId)).size;
   return { rows: rows.length, exact: Object.values(byStep).reduce((a, b) => a + b, 0), byStep, tasks, tasksRight: tasks - wrongTasks.size };
+}
+
+/** What a learning trial needs: its folder, the rows, the tokenizer's corpus, the screenshot and box of the rows, the SFT settings. */
+export interface TrialSetup {
+  readonly dir: string;
+  readonly made: ReferenceRows;
+  readonly corpus: readonly string[];
+  readonly screenshot: Buffer;
+  readonly box: Size;
+  readonly sft: (seed: number) => TrainingConfig['sft'];
+}
+
+/** A learning trial's figures: the planner's scores untrained, after SFT and after the same SFT on shuffled replies, and that SFT's run. */
+export interface Trial {
+  readonly seed: number;
+  readonly parameters: number;
+  readonly untrained: Score;
+  readonly sft: Score;
+  readonly shuffled: Score;
+  readonly run: SftRun;
+}
+
+/**
+ * One learning trial of the small planner, seeded by `seed` (its weights, the training's order,
+ * the shuffle): built, asked untrained, trained on the rows and asked, trained from the same
+ * weights on the rows with their replies shuffled and asked the rows' prompts again, every answer
+ * scored against the plan's reply.
+ */
+export async function learningTrial(setup: TrialSetup, seed: number): Promise<Trial> {
+  const { made, box } = setup;
+  const dir = path.join(setup.dir, `seed-${seed}`);
+  const model = path.join(dir, 'model');
+  const parameters = buildSmallPlanner(model, setup.corpus, box, seed);
+  const reference = await writeSftDataset(path.join(dir, 'reference'), `small-planner-${seed}`, made, setup.screenshot, box);
+  const shuffled = await writeSftDataset(path.join(dir, 'shuffled'), `small-planner-shuffled-${seed}`, { ...made, rows: shuffledReplies(made.rows, seed) }, setup.screenshot, box);
+  const ask = (run: SftRun | undefined, name: string): Score => scoreReplies(made.rows, greedyReplies(model, run, reference, box, path.join(dir, `${name}.json`)));
+  const untrained = ask(undefined, 'untrained');
+  const run = await trainSft(setup.sft(seed), reference, model, path.join(dir, 'sft'), box);
+  const sft = ask(run, 'sft');
+  const control = await trainSft(setup.sft(seed), shuffled, model, path.join(dir, 'shuffled-sft'), box);
+  return { seed, parameters, untrained, sft, shuffled: ask(control, 'shuffled-sft'), run };
 }
