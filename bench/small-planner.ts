@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { TaskLibrary } from '../activities/tasks/library';
 import { loadConfig } from '../config/load';
+import type { TrainingConfig } from '../config/schema';
 import { pngSize } from '../core/images';
 import { REPO_CONFIG } from '../infra/ephemeral';
 import { LOCAL_KALGEBRA_TASKS, plannerCorpus, referenceRows, SMALL_PLANNER_BOX } from '../infra/small-planner/rows';
@@ -21,24 +22,32 @@ import { printTable } from './stats';
  * on the replies shuffled across the rows (no row keeping a reply of its own text); the tasks
  * answered right at every step; the SFT's steps, time and CPU time, the machine's load beside it.
  *
- *   node build/bench/small-planner.js [--seeds 0,1,2] [--epochs 30] [--keep]
+ * `--finetuning lora` trains the pipeline's LoRA (training.sft's rank 64 on every linear layer of
+ * the language model) instead of the small planner's full fine-tuning, for the comparison.
+ *
+ *   node build/bench/small-planner.js [--seeds 0,1,2] [--epochs 30] [--finetuning full|lora] [--keep]
  */
 
 const shown = (s: Score): string => `${s.exact}/${s.rows} (${Object.values(s.byStep).join('+')}), ${s.tasksRight}/${s.tasks} tasks`;
 
-function report(trials: readonly Trial[], epochs: number): void {
+function report(trials: readonly Trial[], epochs: number, finetuning: string): void {
   printTable(`The small planner on the ${LOCAL_KALGEBRA_TASKS.length} local KAlgebra tasks, ${epochs} epochs: replies written exactly as the plan says (by step), tasks right at every step`, [
     ['seed', 'untrained', 'after SFT', 'after SFT on shuffled replies'],
     ...trials.map((t) => [String(t.seed), shown(t.untrained), shown(t.sft), shown(t.shuffled)]),
   ]);
-  printTable('The SFT run (real LLaMA-Factory, full fine-tuning, 1 thread, nice 5)', [
+  printTable(`The SFT run (real LLaMA-Factory, ${finetuning} fine-tuning, 1 thread, nice 5)`, [
     ['seed', 'parameters', 'steps', 'training loop s', 'steps/s', 'process s', 'CPU s', 'load avg (1 min) before-after'],
     ...trials.map(({ seed, parameters, run }) => [String(seed), String(parameters), String(run.steps), run.trainSeconds.toFixed(1), run.stepsPerSecond.toFixed(2), run.wallSeconds.toFixed(1), run.cpuSeconds.toFixed(1), run.load.map((l) => l.toFixed(1)).join('-')]),
   ]);
 }
 
+/** The small planner's SFT settings with another finetuning_type; a LoRA keeps the deployment's rank and targets. */
+const finetuned = (settings: TrainingConfig['sft'], finetuning: string): TrainingConfig['sft'] => ({ ...settings, config: { ...settings.config, finetuning_type: finetuning } });
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seeds: { type: 'string', default: '0,1,2' }, epochs: { type: 'string', default: '30' }, keep: { type: 'boolean', default: false } } });
+  const options = { seeds: { type: 'string', default: '0,1,2' }, epochs: { type: 'string', default: '30' }, finetuning: { type: 'string', default: 'full' }, keep: { type: 'boolean', default: false } } as const;
+  const { values } = parseArgs({ options });
+  if (!['full', 'lora'].includes(values.finetuning)) throw new Error(`--finetuning: expected full or lora, got ${values.finetuning}`);
   checkTrainers();
   const screenshot = readFileSync(path.resolve(__dirname, '..', '..', 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
   const screen = pngSize(screenshot);
@@ -47,14 +56,14 @@ async function main(): Promise<void> {
   const epochs = Number(values.epochs);
   const base = loadConfig(REPO_CONFIG).training.sft;
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-small-planner-'));
-  const setup = { dir, made: referenceRows(tasks, screen, SMALL_PLANNER_BOX), corpus: plannerCorpus(screen), screenshot, box: SMALL_PLANNER_BOX, sft: (seed: number) => smallPlannerSft(base, `nice -n 5 ${LLAMAFACTORY}`, epochs, seed) };
+  const setup = { dir, made: referenceRows(tasks, screen, SMALL_PLANNER_BOX), corpus: plannerCorpus(screen), screenshot, box: SMALL_PLANNER_BOX, sft: (seed: number) => finetuned(smallPlannerSft(base, `nice -n 5 ${LLAMAFACTORY}`, epochs, seed), values.finetuning) };
   const trials: Trial[] = [];
   try {
     for (const seed of values.seeds.split(',').map(Number)) {
       console.log(`seed ${seed}: building, asking untrained, training, asking, training on shuffled replies, asking...`);
       trials.push(await learningTrial(setup, seed));
     }
-    report(trials, epochs);
+    report(trials, epochs, values.finetuning);
   } finally {
     if (values.keep) console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
