@@ -23,10 +23,10 @@ const PYTHON = path.join(VENV, 'python3');
 export const LLAMAFACTORY = path.join(VENV, 'llamafactory-cli');
 
 /**
- * The environment of every process here: no GPU, no download, and one thread. Torch's two threads
- * on this shared 2-core machine made a training step of the small planner 6 times slower in wall
- * time and CPU time alike (158 s against 28 s for 360 steps at a load of 3 to 4), as each waits
- * for the other's core.
+ * The environment of every process here: no GPU, no download, and one thread. With torch's two
+ * threads the small planner's 360 steps of 10 epochs took as long on this 2-core machine at rest
+ * but 1.7 times the CPU (45.5 s against 27.2 s: bench/small-planner.ts --threads), and, at a load
+ * of 3 to 4, 158 s against 28 s: each thread spins waiting for the other's core.
  */
 export const CPU_ENV: Readonly<Record<string, string>> = { CUDA_VISIBLE_DEVICES: '', HF_HUB_OFFLINE: '1', OMP_NUM_THREADS: '1', TOKENIZERS_PARALLELISM: 'false' };
 
