@@ -11,7 +11,8 @@ import { REPO_CONFIG } from '../../infra/ephemeral';
 /**
  * The YAML the GPU worker writes for LLaMA-Factory keeps every value of training.sft.config as it
  * is, read as LLaMA-Factory reads it: OmegaConf's YAML 1.1, where a bare `no` is false (the real
- * trainer refused `save_strategy: no` so: "False is not a valid SaveStrategy").
+ * trainer refused `save_strategy: no` so: "False is not a valid SaveStrategy"), and as YAML 1.2, as
+ * the trainer double reads it (doubles/trainers/llamafactory.ts).
  */
 describe('the SFT YAML, read as YAML 1.1 as LLaMA-Factory reads it', () => {
   let dir: string;
@@ -27,7 +28,10 @@ describe('the SFT YAML, read as YAML 1.1 as LLaMA-Factory reads it', () => {
     const base = loadConfig(REPO_CONFIG).training.sft;
     const config = { ...base.config, save_strategy: 'no', report_to: 'none', optim: 'on', use_cpu: true, learning_rate: 3e-3 };
     const inputs = writeSftInputs({ ...base, config }, { manifest, dir, dataFile }, { inputs: path.join(dir, 'in'), checkpoints: path.join(dir, 'out'), output: path.join(dir, 'out') }, { model: 'm' }, undefined, undefined);
-    const read = parse(readFileSync(inputs.args[1]!, 'utf8'), { version: '1.1' }) as Record<string, unknown>;
-    for (const [key, value] of Object.entries(config)) assert.deepEqual(read[key], value, key);
+    const text = readFileSync(inputs.args[1]!, 'utf8');
+    for (const version of ['1.1', '1.2'] as const) {
+      const read = parse(text, { version }) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(config)) assert.deepEqual(read[key], value, `${key} read as YAML ${version}`);
+    }
   });
 });
