@@ -27,7 +27,7 @@ import { plannerAction, referenceThought } from '../../doubles/learning-planner/
  * what tells the rows apart is their text, which is what the model must learn to answer.
  */
 
-/** The KAlgebra tasks a local host runs whose plan the reference policy replays (test/training/learning-loop.test.ts). */
+/** The learning loop's local KAlgebra tasks (test/training/learning-loop.test.ts): those a local host runs whose plan shape the generator double's templates share. */
 export const LOCAL_KALGEBRA_TASKS = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'] as const;
 
 /**
