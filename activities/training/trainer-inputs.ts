@@ -187,7 +187,9 @@ export function writeSftInputs(settings: TrainingConfig['sft'], dataset: Prepare
   };
   mkdirSync(folders.inputs, { recursive: true });
   const config = path.join(folders.inputs, 'train.yaml');
-  writeFileSync(config, stringify(yaml));
+  // LLaMA-Factory reads it with OmegaConf, whose YAML is 1.1: there a bare `no`, `yes`, `on` or `off`
+  // is a boolean (save_strategy: no arrived as False), so strings like them must be quoted.
+  writeFileSync(config, stringify(yaml, { version: '1.1' }));
   return {
     args: fill(settings.args, { config }),
     checkpointRoot: folders.output,

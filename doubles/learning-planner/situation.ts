@@ -53,7 +53,8 @@ export function readPlannerView(messages: readonly string[]): PlannerView | unde
   return { ...(task[1] === undefined ? {} : { software: task[1] }), instruction, step };
 }
 
-function plannerAction(action: GuiAction): PlannerAction {
+/** What the planner's Action line says for `action`: the primitive that ends the episode, or the action described for the executor. */
+export function plannerAction(action: GuiAction): PlannerAction {
   switch (action.type) {
     case 'answer':
       return { kind: 'answer', text: action.text };

@@ -1,6 +1,7 @@
-"""A tiny Qwen2.5-VL for the real-trainer tests, made here with nothing downloaded.
+"""A tiny Qwen2.5-VL for the real-trainer tests, and the small planner, made here with nothing downloaded.
 
     tiny_qwen2_5_vl.py <output dir>
+    tiny_qwen2_5_vl.py <output dir> --size small --corpus <corpus.json> [--max-pixels N] [--seed N]
 
 Writes a model folder LLaMA-Factory and transformers load as they load Qwen/Qwen2.5-VL-*-Instruct:
 - the model: Qwen2_5_VLForConditionalGeneration from a config with the real architecture (vision
@@ -11,12 +12,16 @@ Writes a model folder LLaMA-Factory and transformers load as they load Qwen/Qwen
   <|vision_start|>, <|vision_end|>, <|image_pad|>, <|video_pad|>) and Qwen2-VL's chat template;
 - the processor: Qwen2-VL's image-processor values (14-pixel patches, 2x2 merge, CLIP mean and std,
   min/max pixels as Qwen ships them).
-The weights are random: the tests check that training runs, resumes and hands over its adapter,
-not what the model learns.
+The default size (91k parameters) is for the tests that check that training runs, resumes and
+hands over its adapter, not what the model learns. `--size small` is the small planner (issue 32):
+large enough to learn the local tasks' thoughts by SFT on this CPU in minutes, its tokenizer trained
+on `--corpus`, a JSON list of the planner's texts that infra/small-planner.ts writes from the
+project's own prompt code and task files, and its processor's max_pixels the planner's box.
 """
 
+import argparse
+import json
 import os
-import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -61,7 +66,7 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
-# Text like what the planner reads and writes, for the BPE merges (any text would do).
+# Text like what the planner reads and writes, for the default size's BPE merges (any text would do there).
 CORPUS = [
     "You operate a desktop application for a user. Each turn you see the task, what was done so far and the current screen.",
     "Thought: the Console tab is open; click the input field at the bottom and type the expression.",
@@ -71,12 +76,26 @@ CORPUS = [
     "Earlier steps (their screenshots are no longer shown): Step 1 DONE FAIL ANS 5",
 ] * 20
 
+# The language model's sizes. mrope_section splits half a head's dimension over time, height and
+# width as Qwen2.5-VL does (16, 24, 24 of 64). The vision tower stays the tiny one: SFT freezes it
+# (training.sft freeze_vision_tower), so only its merger's output size follows the text model's.
+# `init` is the weights' standard deviation: transformers' 0.02 suits hidden sizes in the
+# thousands; at 64 the tied embeddings' rows are 0.16 long and the final norm's output 8, so no
+# logit leaves +-1.3, and a LoRA, which trains neither, stayed at a loss of 5.8 (uniform: 6.9) over
+# 30 epochs. The small planner takes 1/sqrt(hidden). The small size: two layers (one to find the task's instruction in the prompt, one
+# to write its reply), a vocabulary that spells the planner's words and the plans' expressions in
+# few tokens, and learns the local tasks' 36 replies in 30 epochs (docs/benchmarks.md).
+SIZES = {
+    "tiny": dict(vocab=400, hidden=32, intermediate=64, layers=1, heads=2, kv_heads=1, mrope=[2, 3, 3], init=0.02),
+    "small": dict(vocab=1024, hidden=64, intermediate=256, layers=2, heads=2, kv_heads=1, mrope=[4, 6, 6], init=0.125),
+}
 
-def build_tokenizer() -> PreTrainedTokenizerFast:
+
+def build_tokenizer(corpus: list[str], vocab: int) -> PreTrainedTokenizerFast:
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    bpe.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         eos_token="<|im_end|>",
@@ -89,21 +108,21 @@ def build_tokenizer() -> PreTrainedTokenizerFast:
     return tokenizer
 
 
-def build_model(tokenizer: PreTrainedTokenizerFast) -> Qwen2_5_VLForConditionalGeneration:
+def build_model(tokenizer: PreTrainedTokenizerFast, size: dict, seed: int) -> Qwen2_5_VLForConditionalGeneration:
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}
-    hidden = 32
     config = Qwen2_5_VLConfig(
         text_config=dict(
             vocab_size=len(tokenizer),
-            hidden_size=hidden,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
+            hidden_size=size["hidden"],
+            intermediate_size=size["intermediate"],
+            num_hidden_layers=size["layers"],
+            num_attention_heads=size["heads"],
+            num_key_value_heads=size["kv_heads"],
             max_position_embeddings=32768,
-            rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+            rope_scaling={"type": "mrope", "mrope_section": size["mrope"]},
             rope_theta=1000000.0,
             tie_word_embeddings=True,
+            initializer_range=size["init"],
             bos_token_id=ids["<|endoftext|>"],
             eos_token_id=ids["<|im_end|>"],
         ),
@@ -112,7 +131,7 @@ def build_model(tokenizer: PreTrainedTokenizerFast) -> Qwen2_5_VLForConditionalG
             hidden_size=32,
             intermediate_size=64,
             num_heads=2,
-            out_hidden_size=hidden,
+            out_hidden_size=size["hidden"],
             patch_size=14,
             spatial_merge_size=2,
             temporal_patch_size=2,
@@ -128,20 +147,37 @@ def build_model(tokenizer: PreTrainedTokenizerFast) -> Qwen2_5_VLForConditionalG
         eos_token_id=ids["<|im_end|>"],
         tie_word_embeddings=True,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     return Qwen2_5_VLForConditionalGeneration(config)
 
 
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Build a Qwen2.5-VL with random weights (seeded) and a tokenizer trained here.")
+    parser.add_argument("out", help="the model folder to write")
+    parser.add_argument("--size", choices=sorted(SIZES), default="tiny")
+    parser.add_argument("--corpus", help="a JSON list of texts to train the tokenizer on (required with --size small)")
+    parser.add_argument("--seed", type=int, default=0, help="the seed of the random weights")
+    # Qwen's own default (1280 image tokens) unless told: the small planner's is its box's pixels.
+    parser.add_argument("--max-pixels", type=int, default=28 * 28 * 1280)
+    args = parser.parse_args()
+    if args.size != "tiny" and args.corpus is None:
+        parser.error(f"--size {args.size} needs --corpus: its tokenizer must learn the planner's own text")
+    return args
+
+
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit("usage: tiny_qwen2_5_vl.py <output dir>")
-    out = sys.argv[1]
-    tokenizer = build_tokenizer()
-    model = build_model(tokenizer)
-    model.save_pretrained(out)
+    args = arguments()
+    size = SIZES[args.size]
+    corpus = CORPUS
+    if args.corpus is not None:
+        with open(args.corpus, encoding="utf-8") as f:
+            corpus = json.load(f)
+    tokenizer = build_tokenizer(corpus, size["vocab"])
+    model = build_model(tokenizer, size, args.seed)
+    model.save_pretrained(args.out)
     image_processor = Qwen2VLImageProcessor(
         min_pixels=56 * 56,
-        max_pixels=28 * 28 * 1280,
+        max_pixels=args.max_pixels,
         patch_size=14,
         temporal_patch_size=2,
         merge_size=2,
@@ -150,10 +186,10 @@ def main() -> None:
     )
     video_processor = Qwen2VLVideoProcessor(patch_size=14, temporal_patch_size=2, merge_size=2)
     processor = Qwen2_5_VLProcessor(image_processor=image_processor, tokenizer=tokenizer, video_processor=video_processor, chat_template=CHAT_TEMPLATE)
-    processor.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    processor.save_pretrained(args.out)
+    tokenizer.save_pretrained(args.out)
     parameters = sum(p.numel() for p in model.parameters())
-    print(f"tiny Qwen2.5-VL in {out}: {parameters} parameters, vocabulary {len(tokenizer)}")
+    print(f"{args.size} Qwen2.5-VL in {args.out}: {parameters} parameters, vocabulary {len(tokenizer)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,183 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import * as path from 'node:path';
+import type { TrainingConfig } from '../../config/schema';
+import type { Size } from '../../core/images';
+import { writeSftInputs, type PreparedDataset } from '../../activities/training/trainer-inputs';
+import { startTrainer } from '../../activities/training/trainer-process';
+import { shuffledReplies, writeSftDataset, type ReferenceRow, type ReferenceRows } from './rows';
+
+/**
+ * The small planner's processes (issue 32): built by infra/trainers/tiny_qwen2_5_vl.py, trained by
+ * the real LLaMA-Factory from the YAML the GPU worker writes (writeSftInputs) and started as the
+ * worker starts a trainer (startTrainer), and asked for its greedy reply to each row by
+ * infra/trainers/greedy_replies.py (LLaMA-Factory's Hugging Face engine, what its API server runs).
+ */
+
+/** The repository's root, from build/infra/small-planner. */
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+/** infra/install-trainers.sh's venv (CODA_TRAINERS_VENV names another). */
+const VENV = path.resolve(ROOT, process.env.CODA_TRAINERS_VENV ?? '.tools/trainers', 'bin');
+const PYTHON = path.join(VENV, 'python3');
+export const LLAMAFACTORY = path.join(VENV, 'llamafactory-cli');
+
+/**
+ * The environment of every process here: no GPU, no download, and one thread. With torch's two
+ * threads the small planner's 360 steps of 10 epochs took as long on this 2-core machine at rest
+ * but 1.7 times the CPU (45.5 s against 27.2 s: bench/small-planner.ts --threads), and, at a load
+ * of 3 to 4, 158 s against 28 s: each thread spins waiting for the other's core.
+ */
+export const CPU_ENV: Readonly<Record<string, string>> = { CUDA_VISIBLE_DEVICES: '', HF_HUB_OFFLINE: '1', OMP_NUM_THREADS: '1', TOKENIZERS_PARALLELISM: 'false' };
+
+const pythonEnv = (): Record<string, string> => ({ ...(process.env as Record<string, string>), ...CPU_ENV });
+
+export function checkTrainers(): void {
+  if (!existsSync(LLAMAFACTORY)) throw new Error(`${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh (or set CODA_TRAINERS_VENV)`);
+}
+
+/** Builds the small planner (seeded weights, its tokenizer trained on `corpus`, kept beside it, its processor's box the planner's) in `dir`; its parameter count. */
+export function buildSmallPlanner(dir: string, corpus: readonly string[], box: Size, seed: number): number {
+  mkdirSync(dir, { recursive: true });
+  const corpusFile = path.join(dir, 'tokenizer-corpus.json');
+  writeFileSync(corpusFile, JSON.stringify(corpus));
+  const script = path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py');
+  const args = [script, dir, '--size', 'small', '--corpus', corpusFile, '--max-pixels', String(box.width * box.height), '--seed', String(seed)];
+  const out = execFileSync(PYTHON, args, { env: pythonEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const parameters = /: (\d+) parameters/.exec(out)?.[1];
+  if (parameters === undefined) throw new Error(`tiny_qwen2_5_vl.py did not say what it built: ${out}`);
+  return Number(parameters);
+}
+
+/**
+ * training.sft as a lab sets it to train the small planner on CPU: the deployment's settings, with
+ * no GPU or bf16, full fine-tuning (a LoRA of the pipeline's rank 64 on this randomly initialised
+ * model wrote 28 of the 36 replies after 30 epochs where full fine-tuning wrote all 36:
+ * docs/benchmarks.md), a learning rate for weights that start random, one row a step, and no
+ * checkpoints (a run takes about a minute).
+ */
+export function smallPlannerSft(base: TrainingConfig['sft'], program: string, epochs: number, seed: number): TrainingConfig['sft'] {
+  const config = {
+    ...base.config,
+    use_cpu: true,
+    bf16: false,
+    finetuning_type: 'full',
+    learning_rate: 3e-3,
+    num_train_epochs: epochs,
+    per_device_train_batch_size: 1,
+    gradient_accumulation_steps: 1,
+    save_strategy: 'no',
+    seed,
+  };
+  return { ...base, program, config, env: { ...base.env, ...CPU_ENV } };
+}
+
+/** User + system CPU seconds of this process's children that have ended and been waited for (/proc/self/stat's cutime and cstime). */
+function childrenCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+/** One SFT run: where the weights are, and the trainer's own figures. */
+export interface SftRun {
+  /** The folder holding the trained weights (full fine-tuning) or the adapter (LoRA). */
+  readonly output: string;
+  readonly lora: boolean;
+  readonly steps: number;
+  /** transformers' train_runtime and train_steps_per_second (the training loop, start-up excluded). */
+  readonly trainSeconds: number;
+  readonly stepsPerSecond: number;
+  /** The whole process, start-up and saving included: its time, its CPU time, and the machine's load average (1 min) before and after. */
+  readonly wallSeconds: number;
+  readonly cpuSeconds: number;
+  readonly load: readonly [number, number];
+}
+
+/** Trains `model` on `dataset` with LLaMA-Factory as the GPU worker runs it (its YAML, its process); throws with the log's tail when it fails. */
+export async function trainSft(settings: TrainingConfig['sft'], dataset: PreparedDataset, model: string, dir: string, box: Size): Promise<SftRun> {
+  const folders = { inputs: path.join(dir, 'inputs'), checkpoints: path.join(dir, 'output'), output: path.join(dir, 'output') };
+  const inputs = writeSftInputs(settings, dataset, folders, { model }, undefined, box);
+  const logFile = path.join(dir, 'trainer.log');
+  const started = Date.now();
+  const [cpu, load] = [childrenCpuSeconds(), loadavg()[0]!];
+  const trainer = startTrainer({ program: settings.program.trim().split(/\s+/), args: inputs.args, env: { ...(process.env as Record<string, string>), ...settings.env }, cwd: dir }, logFile, () => undefined);
+  const { code, signal } = await trainer.exited;
+  if (code !== 0) throw new Error(`${inputs.trainer} exited with ${code ?? signal}: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+  const results = JSON.parse(readFileSync(path.join(inputs.outputDir, 'all_results.json'), 'utf8')) as { train_runtime: number; train_steps_per_second: number };
+  const log = readFileSync(path.join(inputs.outputDir, 'trainer_log.jsonl'), 'utf8').trim().split('\n');
+  const steps = (JSON.parse(log.at(-1)!) as { current_steps: number }).current_steps;
+  const spent = { wallSeconds: (Date.now() - started) / 1000, cpuSeconds: childrenCpuSeconds() - cpu, load: [load, loadavg()[0]!] as const };
+  return { output: inputs.outputDir, lora: inputs.lora, steps, trainSeconds: results.train_runtime, stepsPerSecond: results.train_steps_per_second, ...spent };
+}
+
+/** The planner's greedy reply to every row of `dataset` (infra/trainers/greedy_replies.py), kept in `out`: the base model, or a run's weights. */
+export function greedyReplies(base: string, run: SftRun | undefined, dataset: PreparedDataset, box: Size, out: string): string[] {
+  const weights = run === undefined ? ['--model', base] : run.lora ? ['--model', base, '--adapter', run.output] : ['--model', run.output];
+  const script = path.join(ROOT, 'infra', 'trainers', 'greedy_replies.py');
+  execFileSync(PYTHON, [script, ...weights, '--dataset', dataset.dir, '--image-max-pixels', String(box.width * box.height), '--out', out], { env: pythonEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  return JSON.parse(readFileSync(out, 'utf8')) as string[];
+}
+
+/** How many rows a planner answered exactly as the reference plan says, by step, and the tasks it answered right at every step. */
+export interface Score {
+  readonly rows: number;
+  readonly exact: number;
+  readonly byStep: Readonly<Record<number, number>>;
+  readonly tasks: number;
+  readonly tasksRight: number;
+}
+
+export function scoreReplies(rows: readonly ReferenceRow[], replies: readonly string[]): Score {
+  if (replies.length !== rows.length) throw new Error(`${replies.length} replies for ${rows.length} rows`);
+  const byStep: Record<number, number> = {};
+  const wrongTasks = new Set<string>();
+  rows.forEach((r, i) => {
+    const right = replies[i] === r.row.messages.at(-1)?.content;
+    byStep[r.step] = (byStep[r.step] ?? 0) + (right ? 1 : 0);
+    if (!right) wrongTasks.add(r.taskId);
+  });
+  const tasks = new Set(rows.map((r) => r.taskId)).size;
+  return { rows: rows.length, exact: Object.values(byStep).reduce((a, b) => a + b, 0), byStep, tasks, tasksRight: tasks - wrongTasks.size };
+}
+
+/** What a learning trial needs: its folder, the rows, the tokenizer's corpus, the screenshot and box of the rows, the SFT settings. */
+export interface TrialSetup {
+  readonly dir: string;
+  readonly made: ReferenceRows;
+  readonly corpus: readonly string[];
+  readonly screenshot: Buffer;
+  readonly box: Size;
+  readonly sft: (seed: number) => TrainingConfig['sft'];
+}
+
+/** A learning trial's figures: the planner's scores untrained, after SFT and after the same SFT on shuffled replies, and that SFT's run. */
+export interface Trial {
+  readonly seed: number;
+  readonly parameters: number;
+  readonly untrained: Score;
+  readonly sft: Score;
+  readonly shuffled: Score;
+  readonly run: SftRun;
+}
+
+/**
+ * One learning trial of the small planner, seeded by `seed` (its weights, the training's order,
+ * the shuffle): built, asked untrained, trained on the rows and asked, trained from the same
+ * weights on the rows with their replies shuffled and asked the rows' prompts again, every answer
+ * scored against the plan's reply.
+ */
+export async function learningTrial(setup: TrialSetup, seed: number): Promise<Trial> {
+  const { made, box } = setup;
+  const dir = path.join(setup.dir, `seed-${seed}`);
+  const model = path.join(dir, 'model');
+  const parameters = buildSmallPlanner(model, setup.corpus, box, seed);
+  const reference = await writeSftDataset(path.join(dir, 'reference'), `small-planner-${seed}`, made, setup.screenshot, box);
+  const shuffled = await writeSftDataset(path.join(dir, 'shuffled'), `small-planner-shuffled-${seed}`, { ...made, rows: shuffledReplies(made.rows, seed) }, setup.screenshot, box);
+  const ask = (run: SftRun | undefined, name: string): Score => scoreReplies(made.rows, greedyReplies(model, run, reference, box, path.join(dir, `${name}.json`)));
+  const untrained = ask(undefined, 'untrained');
+  const run = await trainSft(setup.sft(seed), reference, model, path.join(dir, 'sft'), box);
+  const sft = ask(run, 'sft');
+  const control = await trainSft(setup.sft(seed), shuffled, model, path.join(dir, 'shuffled-sft'), box);
+  return { seed, parameters, untrained, sft, shuffled: ask(control, 'shuffled-sft'), run };
+}
