@@ -17,6 +17,9 @@ LLaMA-Factory's server merges the adapter at start and answers whatever `model` 
 no `seed` (a request's seed is dropped), so sampling is seeded once for the whole server, with
 --seed (the run seed, CODA_SEED), at start: a server started with the same seed answers the same
 requests, sent in the same order, with the same samples, and one request sent twice draws twice.
+The server generates with Qwen2.5-VL's 3D positions (infra/trainers/llamafactory_mrope.py), which
+LLaMA-Factory's engine drops with transformers 5: without them a planner it trained is served
+positions it never saw.
 --api-key-env NAME makes the server demand the key that variable holds as a Bearer token (the
 planner's models.planner.apiKeyEnv); without it the server takes any key, or none.
 Run it with the trainers' venv (infra/install-trainers.sh): .tools/trainers/bin/python3.
@@ -174,6 +177,10 @@ def serve(seed, llamafactory_args):
     import transformers
     from llamafactory.api.app import run_api
 
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trainers"))
+    import llamafactory_mrope
+
+    llamafactory_mrope.install()  # Qwen2.5-VL's 3D positions, as LLaMA-Factory trained them
     transformers.set_seed(seed)
     sys.argv = [sys.argv[0], *llamafactory_args]
     run_api()
