@@ -11,7 +11,7 @@ import { generalizationWorkflowId, specializationWorkflowId } from '../../workfl
  * The learning loop made falsifiable (issue 18): the planner is the learning planner double
  * (doubles/learning-planner/), whose logits only the trainer doubles change, from exactly what the
  * pipeline feeds them, on the real Temporal server, MinIO and real KAlgebra and TeXstudio desktops.
- * (a) GRPO rounds raise Average@k on the real tasks above the base by more than the report's own
+ * (a) a GRPO round raises Average@k on the real tasks above the base by more than the report's own
  * interval; (b) SFT on the pooled specialists' successes gives a generalist better than the base on
  * both applications (beyond the noise overall and on KAlgebra; on TeXstudio's four local tasks, a
  * gain) and no worse than each specialist on its own; (c) the same runs with a judge
@@ -19,9 +19,11 @@ import { generalizationWorkflowId, specializationWorkflowId } from '../../workfl
  * the base. A wrong positive step, an unserved checkpoint or a reward read from the wrong field
  * breaks (a) or (b).
  *
- * (a) has two rounds, (c)'s runs one: since the inverted judge blames the first step of every
- * success, one round of it leaves the specialist 31 to 52 points below the base for seeds 1-5, and
- * one round of shuffled labels leaves it 0 to 23 points below (docs/tests.md).
+ * Every run trains one round: one GRPO round already leaves the specialist 25 to 50 points above
+ * the base for seeds 1-5; since the inverted judge blames the first step of every success, one
+ * round of it leaves the specialist far below the base, and one round of shuffled labels no better
+ * than it (docs/tests.md). Several rounds' orchestration is checked by test/training/pipeline and
+ * overlap tests and the unit tier.
  * Every draw of the doubles is keyed by what it decides and CODA_SEED (docs/doubles.md), and the
  * planners are evaluated on common random numbers, so the figures are the same at any concurrency;
  * the claims were checked with five seeds (docs/tests.md).
@@ -101,11 +103,11 @@ describe('the learning loop: a planner double that learns from what the pipeline
   });
   after(async () => g?.stop());
 
-  it('(a) two KAlgebra rounds of GRPO raise Average@k on the real tasks above the base by more than the report’s interval', async () => {
-    kalgebra = await g.h.execute<SpecializationResult>('specialization', specializationWorkflowId('KAlgebra', 'learn-k'), specializationInput('KAlgebra', 'learn-k', 2, KALGEBRA));
-    assert.equal(kalgebra.history.length, 2);
+  it('(a) a KAlgebra round of GRPO raises Average@k on the real tasks above the base by more than the report’s interval', async () => {
+    kalgebra = await g.h.execute<SpecializationResult>('specialization', specializationWorkflowId('KAlgebra', 'learn-k'), specializationInput('KAlgebra', 'learn-k', 1, KALGEBRA));
+    assert.equal(kalgebra.history.length, 1);
     const vsBase = lastVsBase(kalgebra);
-    assert.ok(better(vsBase) && vsBase.lower > 0, `round 2 against the base: ${JSON.stringify(vsBase)} (rounds: ${JSON.stringify(kalgebra.history.map((r) => [r.averageAtK, r.baseAverageAtK]))})`);
+    assert.ok(better(vsBase) && vsBase.lower > 0, `round 1 against the base: ${JSON.stringify(vsBase)} (rounds: ${JSON.stringify(kalgebra.history.map((r) => [r.averageAtK, r.baseAverageAtK]))})`);
   });
 
   it('(b) a generalist trained by SFT on the pooled specialists’ trajectories beats the base on both applications and is no worse than each specialist on its own', async () => {
