@@ -7,9 +7,10 @@ import { loadConfig } from '../config/load';
 import type { TrainingConfig } from '../config/schema';
 import { pngSize } from '../core/images';
 import { REPO_CONFIG } from '../infra/ephemeral';
-import { LOCAL_KALGEBRA_TASKS, plannerCorpus, referenceRows, SMALL_PLANNER_BOX } from '../infra/small-planner/rows';
+import { plannerCorpus, referenceRows, SMALL_PLANNER_BOX } from '../infra/small-planner/rows';
 import { checkTrainers, learningTrial, LLAMAFACTORY, smallPlannerSft, type Score, type Trial } from '../infra/small-planner/runs';
 import { printTable } from './stats';
+import { LEARNABLE_TASKS } from '../apps/kalgebra/seeds';
 
 /**
  * Whether the small planner learns (issue 32): the Qwen2.5-VL built here with `--size small`
@@ -32,7 +33,7 @@ import { printTable } from './stats';
 const shown = (s: Score): string => `${s.exact}/${s.rows} (${Object.values(s.byStep).join('+')}), ${s.tasksRight}/${s.tasks} tasks`;
 
 function report(trials: readonly Trial[], epochs: number, finetuning: string, threads: string): void {
-  printTable(`The small planner on the ${LOCAL_KALGEBRA_TASKS.length} local KAlgebra tasks, ${epochs} epochs: replies written exactly as the plan says (by step), tasks right at every step`, [
+  printTable(`The small planner on the ${LEARNABLE_TASKS.length} local KAlgebra tasks, ${epochs} epochs: replies written exactly as the plan says (by step), tasks right at every step`, [
     ['seed', 'untrained', 'after SFT', 'after SFT on shuffled replies'],
     ...trials.map((t) => [String(t.seed), shown(t.untrained), shown(t.sft), shown(t.shuffled)]),
   ]);
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
   const screenshot = readFileSync(path.resolve(__dirname, '..', '..', 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
   const screen = pngSize(screenshot);
   if (screen === undefined) throw new Error('bench/fixtures/kalgebra-1920x1080.png is not a PNG');
-  const tasks = new TaskLibrary().load('KAlgebra', LOCAL_KALGEBRA_TASKS);
+  const tasks = new TaskLibrary().load('KAlgebra', LEARNABLE_TASKS);
   const epochs = Number(values.epochs);
   const base = loadConfig(REPO_CONFIG).training.sft;
   const dir = mkdtempSync(path.join(tmpdir(), 'coda-small-planner-'));

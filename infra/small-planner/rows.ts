@@ -16,7 +16,6 @@ import type { ChatMessage } from '../../core/prompts/messages';
 import { TRAJECTORY_SCHEMA, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { Task } from '../../core/task';
 import { replyFor } from '../../doubles/learning-planner/situation';
-import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 
 /**
  * The SFT rows a small planner learns from (issue 32, "a small planner that can learn"): for each
@@ -28,8 +27,6 @@ import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
  * what tells the rows apart is their text, which is what the model must learn to answer.
  */
 
-/** The learning loop's local KAlgebra tasks (apps/kalgebra/seeds.ts). */
-export const LOCAL_KALGEBRA_TASKS = LEARNABLE_TASKS;
 
 /**
  * The small planner's image box (models.planner.image): 320x180 keeps a 1920x1080 screen's shape;

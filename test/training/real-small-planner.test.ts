@@ -6,8 +6,9 @@ import { TaskLibrary } from '../../activities/tasks/library';
 import { loadConfig } from '../../config/load';
 import { pngSize } from '../../core/images';
 import { REPO_CONFIG } from '../../infra/ephemeral';
-import { LOCAL_KALGEBRA_TASKS, plannerCorpus, referenceRows, SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
+import { plannerCorpus, referenceRows, SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { checkTrainers, learningTrial, LLAMAFACTORY, smallPlannerSft, type TrialSetup } from '../../infra/small-planner/runs';
+import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 
 /** The repository's root from build/test/training. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -40,7 +41,7 @@ describe('the real small planner learns the local KAlgebra tasks\' replies by SF
     checkTrainers();
     const screenshot = readFileSync(path.join(ROOT, 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
     const screen = pngSize(screenshot)!;
-    const tasks = new TaskLibrary().load('KAlgebra', LOCAL_KALGEBRA_TASKS);
+    const tasks = new TaskLibrary().load('KAlgebra', LEARNABLE_TASKS);
     const base = loadConfig(REPO_CONFIG).training.sft;
     const dir = mkdtempSync(path.join(tmpdir(), 'coda-small-planner-test-'));
     setup = { dir, made: referenceRows(tasks, screen, SMALL_PLANNER_BOX), corpus: plannerCorpus(screen), screenshot, box: SMALL_PLANNER_BOX, sft: (seed) => smallPlannerSft(base, `nice -n 5 ${LLAMAFACTORY}`, EPOCHS, seed) };
