@@ -29,6 +29,12 @@ const modelEndpoint = z.strictObject({
   apiKeyEnv: envVarName.optional(),
   timeoutSeconds: z.number().positive().default(120),
   maxRetries: z.number().int().min(0).max(20).default(4),
+  /**
+   * The most tokens a reply may have (the request's max_tokens) unless the caller sets its own (the
+   * judges: judging.maxTokens). A server on CPU bounds what a planner that writes no end token costs
+   * a step: the untrained small planner runs on to the limit.
+   */
+  maxTokens: z.number().int().min(1).max(32_768).default(1024),
   /** Screenshots are resized to fit this box before they are sent; omitted = native resolution. */
   image: imageSize.optional(),
   /**

@@ -132,7 +132,7 @@ export class ModelGateway {
           messages: resolved,
           n: opts.n ?? 1,
           temperature: opts.temperature ?? endpoint.temperature,
-          max_tokens: opts.maxTokens ?? 1024,
+          max_tokens: opts.maxTokens ?? endpoint.maxTokens,
           ...(opts.topP === undefined ? {} : { top_p: opts.topP }),
           ...(opts.seed === undefined ? {} : { seed: opts.seed }),
           ...(opts.user === undefined ? {} : { user: opts.user }),

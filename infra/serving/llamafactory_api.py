@@ -4,9 +4,12 @@
     llamafactory_api.py stop --state-dir DIR
 
 `start` (re)starts `llamafactory-cli api` (its Hugging Face backend, template qwen2_vl) on BASE with
-the LoRA adapter in DIR merged, serving NAME on PORT, and returns once GET /v1/models lists NAME:
-- the adapter folder is checked first (it must hold adapter_config.json), so a bad restart names the
-  folder and leaves the running server alone;
+the LoRA adapter in DIR merged, serving NAME on PORT, and returns once GET /v1/models lists NAME.
+A checkpoint of full weights (training.sft with finetuning_type full: `lora: false`) is served as
+BASE itself, `--model {path}` with no --adapter.
+- the folders are checked first, so a bad restart names the folder and leaves the running server
+  alone: the adapter folder must hold adapter_config.json; a --model folder must hold config.json
+  (one holding only an adapter is named as such);
 - then the server of the previous `start` with the same --state-dir (its pid in server.pid) is
   stopped: SIGTERM to its process group, SIGKILL after --grace seconds; the port is free again;
 - the new server runs detached in its own session (it outlives this command), its output appended
@@ -44,7 +47,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="llamafactory_api.py", description=__doc__.split("\n")[0])
     commands = p.add_subparsers(dest="command", required=True)
     start = commands.add_parser("start", help="(re)start the server and wait until it serves --name")
-    start.add_argument("--model", required=True, help="the base planner's weights (a folder, or an HF id already cached)")
+    start.add_argument("--model", required=True, help="the base planner's weights, or a full-weights checkpoint ({path}): a folder, or an HF id already cached")
     start.add_argument("--adapter", help="a LoRA adapter folder to merge (a checkpoint's files; {path} of training.serving.command)")
     start.add_argument("--name", required=True, help="the model name /v1/models lists ({name})")
     start.add_argument("--port", type=int, required=True)
@@ -145,10 +148,24 @@ def spawn(a, key):
         return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def start(a):
+def weights_problem(a):
+    """Why --adapter or --model cannot be served, or None; a --model that is no path is an HF id, which the server resolves."""
     if a.adapter is not None and not os.path.isfile(os.path.join(a.adapter, "adapter_config.json")):
         what = "does not exist" if not os.path.exists(a.adapter) else "holds no adapter_config.json"
-        sys.exit(f"llamafactory_api.py: the adapter folder {a.adapter} {what}: nothing was restarted")
+        return f"the adapter folder {a.adapter} {what}"
+    if os.path.isdir(a.model) and not os.path.isfile(os.path.join(a.model, "config.json")):
+        if os.path.isfile(os.path.join(a.model, "adapter_config.json")):
+            return f"the model folder {a.model} holds a LoRA adapter, not full weights: pass it as --adapter on its base --model"
+        return f"the model folder {a.model} holds no config.json"
+    if a.model.startswith(("/", "./", "../")) and not os.path.exists(a.model):
+        return f"the model folder {a.model} does not exist"
+    return None
+
+
+def start(a):
+    problem = weights_problem(a)
+    if problem is not None:
+        sys.exit(f"llamafactory_api.py: {problem}: nothing was restarted")
     key = None if a.api_key_env is None else os.environ.get(a.api_key_env)
     if a.api_key_env is not None and not key:
         sys.exit(f"llamafactory_api.py: --api-key-env names {a.api_key_env}, which is not set: nothing was restarted")

@@ -65,6 +65,18 @@ describe('model gateway (the production OpenAI client against the scripted test 
     assert.deepEqual(executor.imageSize, { width: 1920, height: 1080 });
   });
 
+  it("asks for the endpoint's maxTokens (1024 unless set) unless the call sets its own", async () => {
+    script = () => ({ texts: ['ok'] });
+    const asked = async (edit: (models: any) => void, maxTokens?: number): Promise<number | undefined> => {
+      seen.length = 0;
+      await gateway(edit).complete('planner', [{ role: 'user', content: [text('What now?')] }], maxTokens === undefined ? {} : { maxTokens });
+      return seen[0]!.maxTokens;
+    };
+    assert.equal(await asked(() => undefined), 1024);
+    assert.equal(await asked((models) => (models.planner.maxTokens = 128)), 128);
+    assert.equal(await asked((models) => (models.planner.maxTokens = 128), 16), 16);
+  });
+
   it('retries rate limits and server errors with backoff, then succeeds', async () => {
     let calls = 0;
     script = () => (++calls <= 2 ? { status: calls === 1 ? 429 : 503, message: 'busy' } : { texts: ['ok'] });

@@ -225,4 +225,53 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     assert.ok(gone(serving), 'stopped: nothing left running');
     assert.equal(existsSync(path.join(stateDir, 'server.pid')), false);
   });
+
+  it("registers full weights the real LLaMA-Factory trained (finetuning_type full, lora: false) through the restart path with --model {path} and no adapter; a folder without config.json, or holding an adapter, is refused by name", async () => {
+    ensureServer();
+    const real = structuredClone(g.h.config);
+    real.training.sft.program = LLAMAFACTORY;
+    real.training.sft.config = { ...real.training.sft.config, finetuning_type: 'full' };
+    await g.startGpuWorker(real);
+    const name = `planner-realfull-${Date.now()}`;
+    const trained = (await (await g.startTraining({ job: name, kind: 'sft', datasetKey: g.sftDataset, checkpoint: name, base: { model: BASE, path: model } })).result()) as TrainResult;
+    await g.stopGpuWorkers();
+    const { store } = g.h.stack;
+    const manifest = checkpointManifestSchema.parse(await store.getJson(trained.checkpointKey));
+    assert.deepEqual({ lora: manifest.lora, double: manifest.double }, { lora: false, double: false });
+
+    // A lab's command for full-weights checkpoints: the checkpoint is the model.
+    const full = structuredClone(config);
+    const { command } = full.training.serving as { command: string[] };
+    command.splice(command.indexOf('--model'), 2, '--model', '{path}');
+    command.splice(command.indexOf('--adapter'), 2);
+    const previous = pid();
+    assert.deepEqual(await registerPlanner(full, store, trained.checkpointKey, g.h.env), { model: name });
+    assert.ok(gone(previous), `the previous server (pid ${previous}) is gone`);
+    const serving = pid();
+    assert.deepEqual(await listed(), [name]);
+    const dir = path.join(config.training.serving.dir, name);
+    const log = readFileSync(path.join(stateDir, 'server.log'), 'utf8');
+    assert.ok(log.slice(log.lastIndexOf('==== ')).includes(`--model_name_or_path ${dir} --template`), 'the server was started on the checkpoint registerPlanner put in the serving folder');
+    assert.ok(!log.slice(log.lastIndexOf('==== ')).includes('--adapter_name_or_path'), 'with no adapter');
+    const t = g.trajectories[0]!;
+    const answer = await gateway().complete('planner', plannerMessagesAt(t.manifest, 1), { model: name, maxTokens: 8, sourceSize: SCREEN });
+    assert.deepEqual({ samples: answer.texts.length, model: answer.model }, { samples: 1, model: name });
+
+    // Full weights without config.json, and a LoRA checkpoint given to the full-weights command: refused before anything stops.
+    const weights = (await store.list(`${manifest.filesPrefix}/`)).filter((k) => !k.endsWith('/config.json'));
+    const broken = `${name}-broken`;
+    for (const key of weights) await store.put(key.replace(manifest.filesPrefix, `${manifest.filesPrefix}-broken`), await store.get(key));
+    const brokenKey = trained.checkpointKey.replace(name, broken);
+    await store.putJson(brokenKey, { ...manifest, name: broken, filesPrefix: `${manifest.filesPrefix}-broken` });
+    await assert.rejects(registerPlanner(full, store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the model folder ${path.join(config.training.serving.dir, broken)} holds no config.json: nothing was restarted`));
+    const adapter = `${name}-adapter`;
+    await store.put(`${manifest.filesPrefix}-adapter/adapter_config.json`, Buffer.from('{}'));
+    const adapterKey = trained.checkpointKey.replace(name, adapter);
+    await store.putJson(adapterKey, { ...manifest, name: adapter, lora: true, filesPrefix: `${manifest.filesPrefix}-adapter` });
+    await assert.rejects(registerPlanner(full, store, adapterKey, g.h.env), (err: Error) => err.message.includes(`the model folder ${path.join(config.training.serving.dir, adapter)} holds a LoRA adapter, not full weights`));
+    assert.equal(pid(), serving, 'the serving server was left alone');
+    assert.deepEqual(await listed(), [name]);
+    launch('stop', '--state-dir', stateDir);
+    assert.ok(gone(serving), 'stopped: nothing left running');
+  });
 });
