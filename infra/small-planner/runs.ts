@@ -78,8 +78,10 @@ export const TRL_GRPO = `${PYTHON} ${path.join(ROOT, 'infra', 'trainers', 'trl_g
 
 /**
  * How the small planner samples, in GRPO and when its groups are measured: 8 thoughts a prompt (the
- * deployment's group), at temperature 1, each at most 64 tokens (the longest reference reply is
- * about 40 of its tokenizer's).
+ * deployment's group), at temperature 1, each at most 64 tokens. The local tasks' reference replies
+ * are 14 to 66 of its tokenizer's tokens (28 on average); only the longest, a typed curve equation,
+ * is cut, in its Action line, which the reward does not read for a typed step (the executor grounds
+ * the thought).
  */
 export const SMALL_PLANNER_SAMPLING = { n: 8, temperature: 1, maxTokens: 64 } as const;
 
