@@ -14,6 +14,7 @@ import type { SpecializationResult } from '../workflows/training/progress';
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
 import { specializationWorkflowId } from '../workflows/names';
+import { LEARNABLE_TASKS } from '../apps/kalgebra/seeds';
 
 /**
  * Same seed, same run, whatever the concurrency (issue 26): the learning loop's KAlgebra
@@ -26,7 +27,7 @@ import { specializationWorkflowId } from '../workflows/names';
  *
  *   node build/bench/determinism.js [--desktops 1,3] [--seed 1] [--error-rate 0.5] [--rounds 2] [--k 2] [--attempts 2] [--tasks 6]
  */
-const EVALUATION_TASKS = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'];
+const EVALUATION_TASKS = LEARNABLE_TASKS;
 const RUN = 'same-k';
 const BASE_RUN = 'same-base';
 

@@ -15,6 +15,7 @@ import type { GeneralizationResult, SpecializationProgress, SpecializationResult
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
 import { generalizationWorkflowId, specializationWorkflowId } from '../workflows/names';
+import { LEARNABLE_TASKS } from '../apps/kalgebra/seeds';
 
 /**
  * The learning curve (issue 18) on the whole dev stack (Temporal, MinIO, the scripted models with
@@ -36,7 +37,7 @@ import { generalizationWorkflowId, specializationWorkflowId } from '../workflows
  *   node build/bench/learning-curve.js [--rounds 3] [--k 2] [--attempts 2] [--tasks 6] [--error-rate 0.25] [--timed-round 2] [--keep]
  */
 const EVALUATION_TASKS: Readonly<Record<string, readonly string[]>> = {
-  KAlgebra: ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'],
+  KAlgebra: LEARNABLE_TASKS,
   TeXstudio: ['B-01', 'C-02', 'C-03', 'C-05', 'C-06', 'D-01'],
 };
 const SOFTWARE = Object.keys(EVALUATION_TASKS);

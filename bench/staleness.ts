@@ -15,6 +15,7 @@ import type { SpecializationProgress, SpecializationResult } from '../workflows/
 import { roundOptions, ROUND_OPTIONS, withScriptedModels, type RoundOptions } from './config-copy';
 import { printTable } from './stats';
 import { specializationWorkflowId } from '../workflows/names';
+import { LEARNABLE_TASKS } from '../apps/kalgebra/seeds';
 
 /**
  * Overlapped specialization rounds (issue 20): the same KAlgebra specialization of `--rounds` GRPO
@@ -34,7 +35,7 @@ import { specializationWorkflowId } from '../workflows/names';
  *
  *   node build/bench/staleness.js [--rounds 3] [--k 2] [--attempts 2] [--tasks 6] [--step-ms 6000] [--latency-ms 200] [--error-rate 0.5] [--keep]
  */
-const EVALUATION_TASKS = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'];
+const EVALUATION_TASKS = LEARNABLE_TASKS;
 
 type Options = RoundOptions;
 

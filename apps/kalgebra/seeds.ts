@@ -26,6 +26,13 @@ const PRODUCTS: ReadonlyArray<readonly [number, number, number]> = [
   [16, 12, 5],
   [64, 2, 17],
 ];
+/**
+ * The library's KAlgebra tasks a local host runs whose plan shape (apps/policies.ts kindOf) the
+ * templates below share, so that what a planner learns on generated tasks can carry over to them:
+ * the evaluation tasks of the learning loop, its benchmarks and the small planner.
+ */
+export const LEARNABLE_TASKS = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'] as const;
+
 const UNPLANNED = [
   'Change the resolution of the 2D plot to Very Fine in KAlgebra.',
   'Open the Dictionary tab of KAlgebra and look up the function gcd.',

@@ -12,9 +12,10 @@ the LoRA adapter in DIR merged, serving NAME on PORT, and returns once GET /v1/m
 - the new server runs detached in its own session (it outlives this command), its output appended
   to server.log in the state directory, on the CPU (CUDA_VISIBLE_DEVICES="") with nothing
   downloaded (HF_HUB_OFFLINE=1); if it exits before serving, this command fails with its log's end.
-LLaMA-Factory's server merges the adapter at start and answers whatever `model` a request names
-(/v1/models lists one card, API_MODEL_NAME): switching adapters is a restart. Its request model has
-no `seed` (a request's seed is dropped), so sampling is seeded once for the whole server, with
+LLaMA-Factory's server merges the adapter at start (switching adapters is a restart) and answers
+whatever `model` a request names with the one it serves (/v1/models lists one card,
+API_MODEL_NAME); the server started here answers another name with vLLM's 404 instead.
+Its request model has no `seed` (a request's seed is dropped), so sampling is seeded once for the whole server, with
 --seed (the run seed, CODA_SEED), at start: a server started with the same seed answers the same
 requests, sent in the same order, with the same samples, and one request sent twice draws twice.
 The server generates with Qwen2.5-VL's 3D positions (infra/trainers/llamafactory_mrope.py), which
@@ -172,10 +173,48 @@ def start(a):
              f"{log_tail(os.path.join(a.state_dir, LOG_FILE))}")
 
 
+def only_served(app, name):
+    """The ASGI app `app` answering a chat request that names another model than `name` as vLLM does
+    (404, "The model `x` does not exist."): LLaMA-Factory's own server answers any name with the
+    model it serves, so a stage that asked for a planner not yet registered would be answered by
+    the previous one without a word."""
+
+    async def guarded(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith("/chat/completions"):
+            return await app(scope, receive, send)
+        received, body = [], b""
+        while True:
+            message = await receive()
+            received.append(message)
+            body += message.get("body", b"")
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        try:
+            model = json.loads(body).get("model")
+        except (ValueError, AttributeError):
+            model = None  # LLaMA-Factory answers a malformed body itself
+        if isinstance(model, str) and model != name:
+            payload = json.dumps({"object": "error", "message": f"The model `{model}` does not exist.",
+                                  "type": "NotFoundError", "param": None, "code": 404}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+            await send({"type": "http.response.start", "status": 404, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})
+            return
+
+        async def replay():
+            return received.pop(0) if received else await receive()
+
+        await app(scope, replay, send)
+
+    return guarded
+
+
 def serve(seed, llamafactory_args):
-    """The server process: the run seed, then LLaMA-Factory's own API entry point (what `llamafactory-cli api` runs)."""
+    """The server process: the run seed, then what LLaMA-Factory's API entry point (`llamafactory-cli api`) runs, guarded by only_served."""
     import transformers
-    from llamafactory.api.app import run_api
+    import uvicorn
+    from llamafactory.api.app import create_app
+    from llamafactory.chat import ChatModel
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trainers"))
     import llamafactory_mrope
@@ -183,7 +222,8 @@ def serve(seed, llamafactory_args):
     llamafactory_mrope.install()  # Qwen2.5-VL's 3D positions, as LLaMA-Factory trained them
     transformers.set_seed(seed)
     sys.argv = [sys.argv[0], *llamafactory_args]
-    run_api()
+    app = create_app(ChatModel())
+    uvicorn.run(only_served(app, os.environ["API_MODEL_NAME"]), host=os.environ["API_HOST"], port=int(os.environ["API_PORT"]))
 
 
 def main():

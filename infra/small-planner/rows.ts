@@ -16,6 +16,7 @@ import type { ChatMessage } from '../../core/prompts/messages';
 import { TRAJECTORY_SCHEMA, type StepRecord, type TrajectoryManifest } from '../../core/trajectory';
 import type { Task } from '../../core/task';
 import { replyFor } from '../../doubles/learning-planner/situation';
+import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 
 /**
  * The SFT rows a small planner learns from (issue 32, "a small planner that can learn"): for each
@@ -27,8 +28,8 @@ import { replyFor } from '../../doubles/learning-planner/situation';
  * what tells the rows apart is their text, which is what the model must learn to answer.
  */
 
-/** The learning loop's local KAlgebra tasks (test/training/learning-loop.test.ts): those a local host runs whose plan shape the generator double's templates share. */
-export const LOCAL_KALGEBRA_TASKS = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'] as const;
+/** The learning loop's local KAlgebra tasks (apps/kalgebra/seeds.ts). */
+export const LOCAL_KALGEBRA_TASKS = LEARNABLE_TASKS;
 
 /**
  * The small planner's image box (models.planner.image): 320x180 keeps a 1920x1080 screen's shape;

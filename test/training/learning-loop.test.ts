@@ -6,6 +6,7 @@ import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks, type Comparison } from '
 import type { GeneralizationResult, SpecializationResult } from '../../workflows/training/progress';
 import { setFlag, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { generalizationWorkflowId, specializationWorkflowId } from '../../workflows/names';
+import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 
 /**
  * The learning loop made falsifiable (issue 18): the planner is the learning planner double
@@ -32,7 +33,7 @@ import { generalizationWorkflowId, specializationWorkflowId } from '../../workfl
  * evaluation attempts for the same power): the real tasks are those whose kind (plan shape) the
  * generator double's templates share, so what is learnt on generated tasks can carry over.
  */
-const KALGEBRA = ['A-01', 'A-03', 'B-01', 'C-01', 'C-04', 'C-07', 'C-11', 'C-12', 'C-14', 'C-15', 'C-17', 'D-02'];
+const KALGEBRA = LEARNABLE_TASKS;
 /** The TeXstudio tasks a local host runs (docs/task-support.md) — four: too few for one application's difference to leave the noise alone (a sign-flip test over 4 tasks cannot go below p = 0.125). */
 const TEXSTUDIO = ['B-01', 'C-02', 'C-06', 'D-01'];
 /**

@@ -154,9 +154,11 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     const greedyPair = await post({ model: BASE, messages: [user('hi')], n: 2, temperature: 0, max_tokens: 6 });
     const [first, second] = (JSON.parse(greedyPair.body) as { choices: Array<{ message: { content: string } }> }).choices.map((c) => c.message.content);
     assert.notEqual(first, second, 'n > 1 samples (at temperature 1) even when temperature 0 is asked');
-    const otherName = await post({ model: 'not-served', messages: [user('hi')], max_tokens: 2 });
-    assert.equal(otherName.status, 200, 'a name it does not serve is answered by the model it serves');
-    assert.equal((JSON.parse(otherName.body) as { model: string }).model, 'not-served');
+    // LLaMA-Factory would answer it with the model it serves; the launcher's server answers as vLLM does.
+    assert.deepEqual(await post({ model: 'not-served', messages: [user('hi')], max_tokens: 2 }), {
+      status: 404,
+      body: '{"object": "error", "message": "The model `not-served` does not exist.", "type": "NotFoundError", "param": null, "code": 404}',
+    });
 
     // What the pipeline sees, from the real server and from the double standing for it: the same kinds of error.
     const screenshot = readOnlyImages(async () => Buffer.from('not an image'));
@@ -175,6 +177,9 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
       ['a planner prompt', [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'text', text: 'Task: x' }] }], 'answered 1'],
       ['an undecodable screenshot', [{ role: 'user', content: [{ type: 'image_key', key: 'k' }] }], 'unavailable 500'],
     ];
+    const prompt = cases[1]![1];
+    assert.equal(await outcome(config.models.planner.baseUrl, 'not-served', prompt), 'refused 404', 'the real server, a model it does not serve');
+    assert.equal(await outcome(g.h.models.url, 'not-served', prompt), 'refused 404', 'the double, a model it does not serve');
     for (const [what, messages, expected] of cases) {
       assert.equal(await outcome(config.models.planner.baseUrl, BASE, messages), expected, `the real server, ${what}`);
       assert.equal(await outcome(g.h.models.url, g.h.config.models.planner.model, messages), expected, `the double, ${what}`);

@@ -43,8 +43,10 @@ except subprocess.TimeoutExpired:
 `;
 
 describe('pyautogui rendering (OSWorld VMs)', function () {
-  // Each case starts a real python3 (and the clipboard path sleeps 0.3 s, as it would on a VM).
-  this.timeout(30_000);
+  // Each case starts a real python3 (and the clipboard path sleeps 0.3 s, as it would on a VM), one
+  // case a python3 per payload: about 3 s at rest, over 30 s at a load of 20 (2026-11-27), so the
+  // cases get the suite's own limit.
+  this.timeout(120_000);
   /** The server waits up to this long for a command's output pipes to close (its own limit is 120 s). */
   const SERVER_TIMEOUT_S = 20;
   const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)']).toString().trim();
