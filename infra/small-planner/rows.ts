@@ -44,8 +44,8 @@ function planOf(task: Task, screen: Size): GuiAction[] | undefined {
   return plan.replayable ? [...plan.actions] : undefined;
 }
 
-/** A trajectory of `task` that follows its reference plan step by step, as a rollout's manifest records it. */
-export function referenceTrajectory(task: Task, screen: Size): TrajectoryManifest {
+/** A trajectory of `task` that follows its reference plan step by step, as a rollout's manifest records it under the deployment's key `prefix`. */
+export function referenceTrajectory(task: Task, screen: Size, prefix = PREFIX): TrajectoryManifest {
   const actions = planOf(task, screen);
   if (actions === undefined) throw new Error(`${task.type} ${task.id}: the reference policy cannot replay it`);
   const ref: AttemptRef = { run: RUN, software: task.type, task: task.id, attempt: 0 };
@@ -56,7 +56,7 @@ export function referenceTrajectory(task: Task, screen: Size): TrajectoryManifes
     if (!parsed.ok) throw new Error(`${task.id} step ${i + 1}: ${parsed.reason}`);
     return {
       index: i + 1,
-      screenshotKey: screenshotKey(PREFIX, ref, i),
+      screenshotKey: screenshotKey(prefix, ref, i),
       planner: { thought: parsed.thought, actionText: plannerActionText(parsed.action), raw, model: RUN, latencyMs: 0 },
       action,
       timings: { plannerMs: 0 },
@@ -74,7 +74,7 @@ export function referenceTrajectory(task: Task, screen: Size): TrajectoryManifes
       models: { planner: { model: RUN, baseUrl: 'none' }, executor: { model: RUN, baseUrl: 'none' } },
       desktop: { host: 'reference-plan', id: 'none', screen },
       steps,
-      initialScreenshotKey: screenshotKey(PREFIX, ref, 0),
+      initialScreenshotKey: screenshotKey(prefix, ref, 0),
       stop: { reason: stop },
       resumes: 0,
       startedAt: at,

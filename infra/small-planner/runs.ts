@@ -19,7 +19,7 @@ import { shuffledReplies, writeSftDataset, type ReferenceRow, type ReferenceRows
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** infra/install-trainers.sh's venv (CODA_TRAINERS_VENV names another). */
 const VENV = path.resolve(ROOT, process.env.CODA_TRAINERS_VENV ?? '.tools/trainers', 'bin');
-const PYTHON = path.join(VENV, 'python3');
+export const PYTHON = path.join(VENV, 'python3');
 export const LLAMAFACTORY = path.join(VENV, 'llamafactory-cli');
 
 /**
@@ -70,6 +70,35 @@ export function smallPlannerSft(base: TrainingConfig['sft'], program: string, ep
     seed,
   };
   return { ...base, program, config, env: { ...base.env, ...CPU_ENV } };
+}
+
+/** TRL 0.29.1 in its own folder of the trainers' venv (infra/install-trainers.sh), first on the GRPO trainer's PYTHONPATH. */
+export const TRL = path.resolve(VENV, '..', 'trl');
+export const TRL_GRPO = `${PYTHON} ${path.join(ROOT, 'infra', 'trainers', 'trl_grpo.py')}`;
+
+/**
+ * How the small planner samples, in GRPO and when its groups are measured: 8 thoughts a prompt (the
+ * deployment's group), at temperature 1, each at most 64 tokens. The local tasks' reference replies
+ * are 14 to 66 of its tokenizer's tokens (28 on average); only the longest, a typed curve equation,
+ * is cut, in its Action line, which the reward does not read for a typed step (the executor grounds
+ * the thought).
+ */
+export const SMALL_PLANNER_SAMPLING = { n: 8, temperature: 1, maxTokens: 64 } as const;
+
+/**
+ * training.grpo as a lab sets it to train the small planner on CPU with TRL (infra/trainers/trl_grpo.py,
+ * backend trl): from the full weights of its SFT (the job's base), a LoRA of rank 16 on the language
+ * model's projections at a learning rate of 1e-2 (the deployment's 1e-6 is for a pretrained 32B model;
+ * this one's SFT ran at 3e-3), 2 prompts a step, the sampling above, one epoch over the rows, seeded
+ * by `seed`, no intermediate checkpoints (a run takes a minute or two). `rewardUrl` is the worker's
+ * own reward service unless a test puts something in front of it.
+ */
+export function smallPlannerGrpo(program: string, seed: number, rewardUrl = '{rewardUrl}'): TrainingConfig['grpo'] {
+  const { n, temperature, maxTokens } = SMALL_PLANNER_SAMPLING;
+  const args = ['--model', '{model}', '--prompts', '{prompts}', '--max-images', '{maxImages}', '--reward-url', rewardUrl, '--checkpoints', '{checkpoints}', '--output', '{output}',
+    '--cpu', '--seed', seed, '--num-generations', n, '--prompts-per-step', 2, '--max-completion-length', maxTokens, '--temperature', temperature,
+    '--learning-rate', 1e-2, '--lora-rank', 16, '--lora-alpha', 32, '--epochs', 1, '--save-steps', 1000];
+  return { backend: 'trl', program, args: args.map(String), env: { ...CPU_ENV, PYTHONPATH: TRL } };
 }
 
 /** User + system CPU seconds of this process's children that have ended and been waited for (/proc/self/stat's cutime and cstime). */
