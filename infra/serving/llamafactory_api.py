@@ -15,6 +15,8 @@ BASE itself, `--model {path}` with no --adapter.
 - the new server runs detached in its own session (it outlives this command), its output appended
   to server.log in the state directory, on the CPU (CUDA_VISIBLE_DEVICES="") with nothing
   downloaded (HF_HUB_OFFLINE=1); if it exits before serving, this command fails with its log's end.
+A request's top_p defaults to 1 and top-k is off, as vLLM samples where the request and the model
+set nothing (LLaMA-Factory's defaults would cut to the top 70% and the top 50 tokens).
 LLaMA-Factory's server merges the adapter at start (switching adapters is a restart) and answers
 whatever `model` a request names with the one it serves (/v1/models lists one card,
 API_MODEL_NAME); the server started here answers another name with vLLM's 404 instead.
@@ -132,7 +134,10 @@ def log_tail(path, lines=15):
 def spawn(a, key):
     """The server, detached in its own session, writing to server.log; its Popen."""
     command = [sys.executable, os.path.abspath(__file__), "serve", str(a.seed),
-               "--model_name_or_path", a.model, "--template", a.template, "--infer_backend", "huggingface"]
+               "--model_name_or_path", a.model, "--template", a.template, "--infer_backend", "huggingface",
+               # vLLM's defaults where a request sets none (LLaMA-Factory's own are top_p 0.7 and top_k 50): the
+               # model's whole distribution at the request's temperature, as a trainer samples it.
+               "--top_p", "1.0", "--top_k", "0"]
     if a.adapter is not None:
         command += ["--adapter_name_or_path", a.adapter]
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1", "API_HOST": a.host, "API_PORT": str(a.port),
