@@ -42,7 +42,8 @@ export interface Harness {
   /** Runs a workflow on the harness's orchestrator queue to its end; its result. */
   execute<T>(workflowType: string, workflowId: string, input: unknown): Promise<T>;
   stopOrchestrator(): Promise<void>;
-  startOrchestrator(): Promise<void>;
+  /** The in-process orchestrator, on the harness's config or a variant of it (a planner served elsewhere). */
+  startOrchestrator(config?: LoadedConfig): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -132,8 +133,8 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       vmHosts.push({ host, running: host.run() });
       return host;
     },
-    async startOrchestrator() {
-      const worker = await createOrchestratorWorker({ config, connection, client, env, workflowBundle: stack.workflowBundle, imagePreparer: harness.images, ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }) });
+    async startOrchestrator(variant = config) {
+      const worker = await createOrchestratorWorker({ config: variant, connection, client, env, workflowBundle: stack.workflowBundle, imagePreparer: harness.images, ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }) });
       orchestrator = { worker, running: worker.run() };
     },
     async stopOrchestrator() {
