@@ -45,6 +45,11 @@ from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 # tower's blocks have gate/up/down projections too, which must not train.
 LANGUAGE_LORA_TARGETS = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+# The vision tokens a reply must never hold: a completion with an image or video placeholder makes
+# the model's forward over prompt and completion count more placeholders than images, and TRL's
+# loss step fails ("Image features and image tokens do not match"). A small planner sampled at
+# temperature 1 wrote one after a few epochs (docs/real-trainers.md).
+VISION_TOKENS = ("<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>")
 
 
 def parse_args(argv):
@@ -61,6 +66,7 @@ def parse_args(argv):
     p.add_argument("--max-completion-length", type=int, default=512)
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=1e-5)
+    p.add_argument("--lr-scheduler", default="linear", help="transformers' lr_scheduler_type (linear: down to 0 at the last step)")
     p.add_argument("--beta", type=float, default=0.001, help="KL coefficient")
     p.add_argument("--lora-rank", type=int, default=64)
     p.add_argument("--lora-alpha", type=int, default=128)
@@ -163,6 +169,12 @@ class GlobalStepLog(TrainerCallback):
         print(f"Global step {state.global_step}: {figures!r}", flush=True)
 
 
+def vision_token_ids(tokenizer):
+    """The ids of VISION_TOKENS in this tokenizer (those it has)."""
+    ids = [tokenizer.convert_tokens_to_ids(t) for t in VISION_TOKENS]
+    return sorted({i for i in ids if isinstance(i, int) and i != tokenizer.unk_token_id})
+
+
 def newest_checkpoint(root):
     """The newest complete checkpoint-N of a run (trainer_state.json is written last), or None."""
     if not os.path.isdir(root):
@@ -187,6 +199,7 @@ def main(argv):
         max_completion_length=a.max_completion_length,
         temperature=a.temperature,
         learning_rate=a.learning_rate,
+        lr_scheduler_type=a.lr_scheduler,
         beta=a.beta,
         num_train_epochs=a.epochs,
         max_steps=a.max_steps,
@@ -196,6 +209,7 @@ def main(argv):
         logging_steps=1,
         report_to=[],
         disable_tqdm=True,
+        generation_kwargs={"suppress_tokens": vision_token_ids(processor.tokenizer)},
     )
     lora = LoraConfig(r=a.lora_rank, lora_alpha=a.lora_alpha, target_modules=LANGUAGE_LORA_TARGETS, task_type="CAUSAL_LM")
     # GRPOTrainer makes the LoRA before it seeds anything (it seeds sampling, and Trainer the data order, later).
