@@ -85,19 +85,24 @@ export const TRL_GRPO = `${PYTHON} ${path.join(ROOT, 'infra', 'trainers', 'trl_g
  */
 export const SMALL_PLANNER_SAMPLING = { n: 8, temperature: 1, maxTokens: 64 } as const;
 
+/** What a GRPO run of the small planner does with the rows: the optimizer's steps and how many prompts each takes. */
+export const SMALL_PLANNER_GRPO = { learningRate: 2e-3, epochs: 10, promptsPerStep: 2 } as const;
+
 /**
  * training.grpo as a lab sets it to train the small planner on CPU with TRL (infra/trainers/trl_grpo.py,
  * backend trl): from the full weights of its SFT (the job's base), a LoRA of rank 16 on the language
- * model's projections at a learning rate of 1e-2 (the deployment's 1e-6 is for a pretrained 32B model;
- * this one's SFT ran at 3e-3), 2 prompts a step, the sampling above, one epoch over the rows, seeded
- * by `seed`, no intermediate checkpoints (a run takes a minute or two). `rewardUrl` is the worker's
- * own reward service unless a test puts something in front of it.
+ * model's projections, SMALL_PLANNER_GRPO's learning rate, prompts a step and epochs over the rows
+ * (the deployment's 1e-6 is for a pretrained 32B model; this one's SFT ran at 3e-3), the sampling
+ * above, seeded by `seed`, no intermediate checkpoints (180 steps, 12 minutes at a load of 5 to 8). At 1e-2 for one
+ * epoch the planner's entropy rose step by step and its rewards fell (docs/real-trainers.md).
+ * `rewardUrl` is the worker's own reward service unless a test puts something in front of it.
  */
 export function smallPlannerGrpo(program: string, seed: number, rewardUrl = '{rewardUrl}'): TrainingConfig['grpo'] {
   const { n, temperature, maxTokens } = SMALL_PLANNER_SAMPLING;
+  const { learningRate, epochs, promptsPerStep } = SMALL_PLANNER_GRPO;
   const args = ['--model', '{model}', '--prompts', '{prompts}', '--max-images', '{maxImages}', '--reward-url', rewardUrl, '--checkpoints', '{checkpoints}', '--output', '{output}',
-    '--cpu', '--seed', seed, '--num-generations', n, '--prompts-per-step', 2, '--max-completion-length', maxTokens, '--temperature', temperature,
-    '--learning-rate', 1e-2, '--lora-rank', 16, '--lora-alpha', 32, '--epochs', 1, '--save-steps', 1000];
+    '--cpu', '--seed', seed, '--num-generations', n, '--prompts-per-step', promptsPerStep, '--max-completion-length', maxTokens, '--temperature', temperature,
+    '--learning-rate', learningRate, '--lora-rank', 16, '--lora-alpha', 32, '--epochs', epochs, '--save-steps', 1000];
   return { backend: 'trl', program, args: args.map(String), env: { ...CPU_ENV, PYTHONPATH: TRL } };
 }
 
