@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { TrainResult } from '../../activities/training/contract';
 import type { TrainingHeartbeat } from '../../activities/training/progress';
@@ -12,8 +11,8 @@ import { checkpointManifestSchema, datasetManifestSchema, plannerMessagesAt, typ
 import type { GeneralizationResult } from '../../workflows/training/progress';
 import { eventually } from '../support/rollouts';
 import { allSteps } from './dataset';
-import { heartbeatWhen, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
-import { buildTinyQwen } from '../support/tiny-qwen';
+import { heartbeatWhen, type GpuHarness } from '../support/gpu-harness';
+import { startTinyPlannerHarness, TINY_QWEN_BOX, type TinyPlannerHarness } from '../support/tiny-qwen';
 import { generalizationWorkflowId } from '../../workflows/names';
 
 /** The repository's root from build/test/training. */
@@ -22,8 +21,6 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const TRAINERS = path.join(ROOT, '.tools', 'trainers', 'bin');
 const PYTHON = path.join(TRAINERS, 'python3');
 const LLAMAFACTORY = path.join(TRAINERS, 'llamafactory-cli');
-/** A small planner box for the test (a lab's models.planner.image), so the real trainer's steps take seconds on CPU. */
-const BOX = { width: 320, height: 180 };
 
 const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
 
@@ -39,6 +36,7 @@ const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !readFileS
  */
 describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, resumed and served (real Temporal and MinIO)', function () {
   this.timeout(1_200_000);
+  let tiny: TinyPlannerHarness | undefined;
   let g: GpuHarness;
   let scratch: string;
   let model: string;
@@ -50,27 +48,23 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
 
   before(async () => {
     assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
-    scratch = mkdtempSync(path.join(tmpdir(), 'coda-reallf-'));
-    model = path.join(scratch, 'tiny-qwen2.5-vl');
-    buildTinyQwen(PYTHON, model);
-    g = await startGpuHarness({
+    tiny = await startTinyPlannerHarness({
       name: 'reallf',
+      modelName: 'tiny-qwen2.5-vl',
       runtimeLora: true,
       displayFrom: 300,
       edit: (doc) => {
-        (doc.training as Record<string, any>).basePlanner.path = model;
-        (doc.models as Record<string, any>).planner.image = BOX;
         const sft = (doc.training as Record<string, any>).sft;
         // What a lab training on CPU sets: no GPU, no bf16; a small adapter, one checkpoint per step.
         sft.config = { ...sft.config, use_cpu: true, bf16: false, lora_rank: 8, lora_alpha: 16, num_train_epochs: 2, save_steps: 1, save_total_limit: 2 };
         sft.env = { HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false' };
       },
     });
+    ({ g, scratch, model } = tiny);
   });
   afterEach(async () => g?.stopGpuWorkers());
   after(async () => {
-    await g?.stop();
-    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+    await tiny?.stop();
   });
 
   it("renders each SFT row, through LLaMA-Factory's own qwen2_vl template and Qwen2-VL plugin, to the text the planner is served", async () => {
@@ -84,7 +78,7 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
       const served = plannerMessagesAt(t.manifest, step).map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p : { type: 'image_url', image_url: { url: 'x' } })) }));
       return { row, served, reply: t.manifest.steps[step - 1]!.planner.raw };
     });
-    const input = JSON.stringify({ model, mediaDir: dataset.dir, imageMaxPixels: BOX.width * BOX.height, rows: items });
+    const input = JSON.stringify({ model, mediaDir: dataset.dir, imageMaxPixels: TINY_QWEN_BOX.width * TINY_QWEN_BOX.height, rows: items });
     const output = execFileSync(PYTHON, [path.join(ROOT, 'test', 'training', 'render_sft_rows.py')], { input, env: { ...process.env, HF_HUB_OFFLINE: '1' }, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
     const rendered = JSON.parse(output.trim().split('\n').at(-1)!) as Array<{ llamafactory: string; served: string }>;
     assert.equal(rendered.length, rows.length);

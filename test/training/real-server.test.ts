@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { s3Gateway, ModelRequestError, ModelUnavailableError, ModelGateway } from '../../activities/models/gateway';
 import { ImagePreparer, readOnlyImages } from '../../activities/models/images';
@@ -15,8 +14,8 @@ import { samplingSeed } from '../../core/sampling-seed';
 import { smartResize } from '../../core/smart-resize';
 import { checkpointManifestSchema, plannerMessagesAt } from '../../core/training';
 import { SCREEN } from '../../doubles/scripted-models/recorded-trajectory';
-import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
-import { buildTinyQwen } from '../support/tiny-qwen';
+import { type GpuHarness } from '../support/gpu-harness';
+import { startTinyPlannerHarness, TINY_QWEN_BOX, type TinyPlannerHarness } from '../support/tiny-qwen';
 import { runSeed } from '../support/harness';
 import { freePort } from '../stack';
 
@@ -26,8 +25,6 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
 const LLAMAFACTORY = path.join(ROOT, '.tools', 'trainers', 'bin', 'llamafactory-cli');
 const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
-/** The planner's box (models.planner.image): small, so the CPU serves in seconds. */
-const BOX = { width: 320, height: 180 };
 const BASE = 'tiny-qwen2.5-vl';
 
 /** Whether a process has exited (a zombie waiting for its reaper counts as exited). */
@@ -51,6 +48,7 @@ const imageTokens = (size: Size): number => {
  */
 describe('the real LLaMA-Factory API server on CPU: the small planner and a trained adapter served through the production serving code (real MinIO)', function () {
   this.timeout(600_000);
+  let tiny: TinyPlannerHarness | undefined;
   let g: GpuHarness;
   let scratch: string;
   let model: string;
@@ -71,21 +69,18 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
 
   before(async () => {
     assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
-    scratch = mkdtempSync(path.join(tmpdir(), 'coda-realserve-'));
-    model = path.join(scratch, BASE);
-    buildTinyQwen(PYTHON, model);
-    g = await startGpuHarness({
+    tiny = await startTinyPlannerHarness({
       name: 'realserve',
+      modelName: BASE,
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 760),
       edit: (doc) => {
         const training = doc.training as Record<string, any>;
-        training.basePlanner.path = model;
-        (doc.models as Record<string, any>).planner.image = BOX;
         // A lab training on CPU: no GPU, no bf16, a small adapter; two steps are enough to write one.
         training.sft.config = { ...training.sft.config, use_cpu: true, bf16: false, lora_rank: 8, lora_alpha: 16, num_train_epochs: 1, max_steps: 2, save_steps: 1 };
         training.sft.env = { HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false' };
       },
     });
+    ({ g, scratch, model } = tiny);
     port = await freePort();
     stateDir = path.join(scratch, 'planner-server');
     config = structuredClone(g.h.config);
@@ -100,8 +95,7 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
   });
   after(async () => {
     if (stateDir !== undefined && existsSync(path.join(stateDir, 'server.pid'))) launch('stop', '--state-dir', stateDir);
-    await g?.stop();
-    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+    await tiny?.stop();
   });
 
   it("answers the planner's prompt of a recorded step through the gateway: n samples, both screenshots read at the size sent, seeded at start; a presigned MinIO URL is refused", async () => {
@@ -114,11 +108,11 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     const served = await gateway().complete('planner', messages, options);
     assert.equal(served.texts.length, 3);
     assert.ok(new Set(served.texts).size > 1, `sampled, not one text thrice: ${JSON.stringify(served.texts)}`);
-    assert.deepEqual({ count: served.images.count, size: served.imageSize }, { count: 2, size: BOX }, 'the previous and the current screen, each its variant for the box');
+    assert.deepEqual({ count: served.images.count, size: served.imageSize }, { count: 2, size: TINY_QWEN_BOX }, 'the previous and the current screen, each its variant for the box');
     // The same prompt with the screenshots in a smaller box: only the image tokens differ.
     const small = { width: 160, height: 90 };
     const smaller = await gateway({ image: small }).complete('planner', messages, options);
-    assert.equal(served.usage.promptTokens - smaller.usage.promptTokens, 2 * (imageTokens(BOX) - imageTokens(small)), `the server counted both images at the size sent (${served.usage.promptTokens} and ${smaller.usage.promptTokens} prompt tokens)`);
+    assert.equal(served.usage.promptTokens - smaller.usage.promptTokens, 2 * (imageTokens(TINY_QWEN_BOX) - imageTokens(small)), `the server counted both images at the size sent (${served.usage.promptTokens} and ${smaller.usage.promptTokens} prompt tokens)`);
     // LLaMA-Factory fetches an http image itself, but never from a private address (its SSRF check): MinIO here, a cluster's S3.
     await assert.rejects(gateway({ imageTransport: 'url' }).complete('planner', messages, options), (err: Error) =>
       err instanceof ModelRequestError && err.status === 400 && err.message.includes('Invalid URL: 403: Access to private or reserved IP addresses is not allowed.'),

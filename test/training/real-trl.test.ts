@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { rewardServiceMetrics, trainerMetrics, type RewardServiceMetrics } from '../../activities/metrics';
 import { uploadedStep } from '../../activities/training/checkpoints';
@@ -9,8 +8,8 @@ import type { LoadedConfig } from '../../config/load';
 import { checkpointManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema, datasetManifestSchema } from '../../core/training';
 import { createGpuWorker, type GpuWorker } from '../../workers/gpu';
-import { setFlag, startGpuHarness, type GpuHarness } from '../support/gpu-harness';
-import { buildTinyQwen } from '../support/tiny-qwen';
+import { setFlag, type GpuHarness } from '../support/gpu-harness';
+import { startTinyPlannerHarness, type TinyPlannerHarness } from '../support/tiny-qwen';
 import { runSeed } from '../support/harness';
 
 /** The repository's root from build/test/training. */
@@ -19,8 +18,6 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
 const TRL = path.join(ROOT, '.tools', 'trainers', 'trl');
 const PROGRAM = path.join(ROOT, 'infra', 'trainers', 'trl_grpo.py');
-/** A small planner box (a lab's models.planner.image), so a step takes about a second on CPU. */
-const BOX = { width: 320, height: 180 };
 const GENERATIONS = 2;
 
 /** The request scoring's counts: requests by outcome, samples scored, samples answered 0 by reason. */
@@ -48,6 +45,7 @@ function tensorNames(file: Buffer): string[] {
  */
 describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by the reward service, a LoRA checkpoint, resumed (real Temporal and MinIO)", function () {
   this.timeout(600_000);
+  let tiny: TinyPlannerHarness | undefined;
   let g: GpuHarness;
   let scratch: string;
   let model: string;
@@ -72,16 +70,12 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
 
   before(async () => {
     assert.ok(existsSync(path.join(TRL, 'trl')), `${TRL} is missing: run bash infra/install-trainers.sh`);
-    scratch = mkdtempSync(path.join(tmpdir(), 'coda-realtrl-'));
-    model = path.join(scratch, 'tiny-qwen2.5-vl');
-    buildTinyQwen(PYTHON, model);
-    g = await startGpuHarness({
+    tiny = await startTinyPlannerHarness({
       name: 'realtrl',
+      modelName: 'tiny-qwen2.5-vl',
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 640),
       edit: (doc) => {
         const training = doc.training as Record<string, any>;
-        training.basePlanner.path = model;
-        (doc.models as Record<string, any>).planner.image = BOX;
         // What a lab without GPUs sets: TRL on the CPU, a small adapter and group, a checkpoint per step; the run seed as temporal.yaml gives it.
         training.grpo = {
           backend: 'trl',
@@ -92,12 +86,12 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
         };
       },
     });
+    ({ g, scratch, model } = tiny);
     request = { job, kind: 'grpo', datasetKey: g.grpoDataset, checkpoint: `specialist-${job}`, base: { model: 'tiny-qwen2.5-vl', path: model } };
   });
   afterEach(stopWorker);
   after(async () => {
-    await g?.stop();
-    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+    await tiny?.stop();
   });
 
   it('trains 2 steps: every sampled completion scored by the reward service as OpenRLHF asks, the LoRA adapter and its checkpoints where the pipeline takes them', async () => {
