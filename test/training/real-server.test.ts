@@ -65,6 +65,16 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
   /** A gateway to the real server whose planner has `change` applied to its endpoint. */
   const gateway = (change: Partial<LoadedConfig['models']['planner']> = {}): ModelGateway =>
     s3Gateway({ ...config, models: { ...config.models, planner: { ...config.models.planner, ...change } } }, g.h.stack.store, { env: g.h.env });
+  /** Trains `name` on the harness's SFT rows with the real LLaMA-Factory through a GPU worker, its SFT config changed by `change`; the result and the checkpoint's manifest. */
+  const trainReal = async (name: string, change: Record<string, unknown> = {}) => {
+    const real = structuredClone(g.h.config);
+    real.training.sft.program = LLAMAFACTORY;
+    real.training.sft.config = { ...real.training.sft.config, ...change };
+    await g.startGpuWorker(real);
+    const trained = (await (await g.startTraining({ job: name, kind: 'sft', datasetKey: g.sftDataset, checkpoint: name, base: { model: BASE, path: model } })).result()) as TrainResult;
+    await g.stopGpuWorkers();
+    return { trained, manifest: checkpointManifestSchema.parse(await g.h.stack.store.getJson(trained.checkpointKey)) };
+  };
   const listed = async (): Promise<string[]> => ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
 
   before(async () => {
@@ -183,14 +193,9 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
   it("registers a LoRA adapter the real LLaMA-Factory trained through registerPlanner's restart path: the old server gone, the new name served and answering, a bad checkpoint refused by name", async () => {
     ensureServer();
     const previous = pid();
-    const real = structuredClone(g.h.config);
-    real.training.sft.program = LLAMAFACTORY;
-    await g.startGpuWorker(real);
     const name = `planner-realserve-${Date.now()}`;
-    const trained = (await (await g.startTraining({ job: name, kind: 'sft', datasetKey: g.sftDataset, checkpoint: name, base: { model: BASE, path: model } })).result()) as TrainResult;
-    await g.stopGpuWorkers();
+    const { trained, manifest } = await trainReal(name);
     const { store } = g.h.stack;
-    const manifest = checkpointManifestSchema.parse(await store.getJson(trained.checkpointKey));
     assert.deepEqual({ lora: manifest.lora, double: manifest.double, steps: manifest.steps }, { lora: true, double: false, steps: 2 });
 
     assert.deepEqual(await registerPlanner(config, store, trained.checkpointKey, g.h.env), { model: name });
@@ -222,15 +227,9 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
 
   it("registers full weights the real LLaMA-Factory trained (finetuning_type full, lora: false) through the restart path with --model {path} and no adapter; a folder without config.json, or holding an adapter, is refused by name", async () => {
     ensureServer();
-    const real = structuredClone(g.h.config);
-    real.training.sft.program = LLAMAFACTORY;
-    real.training.sft.config = { ...real.training.sft.config, finetuning_type: 'full' };
-    await g.startGpuWorker(real);
     const name = `planner-realfull-${Date.now()}`;
-    const trained = (await (await g.startTraining({ job: name, kind: 'sft', datasetKey: g.sftDataset, checkpoint: name, base: { model: BASE, path: model } })).result()) as TrainResult;
-    await g.stopGpuWorkers();
+    const { trained, manifest } = await trainReal(name, { finetuning_type: 'full' });
     const { store } = g.h.stack;
-    const manifest = checkpointManifestSchema.parse(await store.getJson(trained.checkpointKey));
     assert.deepEqual({ lora: manifest.lora, double: manifest.double }, { lora: false, double: false });
 
     // A lab's command for full-weights checkpoints: the checkpoint is the model.
