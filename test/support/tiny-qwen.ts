@@ -1,13 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { startGpuHarness, type GpuHarness, type GpuHarnessOptions } from './gpu-harness';
 
 /** The repository's root from build/test/support. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** infra/install-trainers.sh's venv python. */
 const TRAINERS_PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
+/** The real LLaMA-Factory API server's launcher (start, stop). */
+export const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
 /** The planner's image box the tiny model is served and trained at: small, for CPU. */
 export const TINY_QWEN_BOX = { width: 320, height: 180 } as const;
 
@@ -53,4 +56,46 @@ export async function startTinyPlannerHarness(opts: GpuHarnessOptions & { readon
     rmSync(scratch, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** Where a test serves the small planner with the real LLaMA-Factory API server (infra/serving/llamafactory_api.py). */
+export interface SmallPlannerServer {
+  /** The small planner's folder: training.basePlanner.path. */
+  readonly model: string;
+  readonly name: string;
+  /** The scratch folder: checkpoints are copied to its `served` folder. */
+  readonly scratch: string;
+  readonly port: number;
+  /** The launcher's server.pid and server.log. */
+  readonly stateDir: string;
+  /** Seeds the server's sampling at each start. */
+  readonly seed: number;
+  /** Torch threads of the server; the launcher's default (torch's) when absent. */
+  readonly threads?: number;
+}
+
+/**
+ * The harness edit of a test of the small planner: its image box, replies bounded well above the
+ * longest thought (66 tokens; the untrained planner writes on to the limit), it as the base planner,
+ * and checkpoints registered by training.serving's restart path on full weights (`--model {path}`).
+ */
+export function smallPlannerEdit(s: SmallPlannerServer): (doc: Record<string, any>) => void {
+  const threads = s.threads === undefined ? [] : ['env', `OMP_NUM_THREADS=${s.threads}`];
+  return (doc) => {
+    const training = doc.training as Record<string, any>;
+    Object.assign((doc.models as Record<string, any>).planner, { image: { ...SMALL_PLANNER_BOX }, maxTokens: 128 });
+    training.basePlanner = { model: s.name, path: s.model };
+    training.serving = {
+      kind: 'restart',
+      dir: path.join(s.scratch, 'served'),
+      command: [...threads, TRAINERS_PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(s.port), '--state-dir', s.stateDir, '--seed', String(s.seed)],
+      healthUrl: `http://127.0.0.1:${s.port}/v1/models`,
+      timeoutSeconds: 300,
+    };
+  };
+}
+
+/** Stops the server a test started in `stateDir`, if it runs. */
+export function stopSmallPlannerServer(stateDir: string | undefined): void {
+  if (stateDir !== undefined && existsSync(path.join(stateDir, 'server.pid'))) execFileSync(TRAINERS_PYTHON, [LAUNCHER, 'stop', '--state-dir', stateDir], { stdio: 'ignore' });
 }

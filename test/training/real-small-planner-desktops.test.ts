@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -12,17 +12,14 @@ import { datasetManifestSchema, type SftRow } from '../../core/training';
 import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks, type Comparison } from '../../core/uncertainty';
 import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 import { plannerCorpus, shuffledReplies, SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
-import { buildSmallPlanner, checkTrainers, LLAMAFACTORY, smallPlannerSft } from '../../infra/small-planner/runs';
+import { buildSmallPlanner, checkTrainers, LLAMAFACTORY, PYTHON, smallPlannerSft } from '../../infra/small-planner/runs';
 import type { EvaluationResult } from '../../workflows/evaluation/evaluation';
 import { judgeRunWorkflowId } from '../../workflows/names';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { runSeed } from '../support/harness';
+import { LAUNCHER, smallPlannerEdit, stopSmallPlannerServer } from '../support/tiny-qwen';
 import { freePort } from '../stack';
 
-/** The repository's root from build/test/training. */
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
-const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
 const TASKS = [...LEARNABLE_TASKS];
 /** Epochs of each SFT: bench/small-planner.ts's 30, after which the small planner wrote all 36 reference replies (10 left the typed expressions of step 2 unlearnt). */
 const EPOCHS = 30;
@@ -90,20 +87,7 @@ describe('the real small planner, SFT by the real LLaMA-Factory on judged trajec
       name: 'smalldesk',
       desktops: 2,
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 1000),
-      edit: (doc) => {
-        const training = doc.training as Record<string, any>;
-        // The planner's box, and replies bounded well above the longest thought (66 tokens): the untrained planner writes on to the limit.
-        Object.assign((doc.models as Record<string, any>).planner, { image: SMALL_PLANNER_BOX, maxTokens: 128 });
-        training.basePlanner = { model: BASE, path: model };
-        training.serving = {
-          kind: 'restart',
-          dir: path.join(scratch, 'served'),
-          // Full weights (finetuning_type full): the checkpoint is the model.
-          command: [PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(port), '--state-dir', stateDir, '--seed', String(seed)],
-          healthUrl: `http://127.0.0.1:${port}/v1/models`,
-          timeoutSeconds: 300,
-        };
-      },
+      edit: smallPlannerEdit({ model, name: BASE, scratch, port, stateDir, seed }),
     });
     realPlanner = structuredClone(g.h.config);
     realPlanner.training.sft = smallPlannerSft(realPlanner.training.sft, `nice -n 5 ${LLAMAFACTORY}`, EPOCHS, seed);
@@ -113,7 +97,7 @@ describe('the real small planner, SFT by the real LLaMA-Factory on judged trajec
     await g.startGpuWorker(realPlanner);
   });
   after(async () => {
-    if (stateDir !== undefined && existsSync(path.join(stateDir, 'server.pid'))) execFileSync(PYTHON, [LAUNCHER, 'stop', '--state-dir', stateDir], { stdio: 'ignore' });
+    stopSmallPlannerServer(stateDir);
     await g?.stop();
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   });
