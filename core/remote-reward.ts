@@ -137,3 +137,23 @@ export function rewardResponseJson(response: RewardResponse): string {
   const logs = Object.entries(response.extra_logs).map(([name, values]) => `${JSON.stringify(name)}:${floatList(values)}`);
   return `{"rewards":${floatList(response.rewards)},"scores":${floatList(response.scores)},"extra_logs":{${logs.join(',')}},"errors":${JSON.stringify(response.errors)}}`;
 }
+
+/**
+ * What the reward service logs about the samples it answers 0 for a reason (a malformed planner
+ * reply, a thought the executor cannot ground, a timeout): the first of each reason with its
+ * explanation, then one line each time that reason's count reaches a power of ten, with the
+ * latest explanation. A GRPO run scores thousands of samples 0 as a matter of course (the small
+ * planner's GRPO test about 4,200 of 6,624), and a line for each buried the worker's log; the
+ * counts by reason are the metric coda_reward_failures_total. Returns the line to log, if any.
+ */
+export function zeroRewardLog(): (reasons: readonly string[], error: string) => string | undefined {
+  const counts = new Map<string, number>();
+  return (reasons, error) => {
+    const reason = reasons.length === 0 ? 'unknown' : [...reasons].sort().join(', ');
+    const count = (counts.get(reason) ?? 0) + 1;
+    counts.set(reason, count);
+    if (count === 1) return `reward service: reward 0 (${error})`;
+    const power = 10 ** Math.round(Math.log10(count));
+    return count === power ? `reward service: ${count} samples answered 0 for ${reason} so far (the latest: ${error})` : undefined;
+  };
+}

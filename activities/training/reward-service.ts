@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseRewardRequest, rewardResponse, rewardResponseJson, type RewardSample } from '../../core/remote-reward';
+import { parseRewardRequest, rewardResponse, rewardResponseJson, zeroRewardLog, type RewardSample } from '../../core/remote-reward';
 import { PromiseCache } from '../cache';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../metrics';
 import type { Env } from '../../config/load';
@@ -49,7 +49,7 @@ export interface RewardServiceOptions {
   /** The token a request must carry (rewardServiceToken); none: `host` must be a loopback address. */
   readonly token?: string;
   readonly metrics?: RewardServiceMetrics;
-  /** Where failed samples are reported (the worker's log). */
+  /** Where failed samples are reported (the worker's log): the first of each reason, then at each power of ten (core/remote-reward.ts zeroRewardLog). */
   readonly log?: (line: string) => void;
 }
 
@@ -161,6 +161,7 @@ export async function startRewardService(options: RewardServiceOptions): Promise
   const metrics = options.metrics ?? rewardServiceMetrics();
   const cache = new PromiseCache<ScoredSample>(options.cacheSize);
   const log = options.log ?? ((line: string) => console.warn(line));
+  const zeroLine = zeroRewardLog();
 
   async function scoreOne(sample: RewardSample): Promise<ScoredSample> {
     const key = createHash('sha256').update(sample.query).update('\0').update(sample.label).digest('hex');
@@ -180,7 +181,8 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     if (!computed) metrics.cacheHits.inc();
     metrics.rewards.observe(result.reward);
     if (result.error !== undefined) for (const reason of Object.keys(result.logs)) metrics.failures.inc({ reason });
-    if (computed && result.error !== undefined) log(`reward service: reward 0 (${result.error})`);
+    const line = computed && result.error !== undefined ? zeroLine(Object.entries(result.logs).filter(([, v]) => v !== 0).map(([k]) => k), result.error) : undefined;
+    if (line !== undefined) log(line);
     return result;
   }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { EXTRA_LOG_NAMES, floatJson, parseRewardRequest, rewardResponse, rewardResponseJson, sampledResponse } from '../../core/remote-reward';
+import { EXTRA_LOG_NAMES, floatJson, parseRewardRequest, rewardResponse, rewardResponseJson, sampledResponse, zeroRewardLog } from '../../core/remote-reward';
 
 /** A Qwen2-VL templated prompt with two images, as OpenRLHF sends it in `prompts`. */
 const PROMPT =
@@ -92,5 +92,25 @@ describe('OpenRLHF remote reward protocol', () => {
     assert.match(text, /"executor_failed":\[1\.0\]/);
     assert.doesNotMatch(text, /[[,]\d+[\],]/, 'no whole number without its decimal point');
     assert.deepEqual(JSON.parse(text), rewardResponse([{ reward: 0, score: 0, logs: { executor_failed: 1 }, error: 'executor "down"' }]));
+  });
+});
+
+describe("the reward service's log of samples answered 0", () => {
+  it('logs the first of each reason, then each power of ten of its count with the latest explanation', () => {
+    const line = zeroRewardLog();
+    const lines: Array<[number, string]> = [];
+    for (let i = 1; i <= 1_000; i++) {
+      const logged = line(['executor_malformed'], `no start_box (sample ${i})`);
+      if (logged !== undefined) lines.push([i, logged]);
+    }
+    assert.deepEqual(lines, [
+      [1, 'reward service: reward 0 (no start_box (sample 1))'],
+      [10, 'reward service: 10 samples answered 0 for executor_malformed so far (the latest: no start_box (sample 10))'],
+      [100, 'reward service: 100 samples answered 0 for executor_malformed so far (the latest: no start_box (sample 100))'],
+      [1_000, 'reward service: 1000 samples answered 0 for executor_malformed so far (the latest: no start_box (sample 1000))'],
+    ]);
+    assert.equal(line(['timed_out'], 'the executor took over 60 s'), 'reward service: reward 0 (the executor took over 60 s)', 'another reason is counted on its own');
+    assert.equal(line([], 'why unknown'), 'reward service: reward 0 (why unknown)');
+    assert.equal(line([], 'why unknown'), undefined);
   });
 });
