@@ -183,6 +183,8 @@ export interface TrialSetup {
   readonly screenshot: Buffer;
   readonly box: Size;
   readonly sft: (seed: number) => TrainingConfig['sft'];
+  /** Rows of other tasks the planner is never trained on, asked after its SFT (what it carries over). */
+  readonly heldOut?: ReferenceRows;
 }
 
 /** A learning trial's figures: the planner's scores untrained, after SFT and after the same SFT on shuffled replies, and that SFT's run. */
@@ -193,6 +195,14 @@ export interface Trial {
   readonly sft: Score;
   readonly shuffled: Score;
   readonly run: SftRun;
+  /** The SFT planner's replies to the held-out rows, when the setup has them. */
+  readonly heldOut?: Score;
+}
+
+/** A trained planner's replies to rows it was not trained on, scored against their plans. */
+async function askHeldOut(setup: TrialSetup, rows: ReferenceRows, model: string, run: SftRun, dir: string): Promise<Score> {
+  const dataset = await writeSftDataset(path.join(dir, 'held-out'), `small-planner-held-out`, rows, setup.screenshot, setup.box);
+  return scoreReplies(rows.rows, greedyReplies(model, run, dataset, setup.box, path.join(dir, 'held-out.json')));
 }
 
 /**
@@ -212,6 +222,7 @@ export async function learningTrial(setup: TrialSetup, seed: number): Promise<Tr
   const untrained = ask(undefined, 'untrained');
   const run = await trainSft(setup.sft(seed), reference, model, path.join(dir, 'sft'), box);
   const sft = ask(run, 'sft');
+  const heldOut = setup.heldOut === undefined ? undefined : await askHeldOut(setup, setup.heldOut, model, run, dir);
   const control = await trainSft(setup.sft(seed), shuffled, model, path.join(dir, 'shuffled-sft'), box);
-  return { seed, parameters, untrained, sft, shuffled: ask(control, 'shuffled-sft'), run };
+  return { seed, parameters, untrained, sft, shuffled: ask(control, 'shuffled-sft'), run, ...(heldOut === undefined ? {} : { heldOut }) };
 }
