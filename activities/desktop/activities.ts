@@ -6,7 +6,7 @@ import { FAILURES } from '../../core/failures';
 import { screenshotKey, type AttemptRef } from '../../core/keys';
 import { RenderError } from '../../core/render/input-events';
 import { withHeartbeat } from '../heartbeat';
-import { makeVariants } from '../images/variants';
+import { storeScreenshot } from '../images/variants';
 import { desktopMetrics, type DesktopMetrics } from '../metrics';
 import type { ObjectStore } from '../storage/object-store';
 import type { TaskReader } from '../tasks/library';
@@ -105,11 +105,7 @@ async function capture({ deps }: Host, leaseId: string, ref: AttemptRef, step: n
   const started = Date.now();
   const png = await deps.pool.use(leaseId).screenshot();
   const key = screenshotKey(deps.prefix, ref, step);
-  // The original uploads while its variants are made; the variants upload once made.
-  await Promise.all([
-    deps.store.put(key, png, 'image/png'),
-    makeVariants(key, png, deps.variantBoxes ?? []).then((variants) => Promise.all(variants.map((v) => deps.store.put(v.key, v.png, 'image/png')))),
-  ]);
+  await storeScreenshot(deps.store, key, png, deps.variantBoxes ?? []);
   return { screenshotKey: key, ms: Date.now() - started };
 }
 

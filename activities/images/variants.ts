@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { fittedSize, variantKey, type Size } from '../../core/images';
+import type { ObjectStore } from '../storage/object-store';
 
 export interface Variant {
   readonly key: string;
@@ -33,4 +34,9 @@ export async function makeVariants(key: string, png: Buffer, boxes: readonly Siz
         .toBuffer(),
     })),
   );
+}
+
+/** Stores a screenshot at `key` and its variants for `boxes` beside it: the original uploads while its variants are made, the variants once made. */
+export async function storeScreenshot(store: ObjectStore, key: string, png: Buffer, boxes: readonly Size[]): Promise<void> {
+  await Promise.all([store.put(key, png, 'image/png'), makeVariants(key, png, boxes).then((variants) => Promise.all(variants.map((v) => store.put(v.key, v.png, 'image/png'))))]);
 }

@@ -180,9 +180,12 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     if (computed && result.executorMs !== undefined) metrics.executorSeconds.observe(result.executorMs / 1000);
     if (!computed) metrics.cacheHits.inc();
     metrics.rewards.observe(result.reward);
-    if (result.error !== undefined) for (const reason of Object.keys(result.logs)) metrics.failures.inc({ reason });
-    const line = computed && result.error !== undefined ? zeroLine(Object.entries(result.logs).filter(([, v]) => v !== 0).map(([k]) => k), result.error) : undefined;
-    if (line !== undefined) log(line);
+    if (result.error !== undefined) {
+      const reasons = Object.keys(result.logs);
+      for (const reason of reasons) metrics.failures.inc({ reason });
+      const line = computed ? zeroLine(reasons, result.error) : undefined;
+      if (line !== undefined) log(line);
+    }
     return result;
   }
 

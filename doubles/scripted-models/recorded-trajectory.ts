@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import type { Env } from '../../config/load';
 import { preparedBoxes, type Config } from '../../config/schema';
-import { makeVariants } from '../../activities/images/variants';
+import { storeScreenshot as storeWithVariants } from '../../activities/images/variants';
 import { agentStep } from '../../activities/models/agent-step';
 import { ModelGateway } from '../../activities/models/gateway';
 import { s3Images } from '../../activities/models/images';
@@ -48,10 +48,7 @@ export async function recordTrajectory(
   const steps: StepRecord[] = [];
   const startedAt = new Date().toISOString();
   const storeScreenshot = async (step: number): Promise<void> => {
-    const key = screenshotKey(prefix, ref, step);
-    const png = await screenshot(step);
-    await store.put(key, png, 'image/png');
-    for (const variant of await makeVariants(key, png, preparedBoxes(config))) await store.put(variant.key, variant.png, 'image/png');
+    await storeWithVariants(store, screenshotKey(prefix, ref, step), await screenshot(step), preparedBoxes(config));
   };
   await storeScreenshot(0);
   for (let index = 1; index <= task.steps; index++) {

@@ -37,7 +37,7 @@ export interface RewardSamples {
 }
 
 /** The URL without its user and password, and those as an HTTP Basic header, as aiohttp sends them. */
-function basicAuth(url: string): { url: string; headers: Record<string, string> } {
+export function basicAuth(url: string): { url: string; headers: Record<string, string> } {
   const parsed = new URL(url);
   if (parsed.username === '' && parsed.password === '') return { url, headers: {} };
   const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { basicAuth } from '../../doubles/trainers/openrlhf-reward-client';
 
 /**
  * The wrong-reward control of a GRPO test: an HTTP proxy in front of a reward service that answers
@@ -19,19 +20,6 @@ export interface NegatedRewards {
   close(): Promise<void>;
 }
 
-/** The target's URL without credentials, and its Basic authorization when it has them. */
-function split(target: string): { url: string; headers: Record<string, string> } {
-  const parsed = new URL(target);
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (parsed.username !== '' || parsed.password !== '') {
-    const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64');
-    headers.authorization = `Basic ${basic}`;
-  }
-  parsed.username = '';
-  parsed.password = '';
-  return { url: parsed.toString(), headers };
-}
-
 export async function startNegatedRewards(): Promise<NegatedRewards> {
   let negated = 0;
   const proxy: NegatedRewards = { url: '', samples: () => negated, target: undefined, close: async () => undefined };
@@ -41,8 +29,8 @@ export async function startNegatedRewards(): Promise<NegatedRewards> {
     req.on('end', () => {
       void (async () => {
         if (proxy.target === undefined) throw new Error('the negating proxy has no target yet');
-        const { url, headers } = split(proxy.target);
-        const response = await fetch(url, { method: 'POST', headers, body: Buffer.concat(chunks) });
+        const { url, headers } = basicAuth(proxy.target);
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: Buffer.concat(chunks) });
         const text = await response.text();
         if (!response.ok) {
           res.writeHead(response.status, { 'content-type': response.headers.get('content-type') ?? 'text/plain' }).end(text);

@@ -15,16 +15,11 @@ import { smartResize } from '../../core/smart-resize';
 import { checkpointManifestSchema, plannerMessagesAt } from '../../core/training';
 import { SCREEN } from '../../doubles/scripted-models/recorded-trajectory';
 import { type GpuHarness } from '../support/gpu-harness';
-import { startTinyPlannerHarness, TINY_QWEN_BOX, type TinyPlannerHarness } from '../support/tiny-qwen';
+import { LLAMAFACTORY, PYTHON } from '../../infra/small-planner/runs';
+import { LAUNCHER, startTinyPlannerHarness, TINY_QWEN_BOX, type TinyPlannerHarness } from '../support/tiny-qwen';
 import { runSeed } from '../support/harness';
 import { freePort } from '../stack';
 
-/** The repository's root from build/test/training. */
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-/** infra/install-trainers.sh's venv. */
-const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
-const LLAMAFACTORY = path.join(ROOT, '.tools', 'trainers', 'bin', 'llamafactory-cli');
-const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
 const BASE = 'tiny-qwen2.5-vl';
 
 /** Whether a process has exited (a zombie waiting for its reaper counts as exited). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { TrainRequest, TrainResult } from '../../activities/training/contract';
 import { registerPlanner } from '../../activities/training/serving';
-import { makeVariants } from '../../activities/images/variants';
+import { storeScreenshot } from '../../activities/images/variants';
 import { s3Gateway } from '../../activities/models/gateway';
 import { TaskLibrary } from '../../activities/tasks/library';
 import type { LoadedConfig } from '../../config/load';
@@ -17,6 +17,7 @@ import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 import { applyChatTemplate, END_OF_TURN, expandImagePads } from '../../doubles/trainers/qwen2-vl';
 import { plannerCorpus, referenceTrajectory, SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { buildSmallPlanner, checkTrainers, LLAMAFACTORY, SMALL_PLANNER_GRPO, SMALL_PLANNER_SAMPLING, smallPlannerGrpo, smallPlannerSft, TRL, TRL_GRPO } from '../../infra/small-planner/runs';
+import { RewardClient } from '../../doubles/trainers/openrlhf-reward-client';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { runSeed } from '../support/harness';
 import { smallPlannerEdit, stopSmallPlannerServer } from '../support/tiny-qwen';
@@ -55,11 +56,7 @@ async function storeReferenceTrajectories(g: GpuHarness): Promise<RecordedTrajec
   for (const task of tasks) {
     const manifest = referenceTrajectory(task, SCREEN, config.storage.prefix);
     const ref = { run: manifest.run, software: manifest.software, task: manifest.taskId, attempt: manifest.attempt };
-    for (const step of [0, ...manifest.steps.slice(0, -1).map((s) => s.index)]) {
-      const key = screenshotKey(config.storage.prefix, ref, step);
-      await store.put(key, png, 'image/png');
-      for (const variant of await makeVariants(key, png, preparedBoxes(config))) await store.put(variant.key, variant.png, 'image/png');
-    }
+    for (const step of [0, ...manifest.steps.slice(0, -1).map((s) => s.index)]) await storeScreenshot(store, screenshotKey(config.storage.prefix, ref, step), png, preparedBoxes(config));
     const key = manifestKey(config.storage.prefix, ref);
     await store.putJson(key, manifest);
     stored.push({ manifest, manifestKey: key });
@@ -67,20 +64,14 @@ async function storeReferenceTrajectories(g: GpuHarness): Promise<RecordedTrajec
   return stored;
 }
 
-/** POSTs one sample to a reward service as OpenRLHF does; its reward. */
-async function reward(url: string, prompt: string, query: string, label: string): Promise<number> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: [query], prompts: [prompt], labels: [label] }) });
-  assert.equal(response.status, 200, `the reward service answered ${response.status}: ${await response.clone().text()}`);
-  return ((await response.json()) as { rewards: number[] }).rewards[0]!;
-}
-
 /**
  * Each prompt's group mean reward: the planner `model` served by the real server is asked through
  * the production gateway for a group of thoughts (sampled as in training), one request after
- * another, and each thought is scored by the reward service as OpenRLHF would post it.
+ * another, and each thought is scored by the reward service as OpenRLHF would post it (doubles/trainers/openrlhf-reward-client.ts).
  */
 async function groupRewards(g: GpuHarness, planner: LoadedConfig, model: string, prompts: readonly Prompt[], rewardUrl: string): Promise<number[]> {
   const gateway = s3Gateway(planner, g.h.stack.store, { env: g.h.env });
+  const rewards = new RewardClient([rewardUrl]);
   const { n, temperature, maxTokens } = SMALL_PLANNER_SAMPLING;
   const means: number[] = [];
   for (const { manifest, step, row } of prompts) {
@@ -89,7 +80,13 @@ async function groupRewards(g: GpuHarness, planner: LoadedConfig, model: string,
     const prompt = applyChatTemplate(row.prompt);
     const expanded = expandImagePads(prompt, row.images.map(() => SMALL_PLANNER_BOX));
     let sum = 0;
-    for (const text of completion.texts) sum += await reward(rewardUrl, prompt, `${expanded}${text}${END_OF_TURN}`, row.label);
+    // One sample a request, as each of OpenRLHF's engines posts it.
+    for (const text of completion.texts) {
+      const [answer] = await rewards.fetch({ queries: [`${expanded}${text}${END_OF_TURN}`], prompts: [prompt], labels: [row.label] });
+      const [value] = (answer?.rewards ?? []) as unknown[];
+      assert.equal(typeof value, 'number', `the reward service's answer: ${JSON.stringify(answer)}`);
+      sum += value as number;
+    }
     means.push(sum / n);
   }
   return means;
