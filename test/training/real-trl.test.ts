@@ -11,13 +11,8 @@ import { createGpuWorker, type GpuWorker } from '../../workers/gpu';
 import { setFlag, type GpuHarness } from '../support/gpu-harness';
 import { startTinyPlannerHarness, type TinyPlannerHarness } from '../support/tiny-qwen';
 import { runSeed } from '../support/harness';
+import { TRL, TRL_GRPO } from '../../infra/small-planner/runs';
 
-/** The repository's root from build/test/training. */
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-/** infra/install-trainers.sh's venv, and TRL 0.29.1 in its own folder there. */
-const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
-const TRL = path.join(ROOT, '.tools', 'trainers', 'trl');
-const PROGRAM = path.join(ROOT, 'infra', 'trainers', 'trl_grpo.py');
 const GENERATIONS = 2;
 
 /** The request scoring's counts: requests by outcome, samples scored, samples answered 0 by reason. */
@@ -79,7 +74,7 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
         // What a lab without GPUs sets: TRL on the CPU, a small adapter and group, a checkpoint per step; the run seed as temporal.yaml gives it.
         training.grpo = {
           backend: 'trl',
-          program: `${PYTHON} ${PROGRAM}`,
+          program: TRL_GRPO,
           args: ['--model', '{model}', '--prompts', '{prompts}', '--max-images', '{maxImages}', '--reward-url', '{rewardUrl}', '--checkpoints', '{checkpoints}', '--output', '{output}',
             '--cpu', '--seed', '${CODA_SEED:-1}', '--num-generations', GENERATIONS, '--prompts-per-step', 1, '--max-completion-length', 12, '--lora-rank', 4, '--lora-alpha', 8, '--save-steps', 1],
           env: { PYTHONPATH: TRL, HF_HUB_OFFLINE: '1', CUDA_VISIBLE_DEVICES: '' },
