@@ -171,16 +171,22 @@ export class DesktopPool {
     await old.close().catch(() => undefined);
   }
 
-  /** Health-checks the idle desktops and recycles those that fail. Returns the recycled ids. */
+  /**
+   * Health-checks the idle desktops and recycles those that fail. Returns the recycled ids. A
+   * desktop leased while its check ran is left alone: its rollout holds it and resets it, and
+   * recycling it then would close it under the rollout, whose reset would start apps on a desktop
+   * that no slot holds any more, never closed.
+   */
   async checkIdle(): Promise<string[]> {
     this.expire();
     const recycled: string[] = [];
     for (const slot of this.slots) {
       if (slot.lease !== undefined) continue;
-      const ok = await slot.desktop.healthy().catch(() => false);
-      if (!ok) {
-        recycled.push(slot.desktop.id);
-        await this.recycle(slot.desktop.id);
+      const checked = slot.desktop;
+      const ok = await checked.healthy().catch(() => false);
+      if (!ok && slot.lease === undefined && slot.desktop === checked) {
+        recycled.push(checked.id);
+        await this.recycle(checked.id);
       }
     }
     return recycled;

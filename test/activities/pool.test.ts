@@ -135,4 +135,17 @@ describe('desktop pool of a vm-host', () => {
     await p.closeAll();
     assert.equal(built[0]!.closed, 1);
   });
+
+  it('leaves alone a desktop leased while its health check runs, even when the check fails', async () => {
+    const p = pool(1);
+    let answer: (healthy: boolean) => void = () => undefined;
+    built[0]!.healthy = () => new Promise<boolean>((resolve) => (answer = resolve));
+    const checking = p.checkIdle();
+    const leased = p.lease({ requestId: 'rollout-a#0', software: 'KAlgebra' });
+    answer(false);
+    assert.deepEqual(await checking, [], 'nothing recycled');
+    assert.equal(built[0]!.closed, 0, 'the leased desktop was not closed under its rollout');
+    assert.equal(built.length, 1, 'no desktop took its place');
+    assert.equal(p.use(leased.leaseId), built[0]);
+  });
 });
