@@ -171,7 +171,12 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
       QT_ACCESSIBILITY: '1',
       QT_LINUX_ACCESSIBILITY_ALWAYS_ON: '1',
       // The calculator's log is a web view; its text reaches the accessibility tree only with this.
-      QTWEBENGINE_CHROMIUM_FLAGS: '--force-renderer-accessibility',
+      // Drawn without OpenGL (Chromium's software compositing, Qt Quick's software renderer): on a
+      // display with no GPU, Mesa's llvmpipe drew the whole window, compiling its shaders again at
+      // every launch, about 0.25 s of CPU a reset and 14% of the learning loop's (docs/tests.md).
+      // The 3D Graph is an OpenGL widget of its own and still draws with Mesa.
+      QTWEBENGINE_CHROMIUM_FLAGS: '--force-renderer-accessibility --disable-gpu',
+      QT_QUICK_BACKEND: 'software',
     },
 
     // The VM's launch passes the port of the modified app's state server; the stock app takes nothing.
