@@ -32,6 +32,7 @@ import { replyFor } from '../../doubles/learning-planner/situation';
  * The small planner's image box (models.planner.image): 320x180 keeps a 1920x1080 screen's shape;
  * Qwen2-VL's processor fits it to 308x168, 11x6 = 66 image tokens after the 2x2 merge, so a row of
  * two screenshots stays about 500 tokens, a training step of the small planner about 65 ms here.
+ * The tiny model of the real-trainer and real-server tests is trained and served at the same box.
  */
 export const SMALL_PLANNER_BOX: Size = { width: 320, height: 180 };
 

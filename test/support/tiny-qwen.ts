@@ -11,8 +11,6 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const TRAINERS_PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
 /** The real LLaMA-Factory API server's launcher (start, stop). */
 export const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
-/** The planner's image box the tiny model is served and trained at: small, for CPU. */
-export const TINY_QWEN_BOX = { width: 320, height: 180 } as const;
 
 /**
  * Writes the tiny Qwen2.5-VL the real-trainer and real-server tests train and serve into `dir`
@@ -35,7 +33,7 @@ export interface TinyPlannerHarness {
 
 /**
  * Builds the tiny Qwen2.5-VL in a new scratch folder (its folder named `modelName`) and starts a GPU
- * harness on it: training.basePlanner.path is the model and the planner's image box TINY_QWEN_BOX;
+ * harness on it: training.basePlanner.path is the model and the planner's image box SMALL_PLANNER_BOX, as the small planner's;
  * `opts.edit` then changes what the test needs (the trainer's settings).
  */
 export async function startTinyPlannerHarness(opts: GpuHarnessOptions & { readonly modelName: string }): Promise<TinyPlannerHarness> {
@@ -47,7 +45,7 @@ export async function startTinyPlannerHarness(opts: GpuHarnessOptions & { readon
       ...opts,
       edit: (doc) => {
         (doc.training as Record<string, any>).basePlanner.path = model;
-        (doc.models as Record<string, any>).planner.image = { ...TINY_QWEN_BOX };
+        (doc.models as Record<string, any>).planner.image = { ...SMALL_PLANNER_BOX };
         opts.edit?.(doc);
       },
     });

@@ -12,7 +12,8 @@ import type { GeneralizationResult } from '../../workflows/training/progress';
 import { eventually } from '../support/rollouts';
 import { allSteps } from './dataset';
 import { heartbeatWhen, type GpuHarness } from '../support/gpu-harness';
-import { startTinyPlannerHarness, TINY_QWEN_BOX, type TinyPlannerHarness } from '../support/tiny-qwen';
+import { startTinyPlannerHarness, type TinyPlannerHarness } from '../support/tiny-qwen';
+import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { generalizationWorkflowId } from '../../workflows/names';
 
 /** The repository's root from build/test/training. */
@@ -78,7 +79,7 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
       const served = plannerMessagesAt(t.manifest, step).map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p : { type: 'image_url', image_url: { url: 'x' } })) }));
       return { row, served, reply: t.manifest.steps[step - 1]!.planner.raw };
     });
-    const input = JSON.stringify({ model, mediaDir: dataset.dir, imageMaxPixels: TINY_QWEN_BOX.width * TINY_QWEN_BOX.height, rows: items });
+    const input = JSON.stringify({ model, mediaDir: dataset.dir, imageMaxPixels: SMALL_PLANNER_BOX.width * SMALL_PLANNER_BOX.height, rows: items });
     const output = execFileSync(PYTHON, [path.join(ROOT, 'test', 'training', 'render_sft_rows.py')], { input, env: { ...process.env, HF_HUB_OFFLINE: '1' }, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
     const rendered = JSON.parse(output.trim().split('\n').at(-1)!) as Array<{ llamafactory: string; served: string }>;
     assert.equal(rendered.length, rows.length);

@@ -16,7 +16,8 @@ import { checkpointManifestSchema, plannerMessagesAt } from '../../core/training
 import { SCREEN } from '../../doubles/scripted-models/recorded-trajectory';
 import { type GpuHarness } from '../support/gpu-harness';
 import { LLAMAFACTORY, PYTHON } from '../../infra/small-planner/runs';
-import { LAUNCHER, startTinyPlannerHarness, TINY_QWEN_BOX, type TinyPlannerHarness } from '../support/tiny-qwen';
+import { LAUNCHER, startTinyPlannerHarness, type TinyPlannerHarness } from '../support/tiny-qwen';
+import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { runSeed } from '../support/harness';
 import { freePort } from '../stack';
 
@@ -113,11 +114,11 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     const served = await gateway().complete('planner', messages, options);
     assert.equal(served.texts.length, 3);
     assert.ok(new Set(served.texts).size > 1, `sampled, not one text thrice: ${JSON.stringify(served.texts)}`);
-    assert.deepEqual({ count: served.images.count, size: served.imageSize }, { count: 2, size: TINY_QWEN_BOX }, 'the previous and the current screen, each its variant for the box');
+    assert.deepEqual({ count: served.images.count, size: served.imageSize }, { count: 2, size: SMALL_PLANNER_BOX }, 'the previous and the current screen, each its variant for the box');
     // The same prompt with the screenshots in a smaller box: only the image tokens differ.
     const small = { width: 160, height: 90 };
     const smaller = await gateway({ image: small }).complete('planner', messages, options);
-    assert.equal(served.usage.promptTokens - smaller.usage.promptTokens, 2 * (imageTokens(TINY_QWEN_BOX) - imageTokens(small)), `the server counted both images at the size sent (${served.usage.promptTokens} and ${smaller.usage.promptTokens} prompt tokens)`);
+    assert.equal(served.usage.promptTokens - smaller.usage.promptTokens, 2 * (imageTokens(SMALL_PLANNER_BOX) - imageTokens(small)), `the server counted both images at the size sent (${served.usage.promptTokens} and ${smaller.usage.promptTokens} prompt tokens)`);
     // LLaMA-Factory fetches an http image itself, but never from a private address (its SSRF check): MinIO here, a cluster's S3.
     await assert.rejects(gateway({ imageTransport: 'url' }).complete('planner', messages, options), (err: Error) =>
       err instanceof ModelRequestError && err.status === 400 && err.message.includes('Invalid URL: 403: Access to private or reserved IP addresses is not allowed.'),
