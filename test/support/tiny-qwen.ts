@@ -33,8 +33,9 @@ export interface TinyPlannerHarness {
 
 /**
  * Builds the tiny Qwen2.5-VL in a new scratch folder (its folder named `modelName`) and starts a GPU
- * harness on it: training.basePlanner.path is the model and the planner's image box SMALL_PLANNER_BOX, as the small planner's;
- * `opts.edit` then changes what the test needs (the trainer's settings).
+ * harness on it: training.basePlanner.path is the model and the planner's image box
+ * SMALL_PLANNER_BOX, the small planner's; `opts.edit` then changes what the test needs (the
+ * trainer's settings).
  */
 export async function startTinyPlannerHarness(opts: GpuHarnessOptions & { readonly modelName: string }): Promise<TinyPlannerHarness> {
   const scratch = mkdtempSync(path.join(tmpdir(), `coda-${opts.name}-`));
