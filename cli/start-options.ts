@@ -212,6 +212,7 @@ export const START_KINDS = {
       { flags: '--per-software-cap <n>', help: 'most successful trajectories of one software in the SFT data', field: 'perSoftwareCap', read: integer },
       { flags: '--evaluation-attempts <k>', help: 'k of the final evaluation', field: 'evaluationAttempts', read: integer },
       { flags: '--evaluation-tasks <software:ids...>', help: 'the real tasks of a software the evaluation runs, e.g. KAlgebra:A-01,C-03 (default: all)', field: 'evaluationTaskIds', read: taskIdsBySoftware },
+      { flags: '--train-on-real-tasks', help: "also train on each specialist's rollouts of its real tasks (off by default: they are the evaluation set)", field: 'includeSeeds', read: on },
       { flags: '--run <id>', help: 'run id (default: gen-<time>)', field: 'run' },
     ],
     fresh: { field: 'run', prefix: 'gen' },

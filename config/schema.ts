@@ -513,6 +513,8 @@ export const configSchema = z
         /** At most this many judged-successful trajectories of one software in the SFT data. */
         perSoftwareCap: z.number().int().min(1).max(100_000).default(50),
         evaluationAttempts: z.number().int().min(1).max(64).default(2),
+        /** Also train on each specialist's rollouts of its real tasks (its specialization's evaluation): off, since they are the evaluation set. */
+        includeSeeds: z.boolean().default(false),
       })
       .prefault({}),
     schedules: z.array(schedule).default([]),

@@ -27,6 +27,21 @@ interface PidRecord {
   pid: number;
   command: string;
   startedAt: string;
+  /** What the process was started as (specKey); absent in pid files written before it was recorded. */
+  spec?: string;
+}
+
+/** What tells two starts of a daemon apart: its program, arguments and the config file it reads (CODA_CONFIG). */
+const specKey = (spec: DaemonSpec): string => JSON.stringify([spec.command, spec.args, spec.env?.CODA_CONFIG ?? null]);
+
+/**
+ * True when the daemon runs but was started otherwise than `spec` says (another config file, other
+ * arguments): `npm run demo -- --planner small` after `npm run demo` must not keep the workers of
+ * the other config. A pid file that does not record its start is taken as matching.
+ */
+export function runsAnotherSpec(dataDir: string, spec: DaemonSpec): boolean {
+  const record = readPid(dataDir, spec.name);
+  return record !== undefined && record.spec !== undefined && record.spec !== specKey(spec) && isOurProcess(record);
 }
 
 const pidFile = (dataDir: string, name: string): string => path.join(dataDir, 'run', `${name}.pid`);
@@ -85,7 +100,7 @@ export function startDaemon(dataDir: string, spec: DaemonSpec): DaemonState {
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.command}): see ${log}`);
   child.unref();
-  const record: PidRecord = { pid: child.pid, command: spec.command, startedAt: new Date().toISOString() };
+  const record: PidRecord = { pid: child.pid, command: spec.command, startedAt: new Date().toISOString(), spec: specKey(spec) };
   writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(record));
   return { name: spec.name, pid: child.pid, running: true, log };
 }

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { loadConfig, type Env, type LoadedConfig } from '../config/load';
 import { createObjectStore } from '../activities/storage/object-store';
-import { daemonState, startDaemon, stopDaemon, waitUntilHealthy, type DaemonSpec, type DaemonState } from './daemon';
+import { daemonState, runsAnotherSpec, startDaemon, stopDaemon, waitUntilHealthy, type DaemonSpec, type DaemonState } from './daemon';
 import { minioHealthy, minioServerSpec } from './minio-server';
 import { temporalHealthy, temporalServerSpec } from './temporal-server';
 import { viewerUrl } from '../viewer/urls';
@@ -147,11 +147,12 @@ function describe(config: LoadedConfig, opts: StackOptions): StackInfo {
   };
 }
 
-/** Starts what is not running, waits until all of it is healthy, and returns the addresses. */
+/** Starts what is not running (restarting what runs on another config), waits until all of it is healthy, and returns the addresses. */
 export async function stackUp(config: LoadedConfig, opts: StackOptions = {}): Promise<StackInfo> {
   const all = components(config, opts);
   for (const [index, component] of all.entries()) {
     opts.onStarting?.(component.spec.name, index, all.length);
+    if (runsAnotherSpec(config.dataDir, component.spec)) await stopDaemon(config.dataDir, component.spec.name);
     startDaemon(config.dataDir, component.spec);
     await waitUntilHealthy(config.dataDir, component.spec.name, component.healthy, component.startTimeoutMs);
     await component.ready?.();

@@ -1,12 +1,14 @@
 """The planner served on CPU by LLaMA-Factory's OpenAI-compatible API server: training.serving's restart command.
 
-    llamafactory_api.py start --model BASE [--adapter DIR] --name NAME --port PORT --state-dir DIR [--seed N]
+    llamafactory_api.py start --model BASE [--adapter DIR | --checkpoint DIR] --name NAME --port PORT --state-dir DIR [--seed N]
     llamafactory_api.py stop --state-dir DIR
 
 `start` (re)starts `llamafactory-cli api` (its Hugging Face backend, template qwen2_vl) on BASE with
 the LoRA adapter in DIR merged, serving NAME on PORT, and returns once GET /v1/models lists NAME.
 A checkpoint of full weights (training.sft with finetuning_type full: `lora: false`) is served as
-BASE itself, `--model {path}` with no --adapter.
+BASE itself, `--model {path}` with no --adapter. `--checkpoint {path}` takes either kind, so one
+training.serving command serves both (TRL's GRPO adapters and a full-weights SFT): a folder holding
+adapter_config.json is merged on BASE, one holding config.json is served instead of BASE.
 - the folders are checked first, so a bad restart names the folder and leaves the running server
   alone: the adapter folder must hold adapter_config.json; a --model folder must hold config.json
   (one holding only an adapter is named as such);
@@ -50,7 +52,9 @@ def parse_args(argv):
     commands = p.add_subparsers(dest="command", required=True)
     start = commands.add_parser("start", help="(re)start the server and wait until it serves --name")
     start.add_argument("--model", required=True, help="the base planner's weights, or a full-weights checkpoint ({path}): a folder, or an HF id already cached")
-    start.add_argument("--adapter", help="a LoRA adapter folder to merge (a checkpoint's files; {path} of training.serving.command)")
+    weights = start.add_mutually_exclusive_group()
+    weights.add_argument("--adapter", help="a LoRA adapter folder to merge (a checkpoint's files; {path} of training.serving.command)")
+    weights.add_argument("--checkpoint", help="a trained checkpoint of either kind ({path}): an adapter merged on --model, or full weights served instead of it")
     start.add_argument("--name", required=True, help="the model name /v1/models lists ({name})")
     start.add_argument("--port", type=int, required=True)
     start.add_argument("--host", default="127.0.0.1", help="where the server listens (0.0.0.0 for other machines)")
@@ -167,8 +171,22 @@ def weights_problem(a):
     return None
 
 
+def resolve_checkpoint(a):
+    """--checkpoint made into --adapter (a LoRA adapter on --model) or --model (full weights); the reason it is neither, or None."""
+    if a.checkpoint is None:
+        return None
+    if os.path.isfile(os.path.join(a.checkpoint, "adapter_config.json")):
+        a.adapter = a.checkpoint
+    elif os.path.isfile(os.path.join(a.checkpoint, "config.json")):
+        a.model = a.checkpoint
+    else:
+        what = "does not exist" if not os.path.exists(a.checkpoint) else "holds neither adapter_config.json (an adapter) nor config.json (full weights)"
+        return f"the checkpoint folder {a.checkpoint} {what}"
+    return None
+
+
 def start(a):
-    problem = weights_problem(a)
+    problem = resolve_checkpoint(a) or weights_problem(a)
     if problem is not None:
         sys.exit(f"llamafactory_api.py: {problem}: nothing was restarted")
     key = None if a.api_key_env is None else os.environ.get(a.api_key_env)

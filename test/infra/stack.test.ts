@@ -120,6 +120,22 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     assert.equal(stored.id, workflowId);
   });
 
+  it('restarts on up the processes that read another config file than the one they were started on, and leaves Temporal and MinIO running', async () => {
+    const before = await stackUp(config, { env, headless: true });
+    const copy = path.join(dataDir, 'another', 'temporal.yaml');
+    mkdirSync(path.dirname(copy), { recursive: true });
+    writeFileSync(copy, readFileSync(REPO_CONFIG, 'utf8'));
+    const other = loadConfig(copy, env);
+    const after = await stackUp(other, { env, headless: true });
+    const pids = (info: typeof before): Record<string, number | undefined> => Object.fromEntries(info.processes.map((p) => [p.name, p.pid]));
+    const [was, now] = [pids(before), pids(after)];
+    assert.deepEqual(Object.keys(now).filter((name) => now[name] === was[name]), ['temporal', 'minio'], 'only the servers, which read no config file, kept their processes');
+    assert.ok(after.processes.every((p) => p.running));
+    // And back: the same restart the other way, so the next tests find the stack on the repository's config.
+    const back = pids(await stackUp(config, { env, headless: true }));
+    assert.deepEqual(Object.keys(back).filter((name) => back[name] === now[name]), ['temporal', 'minio']);
+  });
+
   it('replaces a stale pid file whose process is gone or is another program', async () => {
     await stackDown(config, { env });
     const runDir = path.join(dataDir, 'run');

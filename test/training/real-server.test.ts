@@ -94,7 +94,8 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     config.training.serving = {
       kind: 'restart',
       dir: path.join(scratch, 'served'),
-      command: [PYTHON, LAUNCHER, 'start', '--model', model, '--adapter', '{path}', '--name', '{name}', '--port', String(port), '--state-dir', stateDir, '--seed', String(runSeed())],
+      // One command for both kinds of checkpoint: --checkpoint merges an adapter on --model, or serves full weights instead of it.
+      command: [PYTHON, LAUNCHER, 'start', '--model', model, '--checkpoint', '{path}', '--name', '{name}', '--port', String(port), '--state-dir', stateDir, '--seed', String(runSeed())],
       healthUrl: `http://127.0.0.1:${port}/v1/models`,
       timeoutSeconds: 300,
     };
@@ -186,7 +187,16 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     }
   });
 
-  it("registers a LoRA adapter the real LLaMA-Factory trained through registerPlanner's restart path: the old server gone, the new name served and answering, a bad checkpoint refused by name", async () => {
+  /** The restart command with `--checkpoint {path}` written as an older form: `--adapter {path}` on the base, or `--model {path}`. */
+  const withForm = (form: 'adapter' | 'model'): LoadedConfig => {
+    const variant = structuredClone(config);
+    const { command } = variant.training.serving as { command: string[] };
+    command.splice(command.indexOf('--checkpoint'), 2, ...(form === 'adapter' ? ['--adapter', '{path}'] : []));
+    if (form === 'model') command.splice(command.indexOf('--model'), 2, '--model', '{path}');
+    return variant;
+  };
+
+  it("registers a LoRA adapter the real LLaMA-Factory trained through registerPlanner's restart path (--checkpoint {path}): the old server gone, the new name served and answering, a bad checkpoint refused by name", async () => {
     ensureServer();
     const previous = pid();
     const name = `planner-realserve-${Date.now()}`;
@@ -212,7 +222,8 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     const brokenKey = trained.checkpointKey.replace(name, broken);
     await store.putJson(brokenKey, { ...manifest, name: broken, filesPrefix: `${manifest.filesPrefix}-broken` });
     const brokenDir = path.join(config.training.serving.dir, broken);
-    await assert.rejects(registerPlanner(config, store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the adapter folder ${brokenDir} holds no adapter_config.json: nothing was restarted`));
+    await assert.rejects(registerPlanner(config, store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the checkpoint folder ${brokenDir} holds neither adapter_config.json (an adapter) nor config.json (full weights): nothing was restarted`));
+    await assert.rejects(registerPlanner(withForm('adapter'), store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the adapter folder ${brokenDir} holds no adapter_config.json: nothing was restarted`));
     assert.ok(!gone(serving), 'the serving server still runs');
     assert.deepEqual(await listed(), [name]);
 
@@ -221,20 +232,16 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     assert.equal(existsSync(path.join(stateDir, 'server.pid')), false);
   });
 
-  it("registers full weights the real LLaMA-Factory trained (finetuning_type full, lora: false) through the restart path with --model {path} and no adapter; a folder without config.json, or holding an adapter, is refused by name", async () => {
+  it("registers full weights the real LLaMA-Factory trained (finetuning_type full, lora: false) through the same restart command, served as the model with no adapter; a folder without config.json, or an adapter given as --model {path}, is refused by name", async () => {
     ensureServer();
     const name = `planner-realfull-${Date.now()}`;
     const { trained, manifest } = await trainReal(name, { finetuning_type: 'full' });
     const { store } = g.h.stack;
     assert.deepEqual({ lora: manifest.lora, double: manifest.double }, { lora: false, double: false });
 
-    // A lab's command for full-weights checkpoints: the checkpoint is the model.
-    const full = structuredClone(config);
-    const { command } = full.training.serving as { command: string[] };
-    command.splice(command.indexOf('--model'), 2, '--model', '{path}');
-    command.splice(command.indexOf('--adapter'), 2);
+    // The same command as for the adapter: --checkpoint finds config.json and serves the checkpoint as the model.
     const previous = pid();
-    assert.deepEqual(await registerPlanner(full, store, trained.checkpointKey, g.h.env), { model: name });
+    assert.deepEqual(await registerPlanner(config, store, trained.checkpointKey, g.h.env), { model: name });
     assert.ok(gone(previous), `the previous server (pid ${previous}) is gone`);
     const serving = pid();
     assert.deepEqual(await listed(), [name]);
@@ -252,12 +259,14 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     for (const key of weights) await store.put(key.replace(manifest.filesPrefix, `${manifest.filesPrefix}-broken`), await store.get(key));
     const brokenKey = trained.checkpointKey.replace(name, broken);
     await store.putJson(brokenKey, { ...manifest, name: broken, filesPrefix: `${manifest.filesPrefix}-broken` });
-    await assert.rejects(registerPlanner(full, store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the model folder ${path.join(config.training.serving.dir, broken)} holds no config.json: nothing was restarted`));
+    const brokenDir = path.join(config.training.serving.dir, broken);
+    await assert.rejects(registerPlanner(config, store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the checkpoint folder ${brokenDir} holds neither adapter_config.json (an adapter) nor config.json (full weights): nothing was restarted`));
+    await assert.rejects(registerPlanner(withForm('model'), store, brokenKey, g.h.env), (err: Error) => err.message.includes(`the model folder ${brokenDir} holds no config.json: nothing was restarted`));
     const adapter = `${name}-adapter`;
     await store.put(`${manifest.filesPrefix}-adapter/adapter_config.json`, Buffer.from('{}'));
     const adapterKey = trained.checkpointKey.replace(name, adapter);
     await store.putJson(adapterKey, { ...manifest, name: adapter, lora: true, filesPrefix: `${manifest.filesPrefix}-adapter` });
-    await assert.rejects(registerPlanner(full, store, adapterKey, g.h.env), (err: Error) => err.message.includes(`the model folder ${path.join(config.training.serving.dir, adapter)} holds a LoRA adapter, not full weights`));
+    await assert.rejects(registerPlanner(withForm('model'), store, adapterKey, g.h.env), (err: Error) => err.message.includes(`the model folder ${path.join(config.training.serving.dir, adapter)} holds a LoRA adapter, not full weights`));
     assert.equal(pid(), serving, 'the serving server was left alone');
     assert.deepEqual(await listed(), [name]);
     launch('stop', '--state-dir', stateDir);

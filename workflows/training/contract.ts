@@ -157,6 +157,8 @@ export function generalizationInputSchema(config: Config, workflowId: string) {
       attempts: attempts.default(g.attempts),
       perSoftwareCap: z.number().int().min(1, 'expected an integer >= 1').default(g.perSoftwareCap),
       evaluationAttempts: attempts.default(g.evaluationAttempts),
+      /** Also train on each specialist's rollouts of its real tasks, its specialization's evaluation (off: they are the evaluation set). */
+      includeSeeds: z.boolean().default(g.includeSeeds),
       /** The real tasks of each software the evaluation runs (default: all of them). */
       evaluationTaskIds: z.record(z.string(), z.array(taskId).min(1)).optional(),
       /** The run of the base row's rollouts, to reuse the specializations' (their baseEvaluationRun; same tasks and k); default: this evaluation's own. */

@@ -72,7 +72,12 @@ async function servedSpecialists(input: GeneralizationInput): Promise<Specialist
   return specialists;
 }
 
-/** Each specialist rolls out on fresh generated tasks of its software, then the judge labels them; the runs rolled out. */
+/**
+ * Each specialist rolls out on fresh generated tasks of its software, then the judge labels them;
+ * the runs rolled out. With includeSeeds, each specialist's rollouts of its real tasks (its
+ * specialization's evaluation of the round that trained it, which the report reuses) are judged
+ * and trained on too.
+ */
 async function rollOutAndJudge(input: GeneralizationInput, specialists: readonly Specialist[], view: GeneralizationView): Promise<Array<{ run: string; software: string }>> {
   view.stage = 'rollouts';
   const sources: Array<{ run: string; software: string }> = [];
@@ -93,6 +98,7 @@ async function rollOutAndJudge(input: GeneralizationInput, specialists: readonly
     view.counts.rollouts += batch.completed;
     sources.push({ run: version, software: specialist.software });
   }
+  if (input.includeSeeds) sources.push(...specialists.map((s) => ({ run: evaluationRun(s.checkpoint), software: s.software })));
   view.stage = 'judging';
   for (const source of sources) {
     view.current = source.software;

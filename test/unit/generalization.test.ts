@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import type { Client } from '@temporalio/client';
+import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/generation';
+import type { DatasetRequest, DatasetSummary } from '../../activities/datasets/activities';
+import type { ReportRequest, ReportSummary } from '../../activities/reports/activities';
+import type { TrainRequest } from '../../activities/training/contract';
+import { unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
+
+/**
+ * The generalization workflow on stub activities, through its real children (task generation,
+ * rollout batches, judging, evaluation; the batches stage no task, so no rollout runs): what it
+ * judges and pools, with and without includeSeeds. The real-stack run of the same path is
+ * test/training/pipeline.test.ts.
+ */
+
+/** Every workflow of a test runs on the gpu queue, so that the gpu activities are this worker's too. */
+const QUEUE = unitConfig.taskQueues.gpu;
+
+let events: string[] = [];
+
+const stubs = (real: RealActivities) => ({
+  resolveGeneralizationInput: real.resolveGeneralizationInput,
+  async checkpointKey(name: string) {
+    return `checkpoints/${name}`;
+  },
+  async checkpointTaskSets() {
+    return [];
+  },
+  async generateTaskSet(request: TaskSetRequest): Promise<TaskSetSummary> {
+    const counts = { requests: 1, kept: 2, duplicates: 0, invalid: 0, overLimit: 0, repeats: 0 };
+    return { manifestKey: `sets/${request.version}`, software: request.software, version: request.version, counts, existed: false };
+  },
+  async stageTaskSet() {
+    return { entries: [], unsupported: [] };
+  },
+  async summarizeRun(input: { run: string }) {
+    return { key: `summaries/${input.run}`, averageAtK: 0, passAtK: 0 };
+  },
+  async listTrajectories(input: { run: string }) {
+    events.push(`judge ${input.run}`);
+    return [];
+  },
+  async buildDataset(request: DatasetRequest): Promise<DatasetSummary> {
+    events.push(`dataset ${request.id} of ${request.sources.map((s) => s.run).join(',')}`);
+    return { key: `datasets/${request.id}`, rows: 10, trajectories: 4, bySoftware: { KAlgebra: { trajectories: 4, rows: 10 } }, bytes: { data: 0, images: 0 }, existed: false };
+  },
+  async train(request: TrainRequest) {
+    events.push(`train ${request.checkpoint}`);
+    return { checkpointKey: `checkpoints/${request.checkpoint}`, steps: 1, metrics: {} };
+  },
+  async servePlanner(request: { checkpointKey: string }) {
+    return { model: `served/${request.checkpointKey}` };
+  },
+  async writeEvaluationReport(request: ReportRequest): Promise<ReportSummary> {
+    const figures = { KAlgebra: 0, overall: 0 };
+    return { key: `reports/${request.run}`, markdownKey: `reports/${request.run}.md`, rows: request.rows.map((row) => ({ planner: row.planner, averageAtK: figures, passAtK: figures, appNotRunning: figures })) };
+  },
+});
+
+let client: () => Client;
+
+async function generalize(run: string, input: Record<string, unknown>): Promise<string[]> {
+  events = [];
+  await client().workflow.execute('generalization', {
+    taskQueue: QUEUE,
+    workflowId: `generalization-${run}`,
+    args: [{ run, specialists: [{ software: 'KAlgebra', checkpoint: `${run}-spec-r1` }], crossEvaluation: false, ...input }],
+  });
+  return events;
+}
+
+describe('generalization workflow on stub activities', () => {
+  client = unitWorkerForTests(QUEUE, stubs);
+
+  it('pools only the specialists\' rollouts of generated tasks by default: the real tasks are the evaluation set', async () => {
+    assert.deepEqual(await generalize('gen-plain', {}), ['judge gen-plain-KAlgebra', 'dataset gen-plain-generalist of gen-plain-KAlgebra', 'train gen-plain-generalist']);
+  });
+
+  it("with includeSeeds, also judges and pools each specialist's rollouts of its real tasks (its specialization's evaluation run)", async () => {
+    assert.deepEqual(await generalize('gen-seeds', { includeSeeds: true }), [
+      'judge gen-seeds-KAlgebra',
+      'judge gen-seeds-spec-r1-eval',
+      'dataset gen-seeds-generalist of gen-seeds-KAlgebra,gen-seeds-spec-r1-eval',
+      'train gen-seeds-generalist',
+    ]);
+  });
+});
