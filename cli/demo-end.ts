@@ -30,13 +30,27 @@ export async function printDemoEnd(end: DemoEnd): Promise<void> {
   // The report holds task ids and planner names: text others wrote (cli/terminal.ts).
   console.log(forTerminal(`\n${(await store.get(general.report.markdownKey)).toString('utf8')}`));
   console.log(forTerminal(noiseSummary(APPS, report) ?? 'The report has no base row: nothing is compared.'));
-  if (!options.full) console.log(fullRunHint(report, options));
-  console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
-  console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');
-  console.log('a preference between the right and the wrong step per situation, not a real planner.');
+  if (options.planner === 'small') {
+    for (const line of SMALL_PLANNER_LINES) console.log(line);
+  } else {
+    if (!options.full) console.log(fullRunHint(report, options));
+    console.log('The planner and the trainers here are test doubles: the trainers run the real command lines,');
+    console.log('reward service and checkpoints, and train the learning planner double (doubles/learning-planner/),');
+    console.log('a preference between the right and the wrong step per situation, not a real planner.');
+  }
   console.log('');
   for (const line of whereLines(end)) console.log(line);
 }
+
+/** What --planner small ran, and what it does not show. */
+const SMALL_PLANNER_LINES = [
+  'The planner here is the real small planner (a Qwen2.5-VL of 262,016 parameters built from the run seed),',
+  'served by the real LLaMA-Factory API server, trained by the real TRL (GRPO, a LoRA adapter) and the real',
+  "LLaMA-Factory (the generalist's SFT, full weights); its base is a short SFT on these same local tasks.",
+  'It solves no generated task, so the round and the generalization also trained on its judged rollouts of',
+  'the real tasks the report evaluates (includeSeeds): the rows show the pipeline moving a real network, not',
+  'what it carries over. The executor, the judges and the task generator are the scripted doubles.',
+];
 
 /** Whether any difference with the base left the noise, by the report's own tests, and the command for the larger run. */
 function fullRunHint(report: EvaluationReport, options: DemoOptions): string {

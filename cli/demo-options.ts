@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { LEARNABLE_TASKS } from '../apps/kalgebra/seeds';
 
 /**
  * The demo's options (`npm run demo -- OPTIONS`): the scale of a first look by default, the scale
@@ -22,6 +23,10 @@ export interface DemoOptions {
   readonly evaluationTaskIds?: Readonly<Record<string, readonly string[]>>;
   /** The judge's precision floor of each round (default: temporal.yaml's). */
   readonly judgePrecisionFloor?: number;
+  /** The planner: the planner double (and the trainer doubles), or the real small planner with the real trainers and server. */
+  readonly planner: 'double' | 'small';
+  /** Rounds and the generalization also train on the real tasks' rollouts, which they are evaluated on (the small planner solves no generated task). */
+  readonly includeSeeds: boolean;
   readonly full: boolean;
   readonly run: string;
 }
@@ -49,11 +54,29 @@ export const FIRST_LOOK = {
  */
 export const FULL = { k: 8, tasks: 4, crossEvaluation: true } as const;
 
+/**
+ * --planner small: the real small planner (infra/small-planner/demo.ts) on KAlgebra, evaluated on
+ * the 12 local tasks its SFT rows come from, k = 1 (the server answers greedily at the planner's
+ * temperature 0). It solves no generated task (docs/benchmarks.md, the small planner), so the round
+ * and the generalization also train on the real tasks' judged rollouts (includeSeeds): the tasks the
+ * report evaluates, which the end of the demo says.
+ */
+export const SMALL_PLANNER = {
+  software: ['KAlgebra'],
+  k: 1,
+  tasks: 2,
+  crossEvaluation: false,
+  evaluationTaskIds: { KAlgebra: [...LEARNABLE_TASKS] },
+  judgePrecisionFloor: 0,
+} as const;
+
 /** What --full took when it was last measured (bench/from-bare.ts; docs/setup.md). */
 export const FULL_RUN_MEASURED = 'not yet measured after this change';
 
-export const DEMO_USAGE = `npm run demo -- [--full] [--software KAlgebra,TeXstudio] [--tasks N] [--k N] [--run NAME]
+export const DEMO_USAGE = `npm run demo -- [--full] [--planner double|small] [--software KAlgebra,TeXstudio] [--tasks N] [--k N] [--run NAME]
   --full       k = ${FULL.k}, every real task, each specialist evaluated on every software, the judge's precision floor on
+  --planner    double (default): the planner and trainer doubles; small: the real small planner, trained by the real
+               TRL and LLaMA-Factory and served by LLaMA-Factory's server, on KAlgebra's ${SMALL_PLANNER.evaluationTaskIds.KAlgebra.length} local tasks (installs the trainers)
   --software   the software to specialize (default: every local one)
   --tasks      generated tasks per round and per software (default ${FIRST_LOOK.tasks})
   --k          attempts per real task in each evaluation (default ${FIRST_LOOK.k}; ${FULL.k} with --full)
@@ -71,7 +94,7 @@ export function parseDemoOptions(argv: readonly string[], specializable: readonl
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { full: { type: 'boolean' }, software: { type: 'string' }, tasks: { type: 'string' }, k: { type: 'string' }, run: { type: 'string' } },
+      options: { full: { type: 'boolean' }, planner: { type: 'string' }, software: { type: 'string' }, tasks: { type: 'string' }, k: { type: 'string' }, run: { type: 'string' } },
       strict: true,
       allowPositionals: false,
     }));
@@ -79,21 +102,57 @@ export function parseDemoOptions(argv: readonly string[], specializable: readonl
     throw new DemoUsageError(`${(err as Error).message}\nusage: ${DEMO_USAGE}`);
   }
   const full = values.full === true;
+  const planner = plannerOf(values.planner as string | undefined);
+  if (planner === 'small') return smallPlannerOptions(values, specializable, now);
   const scale = full ? FULL : FIRST_LOOK;
   const software = typeof values.software === 'string' ? values.software.split(',').map((s) => s.trim()) : [...specializable];
   const unknown = software.filter((s) => !specializable.includes(s));
   if (software.length === 0 || unknown.length > 0 || new Set(software).size !== software.length) {
     throw new DemoUsageError(`--software: expected distinct names among ${specializable.join(', ')}, got "${String(values.software)}"`);
   }
-  const run = typeof values.run === 'string' ? values.run : `demo-${now.toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(run)) throw new DemoUsageError(`--run: expected letters, digits, . _ - (at most 64, starting with a letter or digit), got "${run}"`);
   return {
     software,
     tasks: positiveInteger('tasks', values.tasks as string | undefined, scale.tasks),
     k: positiveInteger('k', values.k as string | undefined, scale.k),
     crossEvaluation: scale.crossEvaluation,
     ...(full ? {} : { evaluationTaskIds: FIRST_LOOK.evaluationTaskIds, judgePrecisionFloor: FIRST_LOOK.judgePrecisionFloor }),
+    planner,
+    includeSeeds: false,
     full,
-    run,
+    run: runOf(values.run, now),
+  };
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+function plannerOf(text: string | undefined): DemoOptions['planner'] {
+  if (text === undefined || text === 'double' || text === 'small') return text ?? 'double';
+  throw new DemoUsageError(`--planner: expected double or small, got "${text}"`);
+}
+
+function runOf(text: string | boolean | undefined, now: Date): string {
+  const run = typeof text === 'string' ? text : `demo-${now.toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(run)) throw new DemoUsageError(`--run: expected letters, digits, . _ - (at most 64, starting with a letter or digit), got "${run}"`);
+  return run;
+}
+
+/** --planner small: KAlgebra alone (the software its rows are of), at SMALL_PLANNER's scale; --full does not apply. */
+function smallPlannerOptions(values: Values, specializable: readonly string[], now: Date): DemoOptions {
+  if (values.full === true) throw new DemoUsageError(`--full: not with --planner small, which evaluates the ${SMALL_PLANNER.evaluationTaskIds.KAlgebra.length} KAlgebra tasks its starting SFT comes from (set --k instead)`);
+  const software = typeof values.software === 'string' ? values.software.split(',').map((s) => s.trim()) : [...SMALL_PLANNER.software];
+  if (software.join(',') !== 'KAlgebra' || !specializable.includes('KAlgebra')) {
+    throw new DemoUsageError(`--software: --planner small specializes KAlgebra alone (its server serves one model at a time, and its rows are KAlgebra's), got "${software.join(',')}"`);
+  }
+  return {
+    software,
+    tasks: positiveInteger('tasks', values.tasks as string | undefined, SMALL_PLANNER.tasks),
+    k: positiveInteger('k', values.k as string | undefined, SMALL_PLANNER.k),
+    crossEvaluation: SMALL_PLANNER.crossEvaluation,
+    evaluationTaskIds: SMALL_PLANNER.evaluationTaskIds,
+    judgePrecisionFloor: SMALL_PLANNER.judgePrecisionFloor,
+    planner: 'small',
+    includeSeeds: true,
+    full: false,
+    run: runOf(values.run, now),
   };
 }

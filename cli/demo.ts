@@ -15,6 +15,7 @@ import {
 import { connectClient, workflowUrl } from '../client/connection';
 import { DemoUsageError, parseDemoOptions, type DemoOptions } from './demo-options';
 import { printDemoEnd } from './demo-end';
+import { prepareSmallPlanner } from './demo-small';
 import { followStages, type StageTime } from './follow';
 import { ProgressLine } from './progress-line';
 import { recordStageTime } from './stage-times';
@@ -31,15 +32,17 @@ import { baseEvaluationRun, generalizationWorkflowId, specializationWorkflowId }
  *
  * The default is a first look (cli/demo-options.ts FIRST_LOOK: every stage, minutes); --full is
  * the scale whose differences can leave the noise. Every evaluation compares every row with the
- * base planner's, whose rollouts are made once and shared by every evaluation.
+ * base planner's, whose rollouts are made once and shared by every evaluation. --planner small runs
+ * the real small planner with the real trainers and server instead (cli/demo-small.ts).
  */
 
 async function main(argv: readonly string[]): Promise<void> {
-  const config = loadConfig();
-  const localSoftware = [...new Set(config.localApps.map((a) => a.software))].filter((s) => POLICY_SOFTWARE.includes(s));
+  const repo = loadConfig();
+  const localSoftware = [...new Set(repo.localApps.map((a) => a.software))].filter((s) => POLICY_SOFTWARE.includes(s));
   const options = parseDemoOptions(argv, localSoftware);
+  console.log(`CODA demo ${options.run}: ${options.software.join(' and ')}, ${options.tasks} generated tasks per round, k = ${options.k}${options.crossEvaluation ? ', every specialist on every software' : ', each specialist on its own software'}${options.planner === 'small' ? ', the real small planner' : ''}\n`);
+  const config = options.planner === 'small' ? await prepareSmallPlanner(repo, devEnv(repo)) : repo;
   const env = devEnv(config);
-  console.log(`CODA demo ${options.run}: ${options.software.join(' and ')}, ${options.tasks} generated tasks per round, k = ${options.k}${options.crossEvaluation ? ', every specialist on every software' : ', each specialist on its own software'}\n`);
 
   await startStack(config, env);
   const client = await connectClient(config);
@@ -99,7 +102,7 @@ async function specialize(config: LoadedConfig, client: Client, options: DemoOpt
           rounds: 1,
           tasksPerRound: options.tasks,
           attempts: 1,
-          includeSeeds: false,
+          includeSeeds: options.includeSeeds,
           evaluationAttempts: options.k,
           baseEvaluationRun: baseEvaluationRunOf(options),
           ...(options.evaluationTaskIds?.[software] === undefined ? {} : { evaluationTaskIds: options.evaluationTaskIds[software] }),
@@ -136,6 +139,7 @@ async function generalize(config: LoadedConfig, client: Client, options: DemoOpt
         evaluationAttempts: options.k,
         baseEvaluationRun: baseEvaluationRunOf(options),
         crossEvaluation: options.crossEvaluation,
+        ...(options.includeSeeds ? { includeSeeds: true } : {}),
         ...evaluationTasksOf(options, trained.map((s) => s.software)),
       },
     ],

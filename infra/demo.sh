@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # `npm run demo [-- OPTIONS]`: installs what the demo uses and this machine lacks (infra/install.sh
-# demo: not the trainers, Chromium, the TLS terminators nor the Kubernetes tools), builds, and runs
-# the demo (cli/demo.ts) with OPTIONS. Each phase says how long it took; with CODA_TIMES=FILE the
-# times go to FILE too (cli/stage-times.ts).
+# demo: not Chromium, the TLS terminators nor the Kubernetes tools; the trainers only for --planner
+# small), builds, and runs the demo (cli/demo.ts) with OPTIONS. Each phase says how long it took;
+# with CODA_TIMES=FILE the times go to FILE too (cli/stage-times.ts).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bash "$ROOT/infra/install.sh" demo
+# --planner small trains and serves the real small planner: the trainers too (infra/install-trainers.sh).
+parts=(demo)
+previous=""
+for arg in "$@"; do
+  if [ "$arg" = "--planner=small" ] || { [ "$previous" = "--planner" ] && [ "$arg" = "small" ]; }; then parts+=(trainers); fi
+  previous=$arg
+done
+bash "$ROOT/infra/install.sh" "${parts[@]}"
 
 started=$EPOCHSECONDS
 echo "[build] tsc -p ." >&2

@@ -6,6 +6,7 @@ import { minioHealthy, minioServerSpec } from './minio-server';
 import { temporalHealthy, temporalServerSpec } from './temporal-server';
 import { viewerUrl } from '../viewer/urls';
 import { workerHealthy, workerSpec } from './worker-process';
+import { stopSmallPlannerServer } from './small-planner/demo';
 
 /**
  * The dev stack: the Temporal dev server (SQLite), MinIO, the workers and the viewer, each a detached
@@ -160,12 +161,13 @@ export async function stackUp(config: LoadedConfig, opts: StackOptions = {}): Pr
   return describe(config, opts);
 }
 
-/** Stops every component, the last started first. Returns the names that were running. */
+/** Stops every component, the last started first, and the small planner's server of `npm run demo -- --planner small`. Returns the names that were running. */
 export async function stackDown(config: LoadedConfig, opts: StackOptions = {}): Promise<string[]> {
   const stopped: string[] = [];
   for (const component of components(config, opts).reverse()) {
     if (await stopDaemon(config.dataDir, component.spec.name)) stopped.push(component.spec.name);
   }
+  if (opts.workers !== false && stopSmallPlannerServer(config.dataDir)) stopped.push('small-planner-server');
   return stopped;
 }
 
