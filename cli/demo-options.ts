@@ -15,6 +15,8 @@ export interface DemoOptions {
   readonly software: readonly string[];
   /** Generated tasks per specialization round, and per software for the generalization. */
   readonly tasks: number;
+  /** Specialization rounds per software (each round's Average@k is printed: the learning curve). */
+  readonly rounds: number;
   /** k of the evaluations' Average@k and Pass@k. */
   readonly k: number;
   /** Each specialist also evaluated on the other software (the report's cross cells). */
@@ -56,14 +58,14 @@ export const FULL = { k: 8, tasks: 4, crossEvaluation: true } as const;
 
 /**
  * --planner small: the real small planner (infra/small-planner/demo.ts) on KAlgebra, evaluated on
- * the 12 local tasks its SFT rows come from, k = 1 (the server answers greedily at the planner's
- * temperature 0). It solves no generated task (docs/benchmarks.md, the small planner), so the round
+ * the 12 local tasks its SFT rows come from, k = 4 (it samples at temperature 1, so a task's
+ * attempts differ). It solves no generated task (docs/benchmarks.md, the small planner), so the round
  * and the generalization also train on the real tasks' judged rollouts (includeSeeds): the tasks the
  * report evaluates, which the end of the demo says.
  */
 export const SMALL_PLANNER = {
   software: ['KAlgebra'],
-  k: 1,
+  k: 4,
   tasks: 2,
   crossEvaluation: false,
   evaluationTaskIds: { KAlgebra: [...LEARNABLE_TASKS] },
@@ -73,11 +75,12 @@ export const SMALL_PLANNER = {
 /** What --full took when it was last measured (bench/from-bare.ts; docs/setup.md). */
 export const FULL_RUN_MEASURED = 'not yet measured after this change';
 
-export const DEMO_USAGE = `npm run demo -- [--full] [--planner double|small] [--software KAlgebra,TeXstudio] [--tasks N] [--k N] [--run NAME]
+export const DEMO_USAGE = `npm run demo -- [--full] [--planner double|small] [--software KAlgebra,TeXstudio] [--rounds N] [--tasks N] [--k N] [--run NAME]
   --full       k = ${FULL.k}, every real task, each specialist evaluated on every software, the judge's precision floor on
   --planner    double (default): the planner and trainer doubles; small: the real small planner, trained by the real
                TRL and LLaMA-Factory and served by LLaMA-Factory's server, on KAlgebra's ${SMALL_PLANNER.evaluationTaskIds.KAlgebra.length} local tasks (installs the trainers)
   --software   the software to specialize (default: every local one)
+  --rounds     specialization rounds per software, each evaluated (default 1, at most 20)
   --tasks      generated tasks per round and per software (default ${FIRST_LOOK.tasks})
   --k          attempts per real task in each evaluation (default ${FIRST_LOOK.k}; ${FULL.k} with --full)
   --run        the run's name (default demo-<time>)`;
@@ -94,7 +97,7 @@ export function parseDemoOptions(argv: readonly string[], specializable: readonl
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { full: { type: 'boolean' }, planner: { type: 'string' }, software: { type: 'string' }, tasks: { type: 'string' }, k: { type: 'string' }, run: { type: 'string' } },
+      options: { full: { type: 'boolean' }, planner: { type: 'string' }, software: { type: 'string' }, rounds: { type: 'string' }, tasks: { type: 'string' }, k: { type: 'string' }, run: { type: 'string' } },
       strict: true,
       allowPositionals: false,
     }));
@@ -112,6 +115,7 @@ export function parseDemoOptions(argv: readonly string[], specializable: readonl
   }
   return {
     software,
+    rounds: roundsOf(values.rounds),
     tasks: positiveInteger('tasks', values.tasks as string | undefined, scale.tasks),
     k: positiveInteger('k', values.k as string | undefined, scale.k),
     crossEvaluation: scale.crossEvaluation,
@@ -124,6 +128,15 @@ export function parseDemoOptions(argv: readonly string[], specializable: readonl
 }
 
 type Values = Record<string, string | boolean | undefined>;
+
+/** The most rounds the demo runs: each is a round of training and evaluation, minutes apiece. */
+const MAX_ROUNDS = 20;
+
+function roundsOf(text: string | boolean | undefined): number {
+  const rounds = positiveInteger('rounds', typeof text === 'string' ? text : undefined, 1);
+  if (rounds > MAX_ROUNDS) throw new DemoUsageError(`--rounds: expected an integer from 1 to ${MAX_ROUNDS}, got "${String(text)}"`);
+  return rounds;
+}
 
 function plannerOf(text: string | undefined): DemoOptions['planner'] {
   if (text === undefined || text === 'double' || text === 'small') return text ?? 'double';
@@ -145,6 +158,7 @@ function smallPlannerOptions(values: Values, specializable: readonly string[], n
   }
   return {
     software,
+    rounds: roundsOf(values.rounds),
     tasks: positiveInteger('tasks', values.tasks as string | undefined, SMALL_PLANNER.tasks),
     k: positiveInteger('k', values.k as string | undefined, SMALL_PLANNER.k),
     crossEvaluation: SMALL_PLANNER.crossEvaluation,

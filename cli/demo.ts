@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { loadConfig, type LoadedConfig } from '../config/load';
 import type { RoundRecord } from '../workflows/training/contract';
 import { APP_NOT_RUNNING } from '../core/evaluation';
@@ -99,7 +99,7 @@ async function specialize(config: LoadedConfig, client: Client, options: DemoOpt
         {
           software,
           run,
-          rounds: 1,
+          rounds: options.rounds,
           tasksPerRound: options.tasks,
           attempts: 1,
           includeSeeds: options.includeSeeds,
@@ -118,6 +118,7 @@ async function specialize(config: LoadedConfig, client: Client, options: DemoOpt
     });
     recordStages(`specialization ${software}`, stages);
     const round = result.history.at(-1);
+    if (result.history.length > 1) for (const r of result.history.slice(0, -1)) console.log(`  round ${r.round} (${r.checkpoint}): ${roundLine(r, options.k)}${r.skipped ? ` (${r.skipped})` : ''}`);
     console.log(`  specialist ${result.specialist.name}: ${roundLine(round, options.k)} on the real ${software} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
     if (round?.vsBase !== undefined) console.log(`  (${COMPARISON_NOTE})`);
     results.push(result);
@@ -180,7 +181,8 @@ main(process.argv.slice(2)).then(
       console.error(err.message);
       process.exit(2);
     }
-    console.error(err instanceof Error ? err.message : err);
+    // A failed workflow's own reason is its cause (WorkflowFailedError's message is only "Workflow execution failed").
+    console.error(err instanceof WorkflowFailedError ? `the workflow failed: ${err.cause?.message ?? err.message}` : err instanceof Error ? err.message : err);
     process.exit(1);
   },
 );

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,13 +32,23 @@ interface PidRecord {
   spec?: string;
 }
 
-/** What tells two starts of a daemon apart: its program, arguments and the config file it reads (CODA_CONFIG). */
-const specKey = (spec: DaemonSpec): string => JSON.stringify([spec.command, spec.args, spec.env?.CODA_CONFIG ?? null]);
+/** What tells two starts of a daemon apart: its program, arguments, and the config file it reads (CODA_CONFIG) with a digest of its text. */
+function specKey(spec: DaemonSpec): string {
+  const file = spec.env?.CODA_CONFIG;
+  let text = '';
+  try {
+    text = file === undefined ? '' : readFileSync(file, 'utf8');
+  } catch {
+    text = '(unreadable)';
+  }
+  return JSON.stringify([spec.command, spec.args, file ?? null, createHash('sha256').update(text).digest('hex').slice(0, 16)]);
+}
 
 /**
- * True when the daemon runs but was started otherwise than `spec` says (another config file, other
- * arguments): `npm run demo -- --planner small` after `npm run demo` must not keep the workers of
- * the other config. A pid file that does not record its start is taken as matching.
+ * True when the daemon runs but was started otherwise than `spec` says (another config file, the
+ * same file since edited, other arguments): `npm run demo -- --planner small` after `npm run demo`
+ * must not keep the workers of the other config, nor `npm run up` after an edit of temporal.yaml
+ * the workers of the text before it. A pid file that does not record its start is taken as matching.
  */
 export function runsAnotherSpec(dataDir: string, spec: DaemonSpec): boolean {
   const record = readPid(dataDir, spec.name);

@@ -30,10 +30,27 @@ import { buildSmallPlanner, checkTrainers, LLAMAFACTORY, PYTHON, smallPlannerGrp
 export const SMALL_PLANNER_NAME = 'coda-small-planner';
 /** The server's port unless CODA_SMALL_PLANNER_PORT names another. */
 const DEFAULT_PORT = 8810;
-/** Epochs of the starting SFT: after 10 the planner solves no local task, after 30 all 12, after 20 (seed 1) 10 of the 12, 34 of the 36 replies (docs/benchmarks.md, the small planner). */
-export const SMALL_START_EPOCHS = 20;
-/** Epochs of the generalist's SFT from the start, on the specialist's judged successes. */
-export const SMALL_GENERALIST_EPOCHS = 10;
+/**
+ * Epochs of the starting SFT. Greedily, after 10 the planner solves no local task on the benchmark's
+ * rows, after 20 (seed 1) 10 of the 12, after 30 all 12 (docs/benchmarks.md, the small planner);
+ * sampled at SMALL_PLANNER_TEMPERATURE on the desktops, the 20-epoch start solved 3 of 48 attempts.
+ */
+export const SMALL_START_EPOCHS = 30;
+/**
+ * The generalist's SFT from the start, on the specialist's judged successes: fine-tuning a trained
+ * planner, at a tenth of the rate that trains it from random weights and the deployment's 3 epochs.
+ * At the start's 3e-3 for 10 epochs, 14 rows of mostly one task made it forget the others (10
+ * tasks of the 12 right, greedily, on the benchmark's rows before; 1 after); at 3e-4 for 3, 9.
+ */
+export const SMALL_GENERALIST_SFT = { learningRate: 3e-4, epochs: 3 } as const;
+/**
+ * The planner samples at temperature 1 in rollouts and evaluations, as GRPO samples it: greedily
+ * (temporal.yaml's 0) the start writes one reply per situation, so a task is solved every time or
+ * never, the judged successes are copies of the few it always solves, and GRPO and SFT on them only
+ * teach it those. Sampled, it solves more tasks some of the time, and those successes are what
+ * GRPO makes more likely (test/training/real-small-planner-grpo.test.ts measured its sampled rewards rise).
+ */
+export const SMALL_PLANNER_TEMPERATURE = 1;
 
 /** The repository's root, from build/infra/small-planner. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -61,8 +78,8 @@ export function smallPlannerPlaces(config: LoadedConfig, seed: number, env: Env 
   return {
     root,
     model: path.join(seeded, 'model'),
-    startRun: path.join(seeded, 'start'),
-    start: path.join(seeded, 'start', 'output'),
+    startRun: path.join(seeded, `start-${SMALL_START_EPOCHS}-epochs`),
+    start: path.join(seeded, `start-${SMALL_START_EPOCHS}-epochs`, 'output'),
     configFile: path.join(root, 'temporal.yaml'),
     stateDir: path.join(root, 'server'),
     served: path.join(root, 'served'),
@@ -72,9 +89,9 @@ export function smallPlannerPlaces(config: LoadedConfig, seed: number, env: Env 
 
 /**
  * temporal.yaml (the text of `config`'s file) made into the small planner's deployment: the planner
- * served by the real server at `places.port` with its image box and reply bound, the start as the
- * base planner, GRPO by TRL (smallPlannerGrpo) and SFT by LLaMA-Factory (smallPlannerSft, full
- * weights) on CPU, each checkpoint registered by the restart command with `--checkpoint {path}`
+ * served by the real server at `places.port` with its image box, reply bound and temperature, the
+ * start as the base planner, GRPO by TRL (smallPlannerGrpo) and SFT by LLaMA-Factory
+ * (smallPlannerSft at SMALL_GENERALIST_SFT, full weights) on CPU, each checkpoint registered by the restart command with `--checkpoint {path}`
  * (a GRPO adapter on the start, or the generalist's full weights), all seeded by `seed`. The data
  * and work directories stay `config`'s (written absolute: the file lives elsewhere).
  */
@@ -83,10 +100,12 @@ export function smallPlannerDeployment(config: LoadedConfig, places: SmallPlanne
   doc.dev.dataDir = config.dataDir;
   const training = doc.training as Record<string, any>;
   training.workDir = configRelative(config, config.training.workDir);
-  Object.assign(doc.models.planner, { baseUrl: `http://127.0.0.1:${places.port}/v1`, model: SMALL_PLANNER_NAME, image: { ...SMALL_PLANNER_BOX }, imageTransport: 'data', maxTokens: 128 });
+  const planner = { baseUrl: `http://127.0.0.1:${places.port}/v1`, model: SMALL_PLANNER_NAME, image: { ...SMALL_PLANNER_BOX }, imageTransport: 'data', maxTokens: 128, temperature: SMALL_PLANNER_TEMPERATURE };
+  Object.assign(doc.models.planner, planner);
   training.basePlanner = { model: SMALL_PLANNER_NAME, path: places.start };
   training.grpo = smallPlannerGrpo(TRL_GRPO, seed);
-  training.sft = smallPlannerSft(config.training.sft, LLAMAFACTORY, SMALL_GENERALIST_EPOCHS, seed);
+  const sft = smallPlannerSft(config.training.sft, LLAMAFACTORY, SMALL_GENERALIST_SFT.epochs, seed);
+  training.sft = { ...sft, config: { ...sft.config, learning_rate: SMALL_GENERALIST_SFT.learningRate } };
   training.serving = {
     kind: 'restart',
     dir: places.served,

@@ -9,17 +9,17 @@ describe('the demo: its options and its progress lines', () => {
   it('runs a first look by default (every stage, no cross cells) and --full at k = 8 with every specialist on every software', () => {
     const firstLook = { evaluationTaskIds: FIRST_LOOK.evaluationTaskIds, judgePrecisionFloor: 0 };
     const doubles = { planner: 'double', includeSeeds: false } as const;
-    assert.deepEqual(parseDemoOptions([], LOCAL, now), { software: LOCAL, tasks: FIRST_LOOK.tasks, k: FIRST_LOOK.k, crossEvaluation: false, ...firstLook, ...doubles, full: false, run: 'demo-20261126101112' });
+    assert.deepEqual(parseDemoOptions([], LOCAL, now), { software: LOCAL, rounds: 1, tasks: FIRST_LOOK.tasks, k: FIRST_LOOK.k, crossEvaluation: false, ...firstLook, ...doubles, full: false, run: 'demo-20261126101112' });
     assert.deepEqual(FIRST_LOOK.evaluationTaskIds.KAlgebra.length, 10);
-    assert.deepEqual(parseDemoOptions(['--full'], LOCAL, now), { software: LOCAL, tasks: FULL.tasks, k: 8, crossEvaluation: true, ...doubles, full: true, run: 'demo-20261126101112' });
-    assert.deepEqual(parseDemoOptions(['--full', '--k', '4', '--software', 'KAlgebra', '--tasks', '3', '--run', 'my-demo', '--planner', 'double'], LOCAL, now), { software: ['KAlgebra'], tasks: 3, k: 4, crossEvaluation: true, ...doubles, full: true, run: 'my-demo' });
+    assert.deepEqual(parseDemoOptions(['--full'], LOCAL, now), { software: LOCAL, rounds: 1, tasks: FULL.tasks, k: 8, crossEvaluation: true, ...doubles, full: true, run: 'demo-20261126101112' });
+    assert.deepEqual(parseDemoOptions(['--full', '--k', '4', '--software', 'KAlgebra', '--tasks', '3', '--run', 'my-demo', '--planner', 'double'], LOCAL, now), { software: ['KAlgebra'], rounds: 1, tasks: 3, k: 4, crossEvaluation: true, ...doubles, full: true, run: 'my-demo' });
   });
 
-  it('runs --planner small on KAlgebra\'s 12 local tasks at k = 1, training on the real tasks too (it solves no generated one)', () => {
+  it('runs --planner small on KAlgebra\'s 12 local tasks at k = 4, training on the real tasks too (it solves no generated one)', () => {
     const small = { software: ['KAlgebra'], crossEvaluation: false, evaluationTaskIds: SMALL_PLANNER.evaluationTaskIds, judgePrecisionFloor: 0, planner: 'small', includeSeeds: true, full: false } as const;
-    assert.deepEqual(parseDemoOptions(['--planner', 'small'], LOCAL, now), { ...small, tasks: 2, k: 1, run: 'demo-20261126101112' });
+    assert.deepEqual(parseDemoOptions(['--planner', 'small'], LOCAL, now), { ...small, rounds: 1, tasks: 2, k: 4, run: 'demo-20261126101112' });
     assert.equal(SMALL_PLANNER.evaluationTaskIds.KAlgebra.length, 12);
-    assert.deepEqual(parseDemoOptions(['--planner', 'small', '--k', '2', '--tasks', '4', '--software', 'KAlgebra', '--run', 'sp'], LOCAL, now), { ...small, tasks: 4, k: 2, run: 'sp' });
+    assert.deepEqual(parseDemoOptions(['--planner', 'small', '--rounds', '3', '--k', '2', '--tasks', '4', '--software', 'KAlgebra', '--run', 'sp'], LOCAL, now), { ...small, rounds: 3, tasks: 4, k: 2, run: 'sp' });
   });
 
   it('refuses a bad option before anything starts, naming it and what was expected', () => {
@@ -37,6 +37,7 @@ describe('the demo: its options and its progress lines', () => {
     assert.equal(refused(['--software', 'KAlgebra,Excel']), '--software: expected distinct names among KAlgebra, TeXstudio, got "KAlgebra,Excel"');
     assert.equal(refused(['--software', 'KAlgebra,KAlgebra']), '--software: expected distinct names among KAlgebra, TeXstudio, got "KAlgebra,KAlgebra"');
     assert.equal(refused(['--run', '../x']), '--run: expected letters, digits, . _ - (at most 64, starting with a letter or digit), got "../x"');
+    assert.equal(refused(['--rounds', '21']), '--rounds: expected an integer from 1 to 20, got "21"');
     assert.equal(refused(['--planner', 'large']), '--planner: expected double or small, got "large"');
     assert.equal(refused(['--planner', 'small', '--full']), '--full: not with --planner small, which evaluates the 12 KAlgebra tasks its starting SFT comes from (set --k instead)');
     assert.equal(refused(['--planner', 'small', '--software', 'KAlgebra,TeXstudio']), '--software: --planner small specializes KAlgebra alone (its server serves one model at a time, and its rows are KAlgebra\'s), got "KAlgebra,TeXstudio"');

@@ -120,7 +120,7 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     assert.equal(stored.id, workflowId);
   });
 
-  it('restarts on up the processes that read another config file than the one they were started on, and leaves Temporal and MinIO running', async () => {
+  it('restarts on up the processes that read another config file than the one they were started on, or the same file edited, and leaves Temporal and MinIO running', async () => {
     const before = await stackUp(config, { env, headless: true });
     const copy = path.join(dataDir, 'another', 'temporal.yaml');
     mkdirSync(path.dirname(copy), { recursive: true });
@@ -131,9 +131,13 @@ describe('infra: the dev stack (up | down | status) on real processes', function
     const [was, now] = [pids(before), pids(after)];
     assert.deepEqual(Object.keys(now).filter((name) => now[name] === was[name]), ['temporal', 'minio'], 'only the servers, which read no config file, kept their processes');
     assert.ok(after.processes.every((p) => p.running));
+    // The same file edited: the processes that read it start again on its new text.
+    writeFileSync(copy, `${readFileSync(REPO_CONFIG, 'utf8')}\n# edited\n`);
+    const edited = pids(await stackUp(other, { env, headless: true }));
+    assert.deepEqual(Object.keys(edited).filter((name) => edited[name] === now[name]), ['temporal', 'minio']);
     // And back: the same restart the other way, so the next tests find the stack on the repository's config.
     const back = pids(await stackUp(config, { env, headless: true }));
-    assert.deepEqual(Object.keys(back).filter((name) => back[name] === now[name]), ['temporal', 'minio']);
+    assert.deepEqual(Object.keys(back).filter((name) => back[name] === edited[name]), ['temporal', 'minio']);
   });
 
   it('replaces a stale pid file whose process is gone or is another program', async () => {

@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/load';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { LLAMAFACTORY, SMALL_PLANNER_GRPO } from '../../infra/small-planner/runs';
-import { SMALL_GENERALIST_EPOCHS, SMALL_PLANNER_NAME, smallPlannerPlaces, writeDeployment } from '../../infra/small-planner/demo';
+import { SMALL_GENERALIST_SFT, SMALL_START_EPOCHS, SMALL_PLANNER_NAME, SMALL_PLANNER_TEMPERATURE, smallPlannerPlaces, writeDeployment } from '../../infra/small-planner/demo';
 
 /**
  * The deployment `npm run demo -- --planner small` writes and every process of its stack loads
@@ -30,13 +30,14 @@ describe('the small planner demo\'s deployment', () => {
     assert.equal(deployed.dataDir, repo.dataDir, 'the stack keeps its data directory');
     assert.equal(deployed.training.workDir, path.resolve(path.dirname(REPO_CONFIG), repo.training.workDir));
     const { planner } = deployed.models;
-    assert.deepEqual([planner.baseUrl, planner.model, planner.image, planner.imageTransport, planner.maxTokens], ['http://127.0.0.1:8899/v1', SMALL_PLANNER_NAME, SMALL_PLANNER_BOX, 'data', 128]);
-    assert.deepEqual(deployed.training.basePlanner, { model: SMALL_PLANNER_NAME, path: path.join(repo.dataDir, 'small-planner', 'seed-3', 'start', 'output') });
+    assert.deepEqual([planner.baseUrl, planner.model, planner.image, planner.imageTransport, planner.maxTokens, planner.temperature], ['http://127.0.0.1:8899/v1', SMALL_PLANNER_NAME, SMALL_PLANNER_BOX, 'data', 128, SMALL_PLANNER_TEMPERATURE]);
+    assert.deepEqual(deployed.training.basePlanner, { model: SMALL_PLANNER_NAME, path: path.join(repo.dataDir, 'small-planner', 'seed-3', `start-${SMALL_START_EPOCHS}-epochs`, 'output') });
     assert.equal(deployed.training.grpo.backend, 'trl');
     const flag = (name: string): string | undefined => deployed.training.grpo.args[deployed.training.grpo.args.indexOf(name) + 1];
     assert.deepEqual([flag('--seed'), flag('--learning-rate'), deployed.training.grpo.args.includes('--cpu')], ['3', String(SMALL_PLANNER_GRPO.learningRate), true]);
     assert.equal(deployed.training.sft.program, LLAMAFACTORY);
-    assert.deepEqual([deployed.training.sft.config.finetuning_type, deployed.training.sft.config.num_train_epochs, deployed.training.sft.config.seed], ['full', SMALL_GENERALIST_EPOCHS, 3]);
+    const sft = deployed.training.sft.config;
+    assert.deepEqual([sft.finetuning_type, sft.num_train_epochs, sft.learning_rate, sft.seed], ['full', SMALL_GENERALIST_SFT.epochs, SMALL_GENERALIST_SFT.learningRate, 3]);
     const serving = deployed.training.serving;
     assert.equal(serving.kind, 'restart');
     if (serving.kind !== 'restart') return;
