@@ -113,21 +113,22 @@ export function parseDemoOptions(argv: readonly string[], specializable: readonl
   if (software.length === 0 || unknown.length > 0 || new Set(software).size !== software.length) {
     throw new DemoUsageError(`--software: expected distinct names among ${specializable.join(', ')}, got "${String(values.software)}"`);
   }
-  return {
-    software,
-    rounds: roundsOf(values.rounds),
-    tasks: positiveInteger('tasks', values.tasks as string | undefined, scale.tasks),
-    k: positiveInteger('k', values.k as string | undefined, scale.k),
-    crossEvaluation: scale.crossEvaluation,
-    ...(full ? {} : { evaluationTaskIds: FIRST_LOOK.evaluationTaskIds, judgePrecisionFloor: FIRST_LOOK.judgePrecisionFloor }),
-    planner,
-    includeSeeds: false,
-    full,
-    run: runOf(values.run, now),
-  };
+  return { ...counted(values, scale, now), software, crossEvaluation: scale.crossEvaluation, ...(full ? {} : FIRST_LOOK_TASKS), planner, includeSeeds: false, full };
 }
 
 type Values = Record<string, string | boolean | undefined>;
+
+const FIRST_LOOK_TASKS = { evaluationTaskIds: FIRST_LOOK.evaluationTaskIds, judgePrecisionFloor: FIRST_LOOK.judgePrecisionFloor };
+
+/** The options every scale counts the same way: rounds, tasks and k (the scale's defaults), and the run's name. */
+function counted(values: Values, scale: { readonly tasks: number; readonly k: number }, now: Date): Pick<DemoOptions, 'rounds' | 'tasks' | 'k' | 'run'> {
+  return {
+    rounds: roundsOf(values.rounds),
+    tasks: positiveInteger('tasks', values.tasks as string | undefined, scale.tasks),
+    k: positiveInteger('k', values.k as string | undefined, scale.k),
+    run: runOf(values.run, now),
+  };
+}
 
 /** The most rounds the demo runs: each is a round of training and evaluation, minutes apiece. */
 const MAX_ROUNDS = 20;
@@ -156,17 +157,15 @@ function smallPlannerOptions(values: Values, specializable: readonly string[], n
   if (software.join(',') !== 'KAlgebra' || !specializable.includes('KAlgebra')) {
     throw new DemoUsageError(`--software: --planner small specializes KAlgebra alone (its server serves one model at a time, and its rows are KAlgebra's), got "${software.join(',')}"`);
   }
+  const { crossEvaluation, evaluationTaskIds, judgePrecisionFloor } = SMALL_PLANNER;
   return {
+    ...counted(values, SMALL_PLANNER, now),
     software,
-    rounds: roundsOf(values.rounds),
-    tasks: positiveInteger('tasks', values.tasks as string | undefined, SMALL_PLANNER.tasks),
-    k: positiveInteger('k', values.k as string | undefined, SMALL_PLANNER.k),
-    crossEvaluation: SMALL_PLANNER.crossEvaluation,
-    evaluationTaskIds: SMALL_PLANNER.evaluationTaskIds,
-    judgePrecisionFloor: SMALL_PLANNER.judgePrecisionFloor,
+    crossEvaluation,
+    evaluationTaskIds,
+    judgePrecisionFloor,
     planner: 'small',
     includeSeeds: true,
     full: false,
-    run: runOf(values.run, now),
   };
 }

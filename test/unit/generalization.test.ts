@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
-import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/generation';
 import type { DatasetRequest, DatasetSummary } from '../../activities/datasets/activities';
 import type { ReportRequest, ReportSummary } from '../../activities/reports/activities';
 import type { TrainRequest } from '../../activities/training/contract';
-import { unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
+import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
 
 /**
  * The generalization workflow on stub activities, through its real children (task generation,
@@ -26,16 +25,7 @@ const stubs = (real: RealActivities) => ({
   async checkpointTaskSets() {
     return [];
   },
-  async generateTaskSet(request: TaskSetRequest): Promise<TaskSetSummary> {
-    const counts = { requests: 1, kept: 2, duplicates: 0, invalid: 0, overLimit: 0, repeats: 0 };
-    return { manifestKey: `sets/${request.version}`, software: request.software, version: request.version, counts, existed: false };
-  },
-  async stageTaskSet() {
-    return { entries: [], unsupported: [] };
-  },
-  async summarizeRun(input: { run: string }) {
-    return { key: `summaries/${input.run}`, averageAtK: 0, passAtK: 0 };
-  },
+  ...emptyTaskSetStubs,
   async listTrajectories(input: { run: string }) {
     events.push(`judge ${input.run}`);
     return [];

@@ -6,7 +6,7 @@ import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/gene
 import type { DatasetRequest, DatasetSummary } from '../../activities/datasets/activities';
 import type { ReportRequest, ReportSummary } from '../../activities/reports/activities';
 import type { TrainRequest } from '../../activities/training/contract';
-import { unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
+import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
 
 /**
  * The specialization workflow's rounds on stub activities, through its real children (task
@@ -65,16 +65,10 @@ const stubs = (real: RealActivities) => ({
     scenario.events.add(`batch ${input.run} by ${input.planner?.name ?? '?'}`);
     return input;
   },
+  ...emptyTaskSetStubs,
   async generateTaskSet(request: TaskSetRequest): Promise<TaskSetSummary> {
     scenario.events.add(`generate ${request.version} after [${(request.earlier ?? []).map((e) => `${e.set}/${e.rollouts ?? '-'}`).join(' ')}]`);
-    const counts = { requests: 1, kept: 2, duplicates: 0, invalid: 0, overLimit: 0, repeats: 0 };
-    return { manifestKey: `sets/${request.version}`, software: request.software, version: request.version, counts, existed: false };
-  },
-  async stageTaskSet() {
-    return { entries: [], unsupported: [] };
-  },
-  async summarizeRun(input: { run: string }) {
-    return { key: `summaries/${input.run}`, averageAtK: 0, passAtK: 0 };
+    return emptyTaskSetStubs.generateTaskSet(request);
   },
   async listTrajectories(input: { run: string }) {
     scenario.events.add(`judge ${input.run}`);

@@ -9,6 +9,7 @@ import { TaskLibrary } from '../../activities/tasks/library';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { toolPath } from '../../infra/tools';
 import { quietLogger } from '../stack';
+import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/generation';
 
 /**
  * The unit tier's Temporal: the Temporal CLI's dev server that infra/install.sh installs
@@ -111,3 +112,21 @@ export async function stopUnitEnv(): Promise<void> {
   started = undefined;
   await unit?.env.teardown();
 }
+
+/**
+ * The activities of a training workflow's children that a unit test only needs to answer: each task
+ * set generated with two tasks, staged with none (so its batches run no rollout), each run summed up
+ * as solving nothing.
+ */
+export const emptyTaskSetStubs = {
+  async generateTaskSet(request: TaskSetRequest): Promise<TaskSetSummary> {
+    const counts = { requests: 1, kept: 2, duplicates: 0, invalid: 0, overLimit: 0, repeats: 0 };
+    return { manifestKey: `sets/${request.version}`, software: request.software, version: request.version, counts, existed: false };
+  },
+  async stageTaskSet() {
+    return { entries: [], unsupported: [] };
+  },
+  async summarizeRun(input: { run: string }) {
+    return { key: `summaries/${input.run}`, averageAtK: 0, passAtK: 0 };
+  },
+};
