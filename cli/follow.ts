@@ -1,10 +1,13 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { decodePayload } from '../client/payloads';
 import { ProgressLine, type ProgressOutput } from './progress-line';
 
 /**
  * Follows a workflow to its end as a progress line per stage: the stage its `progress` query
  * names, its own counts, and the counts of the child it waits on (a rollout batch's rollouts done
- * of all, a judge run's trajectories, an evaluation's batches and the rollouts of the one running).
+ * of all, a judge run's trajectories, an evaluation's batches and the rollouts of the one running)
+ * or the trainer's step (the train activity's last heartbeat).
  * Each stage ends with a line of its final counts and time; the stages' times are returned.
  */
 
@@ -27,10 +30,19 @@ const CHILD_COUNTS: Readonly<Record<string, string>> = {
 /** Children whose own children are followed too (an evaluation runs its batches). */
 const FOLLOWED_INTO = new Set(['evaluation']);
 
-/** `rollouts 12/40, trajectories judged 3/12`: the counts of the children `workflowId` waits on now. */
+/** `training step 40/210`: the train activity's last heartbeat (activities/training/progress.ts), or nothing. */
+export function trainingStep(activities: readonly temporal.api.workflow.v1.IPendingActivityInfo[]): string[] {
+  const train = activities.find((a) => a.activityType?.name === 'train');
+  const beat = decodePayload(train?.heartbeatDetails?.payloads?.at(-1)) as { phase?: unknown; step?: unknown; totalSteps?: unknown } | undefined;
+  if (typeof beat?.phase !== 'string') return [];
+  if (beat.phase !== 'training' || typeof beat.step !== 'number') return [`trainer ${beat.phase}`];
+  return [`training step ${beat.step}/${typeof beat.totalSteps === 'number' ? beat.totalSteps : '?'}`];
+}
+
+/** `rollouts 12/40, trajectories judged 3/12`: the counts of the children `workflowId` waits on now, and the trainer's step. */
 export async function childCounts(client: Client, workflowId: string, depth = 0): Promise<string[]> {
   const description = await client.workflow.getHandle(workflowId).describe();
-  const parts: string[] = [];
+  const parts: string[] = trainingStep(description.raw.pendingActivities ?? []);
   for (const child of description.raw.pendingChildren ?? []) {
     const type = child.workflowTypeName ?? '';
     if (CHILD_COUNTS[type] === undefined || !child.workflowId) continue;

@@ -1,6 +1,5 @@
 import { isGrpcServiceError, type Client } from '@temporalio/client';
-import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import type { z } from 'zod';
 import type { LoadedConfig } from '../config/load';
 import { temporalTrouble } from '../config/temporal-connection';
@@ -105,16 +104,6 @@ export function check<S extends z.ZodType>(schema: S, value: unknown, what: stri
   const result = schema.safeParse(value);
   if (!result.success) throw damaged(what, where, formatIssues(result.error.issues));
   return result.data;
-}
-
-/** A payload as the SDK's default converter reads it; what it cannot read is said so. */
-export function decodePayload(payload: temporal.api.common.v1.IPayload | null | undefined): unknown {
-  if (payload === null || payload === undefined) return undefined;
-  try {
-    return defaultPayloadConverter.fromPayload(payload);
-  } catch (err) {
-    return `(unreadable payload: ${(err as Error).message})`;
-  }
 }
 
 /**

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { DemoUsageError, FIRST_LOOK, FULL, parseDemoOptions, SMALL_PLANNER } from '../../cli/demo-options';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { formatElapsed, ProgressLine } from '../../cli/progress-line';
+import { trainingStep } from '../../cli/follow';
 
 const LOCAL = ['KAlgebra', 'TeXstudio'];
 const now = new Date('2026-11-26T10:11:12Z');
@@ -43,6 +45,15 @@ describe('the demo: its options and its progress lines', () => {
     assert.equal(refused(['--planner', 'small', '--software', 'KAlgebra,TeXstudio']), '--software: --planner small specializes KAlgebra alone (its server serves one model at a time, and its rows are KAlgebra\'s), got "KAlgebra,TeXstudio"');
     assert.match(refused(['--fast']), /Unknown option '--fast'/);
     assert.match(refused(['extra']), /positional argument/);
+  });
+
+  it("shows the trainer's step from the train activity's last heartbeat, its phase before training, and nothing without one", () => {
+    const pending = (type: string, ...beats: object[]) => [{ activityType: { name: type }, heartbeatDetails: { payloads: beats.map((b) => defaultPayloadConverter.toPayload(b)) } }];
+    assert.deepEqual(trainingStep(pending('train', { phase: 'preparing', step: 0, metrics: {}, host: 'h' }, { phase: 'training', step: 40, totalSteps: 210, metrics: {}, host: 'h' })), ['training step 40/210']);
+    assert.deepEqual(trainingStep(pending('train', { phase: 'training', step: 3, metrics: {}, host: 'h' })), ['training step 3/?']);
+    assert.deepEqual(trainingStep(pending('train', { phase: 'uploading', step: 210, metrics: {}, host: 'h' })), ['trainer uploading']);
+    assert.deepEqual(trainingStep(pending('servePlanner', { phase: 'training', step: 1 })), []);
+    assert.deepEqual(trainingStep([{ activityType: { name: 'train' } }]), []);
   });
 
   it('rewrites one line in place on a terminal, and prints a plain line on change at most every 10 s elsewhere', () => {

@@ -5,7 +5,8 @@ import { COMPARISON_NOTE, formatDifference, formatPoints } from '../../core/repo
 import { checkpointManifestSchema, datasetManifestSchema, type CheckpointManifest } from '../../core/training';
 import { badRequest, notFound, ViewerError } from '../errors';
 import { html, type Html } from '../html';
-import { check, decodePayload, type ViewerSources } from '../sources';
+import { decodePayload } from '../../client/payloads';
+import { check, type ViewerSources } from '../sources';
 import { paths, reportPath } from '../urls';
 import { anyValue, badge, barChart, chart, keyValues, lineChart, link, table, utc } from './parts';
 import { formatNumber, lineage, lineageTable, readCheckpoint, type Checkpoint } from './lineage';
