@@ -46,7 +46,7 @@ export async function printDemoEnd(end: DemoEnd): Promise<void> {
 const SMALL_PLANNER_LINES = [
   'The planner here is the real small planner (a Qwen2.5-VL of 262,016 parameters built from the run seed),',
   'served by the real LLaMA-Factory API server, trained by the real TRL (GRPO, a LoRA adapter) and the real',
-  "LLaMA-Factory (the generalist's SFT, full weights); its base is a short SFT on these same local tasks.",
+  "LLaMA-Factory (the generalist's SFT, full weights); its base is an SFT on these same local tasks.",
   'It solves no generated task, so the round and the generalization also trained on its judged rollouts of',
   'the real tasks the report evaluates (includeSeeds): the rows show the pipeline moving a real network, not',
   'what it carries over. The executor, the judges and the task generator are the scripted doubles.',
