@@ -7,7 +7,7 @@ import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 import { configRelative, loadConfig, type Env, type LoadedConfig } from '../../config/load';
 import type { Size } from '../../core/images';
 import { plannerCorpus, referenceRows, SMALL_PLANNER_BOX, writeSftDataset } from './rows';
-import { buildSmallPlanner, checkTrainers, LLAMAFACTORY, PYTHON, smallPlannerGrpo, smallPlannerSft, trainSft, TRL_GRPO } from './runs';
+import { buildSmallPlanner, checkTrainers, LAUNCHER, LLAMAFACTORY, PYTHON, smallPlannerGrpo, smallPlannerSft, trainSft, TRL_GRPO } from './runs';
 
 /**
  * The small planner in the main job (`npm run demo -- --planner small`, issue 32 item 6): the real
@@ -54,7 +54,6 @@ export const SMALL_PLANNER_TEMPERATURE = 1;
 
 /** The repository's root, from build/infra/small-planner. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
 const FIXTURE = path.join(ROOT, 'bench', 'fixtures', 'kalgebra-1920x1080.png');
 
 /** Where the small planner's files live: under the data directory, one folder per seed for what the seed decides. */

@@ -21,6 +21,8 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const VENV = path.resolve(ROOT, process.env.CODA_TRAINERS_VENV ?? '.tools/trainers', 'bin');
 export const PYTHON = path.join(VENV, 'python3');
 export const LLAMAFACTORY = path.join(VENV, 'llamafactory-cli');
+/** The real LLaMA-Factory API server's launcher (start, stop): training.serving's restart command for the small planner. */
+export const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
 
 /**
  * The environment of every process here: no GPU, no download, and one thread. With torch's two

@@ -3,14 +3,15 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
+import { LAUNCHER } from '../../infra/small-planner/runs';
 import { startGpuHarness, type GpuHarness, type GpuHarnessOptions } from './gpu-harness';
 
 /** The repository's root from build/test/support. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** infra/install-trainers.sh's venv python. */
 const TRAINERS_PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
-/** The real LLaMA-Factory API server's launcher (start, stop). */
-export const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
+/** The real LLaMA-Factory API server's launcher, for the tests that start it themselves. */
+export { LAUNCHER };
 
 /**
  * Writes the tiny Qwen2.5-VL the real-trainer and real-server tests train and serve into `dir`
