@@ -36,29 +36,55 @@ function ephemeralLow(): number {
 const handedOut = new Set<number>();
 
 /**
+ * This process's share of the machine's ports and X displays when several processes of one run
+ * take them at once (the suite's parallel mocha workers): `CODA_CLAIM_SLOT` is `K/N`, slot K of N.
+ * Each slot draws from its own part of the range, so two processes never pick the same port or
+ * display between the check and the server's start; one process alone has the whole range.
+ */
+export function claimSlot(env: NodeJS.ProcessEnv = process.env): { readonly slot: number; readonly of: number } {
+  const match = /^(\d+)\/(\d+)$/.exec(env.CODA_CLAIM_SLOT ?? '');
+  if (match === null) return { slot: 0, of: 1 };
+  const [slot, of] = [Number(match[1]), Number(match[2])];
+  if (of < 1 || slot >= of) throw new Error(`CODA_CLAIM_SLOT: expected K/N with 0 <= K < N, got "${env.CODA_CLAIM_SLOT}"`);
+  return { slot, of };
+}
+
+/**
  * A port nothing listens on, for a server started later. Taken at random BELOW the kernel's
  * ephemeral range: a port the kernel hands out itself (listen on 0) can be given to an outgoing
  * connection of this machine between now and the server's start, and that start then fails on a
  * taken port. Never the same port twice in one process, and 1,000 below the range's start, so
- * the Temporal Web UI's port (the gRPC port + 1000) stays out of it too.
+ * the Temporal Web UI's port (the gRPC port + 1000) stays out of it too. With several processes,
+ * each draws from its own slice of the range (claimSlot).
  */
 export async function freePort(): Promise<number> {
-  const high = ephemeralLow() - 1_000;
+  const { slot, of } = claimSlot();
+  const width = Math.floor((ephemeralLow() - 1_000 - 10_000) / of);
+  const [low, high] = [10_000 + slot * width, 10_000 + (slot + 1) * width];
   for (let tries = 0; tries < 500; tries++) {
-    const port = 10_000 + Math.floor(Math.random() * (high - 10_000));
+    const port = low + Math.floor(Math.random() * (high - low));
     if (handedOut.has(port) || !(await canListen(port))) continue;
     handedOut.add(port);
     return port;
   }
-  throw new Error(`no free port in 10000..${high - 1} after 500 tries`);
+  throw new Error(`no free port in ${low}..${high - 1} after 500 tries`);
 }
 
-/** The first X display number from `from` that no X server holds (another session may run Xvfb too). */
-export function freeDisplay(from: number): number {
-  for (let n = from; n < from + 200; n += 1) {
-    if (!existsSync(`/tmp/.X${n}-lock`) && !existsSync(`/tmp/.X11-unix/X${n}`)) return n;
+/** How far apart the slots' X displays start: above every test's `displayFrom` plus its scan. */
+const DISPLAY_SLOT_STRIDE = 2_000;
+
+/**
+ * The first X display number from `from` (moved to this process's slot, claimSlot) such that it and
+ * the `count - 1` after it are held by no X server (another session may run Xvfb too): a host's
+ * desktops take `displayBase` to `displayBase + desktops - 1`.
+ */
+export function freeDisplay(from: number, count = 1): number {
+  const start = from + claimSlot().slot * DISPLAY_SLOT_STRIDE;
+  const taken = (n: number): boolean => existsSync(`/tmp/.X${n}-lock`) || existsSync(`/tmp/.X11-unix/X${n}`);
+  for (let n = start; n < start + 200; n += 1) {
+    if (!Array.from({ length: count }, (_, i) => n + i).some(taken)) return n;
   }
-  throw new Error(`no free X display in :${from}..:${from + 199}`);
+  throw new Error(`no ${count} free X displays in a row in :${start}..:${start + 199}`);
 }
 
 /** Environment that points temporal.yaml at a stack of its own on free ports under `dataDir`. */

@@ -1,32 +1,50 @@
+import { appendFileSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { stopTestStack } from './stack';
 import { startUnitEnv, stopUnitEnv } from './unit/workflow-env';
+import { FILE_TIMES_VAR, printFileTimes, type FileTime } from './file-times';
 
 // Workers in tests log errors only: state changes and the activity failures that tests provoke on
 // purpose would drown the report.
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
 /**
- * Wall time per test file, hooks included: from the end of the test before its first one (or the
- * run's start) to the end of its last one. Printed after the run, slowest first, so the suite's
- * time (kept under 30 minutes) can be read file by file.
+ * In the whole suite's worker processes (mocha --parallel sets MOCHA_WORKER_ID), each worker takes
+ * its own slot of the ports and X displays (infra/ephemeral.ts claimSlot), so that two files
+ * running at once never pick the same one. CODA_TEST_JOBS is the number of workers (.mocharc.js).
  */
-const fileTimes = new Map<string, number>();
-let lastEnd = Date.now();
-
-function recordTest(file: string | undefined): void {
-  const now = Date.now();
-  const name = file === undefined ? '(unknown file)' : path.relative(path.resolve(__dirname, '..', '..'), file);
-  fileTimes.set(name, (fileTimes.get(name) ?? 0) + (now - lastEnd));
-  lastEnd = now;
+const workerId = process.env.MOCHA_WORKER_ID;
+if (workerId !== undefined) {
+  const jobs = Number(process.env.CODA_TEST_JOBS ?? 2);
+  process.env.CODA_CLAIM_SLOT = `${Number(workerId) % jobs}/${jobs}`;
 }
 
-function printFileTimes(): void {
-  const rows = [...fileTimes].sort(([, a], [, b]) => b - a);
-  const total = rows.reduce((sum, [, ms]) => sum + ms, 0);
-  console.log(`\n  wall time per test file, hooks included (${(total / 60_000).toFixed(1)} min in all; the 15 slowest):`);
-  for (const [file, ms] of rows.slice(0, 15)) console.log(`    ${(ms / 1000).toFixed(0).padStart(5)} s  ${file}`);
+/** CPU time of this process and of the children it has reaped, in ms (/proc/self/stat's cutime, cstime). */
+function cpuMs(): number {
+  const own = process.cpuUsage();
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const children = Number(fields[13]) + Number(fields[14]); // cutime, cstime: fields 16 and 17 of stat
+  return (own.user + own.system) / 1000 + children * 10;
+}
+
+/**
+ * Wall and CPU time per test file, hooks included: from the end of the test before its first one
+ * (or the file's start) to the end of its last one, its `after` hooks added at the end of the file
+ * (in a worker, each file is a run of its own). Printed after the run, slowest first.
+ */
+const fileTimes = new Map<string, FileTime>();
+let last = { ms: Date.now(), cpuMs: cpuMs() };
+let lastFile: string | undefined;
+
+function recordTest(file: string | undefined): void {
+  const now = { ms: Date.now(), cpuMs: cpuMs() };
+  const name = file === undefined ? '(unknown file)' : path.relative(path.resolve(__dirname, '..', '..'), file);
+  const seen = fileTimes.get(name) ?? { file: name, wallMs: 0, cpuMs: 0 };
+  fileTimes.set(name, { file: name, wallMs: seen.wallMs + now.ms - last.ms, cpuMs: seen.cpuMs + now.cpuMs - last.cpuMs });
+  last = now;
+  lastFile = file;
 }
 
 /** The test files of a suite and of the suites in it. */
@@ -35,12 +53,15 @@ function filesOf(suite: Mocha.Suite): string[] {
 }
 
 /**
- * Mocha root hooks: when the run holds unit-tier files (test/unit/), their Temporal server starts
- * and the workflows are bundled at once, beside the tests before them (on a second core); the
- * shared test stack starts on first use. Both stop once, after every test.
+ * Mocha root hooks. In the whole suite (mocha --parallel) they run around each file in its worker:
+ * the records go to the global setup's folder, and the shared servers stay up for the next file
+ * (test/global.ts stops them after the run). In a run of one process (the unit tier), they run once:
+ * when the run holds unit-tier files (test/unit/), their Temporal server starts and the workflows
+ * are bundled at once, beside the tests before them (on a second core); both stop after every test.
  */
 export const mochaHooks = {
   beforeAll(this: Mocha.Context): void {
+    last = { ms: Date.now(), cpuMs: cpuMs() };
     const root = this.test?.parent;
     const unitDir = `${path.sep}test${path.sep}unit${path.sep}`;
     if (root !== undefined && filesOf(root).some((file) => file.includes(unitDir))) startUnitEnv();
@@ -50,7 +71,15 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
+    if (lastFile !== undefined) recordTest(lastFile);
+    const dir = process.env[FILE_TIMES_VAR];
+    if (dir !== undefined && workerId !== undefined) {
+      appendFileSync(path.join(dir, `${process.pid}.jsonl`), [...fileTimes.values()].map((t) => `${JSON.stringify(t)}\n`).join(''));
+      fileTimes.clear();
+      lastFile = undefined;
+      return;
+    }
     await Promise.all([stopTestStack(), stopUnitEnv()]);
-    if (fileTimes.size > 1) printFileTimes();
+    if (fileTimes.size > 1) printFileTimes([...fileTimes.values()]);
   },
 };

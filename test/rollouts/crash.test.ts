@@ -13,6 +13,7 @@ import { batchProgress, type BatchResult } from '../../workflows/rollout/batch';
 import { rolloutProgress } from '../../workflows/rollout/rollout';
 import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from '../support/harness';
+import { startPrivateStack } from '../stack';
 import { eventually, manifestOf, startRollout, waitForPoller } from '../support/rollouts';
 import { batchWorkflowId, rolloutWorkflowId } from '../../workflows/names';
 
@@ -45,10 +46,13 @@ async function startBatch(h: Harness, run: string, taskIds: readonly string[], a
 describe('crashes: rollouts resume by themselves', function () {
   this.timeout(600_000);
   let h: Harness | undefined;
+  let privateStack: Awaited<ReturnType<typeof startPrivateStack>> | undefined;
   afterEach(async () => {
     for (const name of ['vm-host-a', 'vm-host-b']) if (h) await stopDaemon(h.config.dataDir, name, 5_000);
     await h?.stop();
     h = undefined;
+    await privateStack?.stop();
+    privateStack = undefined;
   });
 
   it('SIGKILL of the vm-host mid-rollout: 5 of 5 rollouts complete, every step exactly once', async () => {
@@ -115,7 +119,9 @@ describe('crashes: rollouts resume by themselves', function () {
   });
 
   it('restart of the Temporal dev server mid-batch loses nothing', async () => {
-    h = await startHarness({ name: 'tsrv', desktops: 2, displayFrom: 160 });
+    // A server of its own: the shared one serves the files running beside this one.
+    privateStack = await startPrivateStack('coda-tsrv');
+    h = await startHarness({ name: 'tsrv', desktops: 2, displayFrom: 160, stack: privateStack });
     const harness = h;
     await harness.startVmHost();
     const run = `tsrv${Date.now()}`;

@@ -66,6 +66,8 @@ export interface HarnessOptions {
    * connection function (its address, TLS, API key), instead of sharing the stack's connections.
    */
   readonly ownConnections?: boolean;
+  /** The servers to run on: the run's shared stack unless given (startPrivateStack, for a test that restarts one). */
+  readonly stack?: TestStack;
 }
 
 /**
@@ -81,12 +83,12 @@ export function runSeed(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
-  const stack = await testStack();
+  const stack = opts.stack ?? (await testStack());
   const dir = mkdtempSync(path.join(tmpdir(), `coda-${opts.name}-`));
   const hostId = `${opts.name}-host`;
   const doc = parse(readFileSync(REPO_CONFIG, 'utf8')) as Record<string, any>;
   doc.taskQueues = { orchestrator: `${opts.name}-orchestrator`, gpu: `${opts.name}-gpu`, desktopLeases: `${opts.name}-leases` };
-  doc.hosts = [{ id: hostId, kind: 'local', taskQueue: `${opts.name}-vm`, desktops: opts.desktops, displayBase: freeDisplay(opts.displayFrom) }];
+  doc.hosts = [{ id: hostId, kind: 'local', taskQueue: `${opts.name}-vm`, desktops: opts.desktops, displayBase: freeDisplay(opts.displayFrom, opts.desktops) }];
   doc.rollouts = { ...doc.rollouts, heartbeatTimeoutSeconds: 5, hostScheduleToStartSeconds: 10, settleMs: 200 };
   doc.schedules = [];
   doc.dev = { ...doc.dev, dataDir: dir, scriptedModels: { port: 1, errorRate: opts.errorRate ?? 0, malformedRate: opts.malformedRate ?? 0, seed: runSeed() } };

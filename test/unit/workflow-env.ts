@@ -8,7 +8,7 @@ import { createInputActivities, type InputActivities } from '../../workflows/inp
 import { TaskLibrary } from '../../activities/tasks/library';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { toolPath } from '../../infra/tools';
-import { quietLogger } from '../stack';
+import { quietLogger, SHARED_STACK_VAR, testStack } from '../stack';
 import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/generation';
 
 /**
@@ -28,7 +28,17 @@ let started: Promise<UnitEnv> | undefined;
 /** The repository's temporal.yaml with no environment: what every input is completed from. */
 export const unitConfig: LoadedConfig = parseConfig(readFileSync(REPO_CONFIG, 'utf8'), 'temporal.yaml', {});
 
+/**
+ * In the whole suite, the run's shared Temporal server (test/global.ts started it; its namespace
+ * has the search attributes) and the shared stack's bundle: a worker process starts no server of
+ * its own. Alone (the unit tier), the dev server in memory.
+ */
 async function start(): Promise<UnitEnv> {
+  if (process.env[SHARED_STACK_VAR] !== undefined) {
+    const { config, workflowBundle } = await testStack();
+    const env = await TestWorkflowEnvironment.createFromExistingServer({ address: config.temporal.address, namespace: config.temporal.namespace });
+    return { env, bundle: workflowBundle };
+  }
   const searchAttributes = Object.entries(unitConfig.temporal.searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
   const [env, bundle] = await Promise.all([
     TestWorkflowEnvironment.createLocal({
