@@ -64,6 +64,9 @@ describe('recorded real trajectories: loaded as the live run wrote them, refused
       }
     }
     assert.ok(images > 0, 'the recording holds screenshots');
+    // Recordings are checked in: each stays well under 20 MB.
+    const bytes = recording.objects.reduce((a, o) => a + o.bytes, 0);
+    assert.ok(bytes < 10e6, `recording ${NAME} holds ${bytes} bytes`);
     const manifests = recording.objects.filter((o) => o.key.endsWith('/manifest.json'));
     assert.equal(manifests.length, 10);
     for (const object of manifests) {

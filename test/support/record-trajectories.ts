@@ -6,7 +6,7 @@ import type { ObjectStore } from '../../activities/storage/object-store';
 import type { BatchResult } from '../../workflows/rollout/batch';
 import { startHarness, runSeed } from './harness';
 import { stopTestStack } from '../stack';
-import { keyScheme, RECORDING_FORMAT, recordingDir, runRoot, TRAJECTORY_FIXTURES, type RecordedObject, type Recording } from './recorded';
+import { keyScheme, readRecording, RECORDING_FORMAT, recordingDir, runRoot, TRAJECTORY_FIXTURES, type RecordedObject, type Recording } from './recorded';
 
 /**
  * The recorder of test/fixtures/trajectories/: real rollout batches on real KAlgebra desktops with
@@ -86,6 +86,8 @@ export async function record(name: string, root = TRAJECTORY_FIXTURES): Promise<
       objects,
     };
     writeFileSync(path.join(dir, 'recording.json'), `${JSON.stringify(recording, null, 2)}\n`);
+    // What the tests will load: read back and checked as they check it.
+    readRecording(name, root);
     return recording;
   } finally {
     await h.stop();
