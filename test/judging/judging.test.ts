@@ -6,7 +6,6 @@ import { JUDGE_EVALUATION_SCHEMA, type JudgeEvaluationReport } from '../../core/
 import { verdictFileSchema, type VerdictFile } from '../../core/judge/verdict-file';
 import { attemptOfManifest, verdictKey } from '../../core/keys';
 import { type TrajectoryManifest } from '../../core/trajectory';
-import type { BatchResult } from '../../workflows/rollout/batch';
 import type { JudgeRunResult } from '../../workflows/judging/judge';
 import { Registry } from 'prom-client';
 import { orchestratorMetrics } from '../../activities/metrics';
@@ -14,6 +13,7 @@ import { datasetManifestKey } from '../../core/keys';
 import { JUDGE_BELOW_FLOOR } from '../../workflows/training/judge-check';
 import type { SpecializationProgress } from '../../workflows/training/progress';
 import { startHarness, type Harness } from '../support/harness';
+import { loadRecording } from '../support/recorded';
 import { judgeRunWorkflowId, judgeWorkflowId, specializationWorkflowId } from '../../workflows/names';
 import { parseTrajectoryManifest } from '../../apps/manifests';
 
@@ -26,7 +26,7 @@ const NOISY_B = { high: { falsePositive: 0.3, falseNegative: 0.15 }, low: { fals
 const judge = (name: string, extra: Record<string, unknown> = {}) => ({ name, baseUrl: '${CODA_JUDGE_A_URL}', model: name, apiKeyEnv: 'CODA_JUDGE_API_KEY', ...extra });
 const exactPlan = (judges: string[], low = 1, high = 1) => ({ lowResolutionVotes: low, highResolutionVotes: high, judges });
 
-describe('judging trajectories on the real stack: votes, verdicts, costs, subsampling, failures', function () {
+describe('judging recorded real trajectories on the real stack: votes, verdicts, costs, subsampling, failures', function () {
   this.timeout(600_000);
   let h: Harness;
   const run = `judged${Date.now()}`;
@@ -56,10 +56,13 @@ describe('judging trajectories on the real stack: votes, verdicts, costs, subsam
         doc.dev.scriptedModels.judges = { 'judge-a': NOISY_A, 'judge-b': NOISY_B, 'judge-exact': EXACT, 'judge-two-images': EXACT, 'judge-unreadable': { ...EXACT, unreadable: 1 }, 'judge-inverted': INVERTED };
       },
     });
+    // The desktops serve the specialization below, which rolls out on them itself.
     await h.startVmHost();
-    const batch = await h.execute<BatchResult>('rolloutBatch', `batch-${run}-KAlgebra`, { run, software: 'KAlgebra', attempts: 2, taskIds: ['A-01', 'C-01', 'C-03', 'B-01', 'C-08'] });
-    assert.equal(batch.completed, 10);
+    // The trajectories to judge: a real batch of 10 rollouts (5 tasks x 2) on real desktops, recorded
+    // (test/fixtures/trajectories/judging, `npm run record:trajectories -- judging`) and uploaded as this run.
+    await loadRecording(h.stack.store, 'judging', { prefix: h.config.storage.prefix, run });
     const keys = (await h.stack.store.list(`${h.config.storage.prefix}/runs/${run}/KAlgebra/`)).filter((k) => k.endsWith('/manifest.json'));
+    assert.equal(keys.length, 10);
     manifests = await Promise.all(keys.map(async (key) => ({ key, manifest: parseTrajectoryManifest(await h.stack.store.getJson(key), key) })));
     const passed = manifests.filter((m) => m.manifest.evaluation?.passed).length;
     assert.ok(passed > 0 && passed < 10, `the planner's error rate should fail some rollouts and pass others (${passed} of 10 passed)`);
