@@ -105,8 +105,8 @@ export function daemonState(dataDir: string, name: string): DaemonState {
 
 /**
  * Starts the daemon unless it already runs (idempotent). A pid file whose process is gone, or
- * whose pid now belongs to another process (its start differs), is stale and replaced. The process leads its own process group, so stopping
- * it also stops whatever it started.
+ * whose pid now belongs to another process (its start differs), is stale and replaced. The
+ * process leads its own process group, so stopping it also stops whatever it started.
  */
 export function startDaemon(dataDir: string, spec: DaemonSpec): DaemonState {
   const current = daemonState(dataDir, spec.name);
