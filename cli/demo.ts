@@ -18,6 +18,7 @@ import { printDemoEnd } from './demo-end';
 import { prepareSmallPlanner } from './demo-small';
 import { followStages, type StageTime } from './follow';
 import { ProgressLine } from './progress-line';
+import { forTerminal } from './terminal';
 import { recordStageTime } from './stage-times';
 import { baseEvaluationRun, generalizationWorkflowId, specializationWorkflowId } from '../workflows/names';
 
@@ -118,8 +119,9 @@ async function specialize(config: LoadedConfig, client: Client, options: DemoOpt
     });
     recordStages(`specialization ${software}`, stages);
     const round = result.history.at(-1);
-    if (result.history.length > 1) for (const r of result.history.slice(0, -1)) console.log(`  round ${r.round} (${r.checkpoint}): ${roundLine(r, options.k)}${r.skipped ? ` (${r.skipped})` : ''}`);
-    console.log(`  specialist ${result.specialist.name}: ${roundLine(round, options.k)} on the real ${software} tasks${round?.skipped ? ` (${round.skipped})` : ''}`);
+    // Checkpoint names and skip reasons come from the workflow's result (Temporal): escaped for the terminal.
+    if (result.history.length > 1) for (const r of result.history.slice(0, -1)) console.log(forTerminal(`  round ${r.round} (${r.checkpoint}): ${roundLine(r, options.k)}${r.skipped ? ` (${r.skipped})` : ''}`));
+    console.log(forTerminal(`  specialist ${result.specialist.name}: ${roundLine(round, options.k)} on the real ${software} tasks${round?.skipped ? ` (${round.skipped})` : ''}`));
     if (round?.vsBase !== undefined) console.log(`  (${COMPARISON_NOTE})`);
     results.push(result);
   }
@@ -182,7 +184,7 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     // A failed workflow's own reason is its cause (WorkflowFailedError's message is only "Workflow execution failed").
-    console.error(err instanceof WorkflowFailedError ? `the workflow failed: ${err.cause?.message ?? err.message}` : err instanceof Error ? err.message : err);
+    console.error(forTerminal(err instanceof WorkflowFailedError ? `the workflow failed: ${err.cause?.message ?? err.message}` : err instanceof Error ? err.message : String(err)));
     process.exit(1);
   },
 );

@@ -1,7 +1,10 @@
+import { forTerminal } from './terminal';
+
 /**
  * One line of progress with its elapsed time. On a terminal it is rewritten in place; elsewhere (a
  * CI log, a pipe) a plain line is printed when the text changes, at most one per `plainEveryMs`, so
- * a log keeps a readable trace instead of a line per poll.
+ * a log keeps a readable trace instead of a line per poll. Its text is escaped for the terminal
+ * (terminal.ts): it names stages and a trainer's phase read from Temporal.
  */
 export interface ProgressOutput {
   readonly isTTY?: boolean;
@@ -48,7 +51,7 @@ export class ProgressLine {
   }
 
   private withTime(text: string): string {
-    return `${text} (${formatElapsed(this.elapsedSeconds())})`;
+    return `${forTerminal(text)} (${formatElapsed(this.elapsedSeconds())})`;
   }
 
   /** A terminal line longer than the window would wrap, and `\r` would then rewrite only its last row. */

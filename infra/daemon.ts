@@ -28,8 +28,30 @@ interface PidRecord {
   pid: number;
   command: string;
   startedAt: string;
+  /**
+   * The process's start as the kernel keeps it (processStart), read at spawn. Absent in pid files
+   * written before it was recorded: such a file is stale, as its pid may be anyone's now.
+   */
+  start?: string;
   /** What the process was started as (specKey); absent in pid files written before it was recorded. */
   spec?: string;
+}
+
+/**
+ * When `pid` started: /proc/<pid>/stat's field 22 (clock ticks after boot) with the boot's id, so
+ * that a pid reused by another process, after this boot or another, reads otherwise. Undefined
+ * when the process is gone or a zombie.
+ */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command's name in parentheses (which may hold spaces): field 3, the state, then the rest.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[19] === undefined) return undefined;
+    return `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}/${fields[19]}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What tells two starts of a daemon apart: its program, arguments, and the config file it reads (CODA_CONFIG) with a digest of its text. */
@@ -66,21 +88,13 @@ function readPid(dataDir: string, name: string): PidRecord | undefined {
   }
 }
 
-/** True when `pid` is alive and still runs `command` (a reused pid from a stale file does not count). */
+/**
+ * True when the process the record names is the one the daemon started: alive, and started when
+ * the record says. A pid reused by any other process, even one running the same program, does not
+ * count, nor a record without its start.
+ */
 function isOurProcess(record: PidRecord): boolean {
-  try {
-    process.kill(record.pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').split('\0');
-    const stat = readFileSync(`/proc/${record.pid}/stat`, 'utf8');
-    const zombie = stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-    return !zombie && cmdline.some((arg) => arg === record.command || arg.endsWith(path.basename(record.command)));
-  } catch {
-    return false;
-  }
+  return typeof record.start === 'string' && Number.isInteger(record.pid) && record.pid > 0 && processStart(record.pid) === record.start;
 }
 
 export function daemonState(dataDir: string, name: string): DaemonState {
@@ -90,9 +104,9 @@ export function daemonState(dataDir: string, name: string): DaemonState {
 }
 
 /**
- * Starts the daemon unless it already runs (idempotent). A pid file whose process is gone or is
- * some other program is stale and replaced. The process leads its own process group, so stopping
- * it also stops whatever it started.
+ * Starts the daemon unless it already runs (idempotent). A pid file whose process is gone, or
+ * whose pid now belongs to another process (its start differs), is stale and replaced. The
+ * process leads its own process group, so stopping it also stops whatever it started.
  */
 export function startDaemon(dataDir: string, spec: DaemonSpec): DaemonState {
   const current = daemonState(dataDir, spec.name);
@@ -111,7 +125,9 @@ export function startDaemon(dataDir: string, spec: DaemonSpec): DaemonState {
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.command}): see ${log}`);
   child.unref();
-  const record: PidRecord = { pid: child.pid, command: spec.command, startedAt: new Date().toISOString(), spec: specKey(spec) };
+  // Read now: the child is ours until it is reaped, which happens no sooner than this function returns.
+  const start = processStart(child.pid);
+  const record: PidRecord = { pid: child.pid, command: spec.command, startedAt: new Date().toISOString(), ...(start !== undefined ? { start } : {}), spec: specKey(spec) };
   writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(record));
   return { name: spec.name, pid: child.pid, running: true, log };
 }
@@ -124,12 +140,14 @@ export async function stopDaemon(dataDir: string, name: string, graceMs = 10_000
     if (existsSync(file)) rmSync(file);
     return false;
   }
+  // The group's id is the leader's pid, which the kernel gives no other process while one of the
+  // group lives. The leader alone, when it leads no group, only while it is still ours.
   const signalGroup = (signal: NodeJS.Signals): void => {
     try {
       process.kill(-record.pid, signal);
     } catch {
       try {
-        process.kill(record.pid, signal);
+        if (isOurProcess(record)) process.kill(record.pid, signal);
       } catch {
         /* already gone */
       }

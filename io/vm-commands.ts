@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { commandLine } from '../core/task-common';
 
@@ -84,9 +84,44 @@ export function runVmCommand(step: { readonly command: string | readonly string[
     if (stat === undefined || (stat.isDirectory() && !recursive)) continue;
     // A folder on the way may be a link that leads out of HOME: the file's real place must be inside.
     const place = path.join(realpathSync(path.dirname(file)), path.basename(file));
-    if (!place.startsWith(`${realHome}${path.sep}`)) throw new RefusedCommandError(step.command, `${file} is really ${place}, outside the desktop's HOME`);
+    if (!isInside(place, realHome)) throw new RefusedCommandError(step.command, `${file} is really ${place}, outside the desktop's HOME`);
     rmSync(file, { recursive, force: true });
   }
+}
+
+const isInside = (place: string, realHome: string): boolean => place.startsWith(`${realHome}${path.sep}`);
+
+/**
+ * Carries out a `touch` step: writes `text` to the VM path in `home`, creating its folders. What
+ * the desktop's apps left in HOME is followed only where it stays there: refused when a folder on
+ * the way, or the file itself, is a link whose real place is outside HOME (or a link to nothing,
+ * whose place cannot be told), before anything is created or written.
+ */
+export function writeHomeFile(vmPath: string, home: string, text: string): void {
+  const file = homePath(vmPath, home);
+  const realHome = realpathSync(home);
+  const refuse = (why: string): never => {
+    throw new Error(`refused to write ${JSON.stringify(vmPath)}: ${why}`);
+  };
+  // The nearest folder on the way that exists: every folder to be created goes under its real place.
+  let existing = path.dirname(file);
+  while (!existsSync(existing)) {
+    if (lstatSync(existing, { throwIfNoEntry: false })?.isSymbolicLink()) refuse(`${existing} is a link to nothing`);
+    existing = path.dirname(existing);
+  }
+  const folder = realpathSync(existing);
+  if (folder !== realHome && !isInside(folder, realHome)) refuse(`${existing} is really ${folder}, outside the desktop's HOME`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    let target = '';
+    try {
+      target = realpathSync(file);
+    } catch {
+      refuse(`${file} is a link to nothing`);
+    }
+    if (!isInside(target, realHome)) refuse(`${file} is a link to ${target}, outside the desktop's HOME`);
+  }
+  writeFileSync(file, text);
 }
 
 /** The paths a shell glob (`*`, `?` within a name) matches under `home`; none when nothing matches. */

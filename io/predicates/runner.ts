@@ -10,6 +10,9 @@
  * builtins, after their compiled code (every nested code object) was checked to name nothing
  * beginning with "_" (no `__class__`, `__subclasses__`, `__globals__` walks) nor the frame,
  * code, generator and traceback attributes (`gi_frame`, `f_back`, `tb_frame`, `co_code`, ...).
+ * The attributes a format string reads (`'{0.__globals__}'.format(f)`) are not in the compiled
+ * code's names: `format` and `format_map` are taken only on a string literal of the source, whose
+ * fields (nested specs too) are checked by the same rule; any other use of them is refused.
  * The one such name allowed is `__import__`, which here is a guard: it gives the `datetime`
  * classes (ChimeraX D-03's file check asks for today's date), `math`'s functions (Celestia
  * B-12's key takes square roots) and `time`'s readers of the clock, as plain namespaces, and
@@ -28,7 +31,7 @@
  * check field whose source was running when it failed).
  */
 export const RUNNER = String.raw`
-import sys, os, select, json, re, resource, signal, types, datetime, time, _strptime
+import sys, os, select, json, re, resource, signal, types, datetime, time, _strptime, ast, _string
 
 request = json.loads(sys.stdin.buffer.read().decode('utf-8'))
 # Warm what the datetime classes load lazily (time zone, strptime), before files are closed to us.
@@ -98,9 +101,41 @@ def refused_names(code):
             bad += refused_names(const)
     return bad
 
+# The methods that read attributes named in a string's text ('{0.__globals__}'.format(f)), which
+# co_names never holds. string.Formatter does it too, but no predicate can import string.
+FORMATTERS = ('format', 'format_map')
+
+def format_attributes(text):
+    # The attributes a format string reads, its nested specs' too, parsed by CPython's own str.format parser.
+    names = []
+    for _, field, spec, _ in _string.formatter_parser(text):
+        if field is None:
+            continue
+        names += [key for is_attribute, key in _string.formatter_field_name_split(field)[1] if is_attribute]
+        if spec:
+            names += format_attributes(spec)
+    return names
+
+def refused_formats(tree):
+    # format and format_map only on a string written in the source, whose attributes are checked as
+    # co_names are: a format string built at run time, or the method fetched to call on another
+    # string (str.format, a bound method kept in a variable), cannot be checked before it runs.
+    bad = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr in FORMATTERS):
+            continue
+        if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            raise ValueError('%s is allowed in a predicate only on a string literal (its fields are checked before it runs)' % node.attr)
+        try:
+            names = format_attributes(node.value.value)
+        except ValueError as err:
+            raise ValueError('the format string %s cannot be read: %s' % (short(node.value.value), err))
+        bad += [n for n in names if n.startswith(FORBIDDEN_PREFIXES)]
+    return bad
+
 def compiled(source):
     code = compile(source, '<predicate>', 'eval')
-    bad = refused_names(code)
+    bad = refused_names(code) + refused_formats(ast.parse(source, '<predicate>', 'eval'))
     if bad:
         raise ValueError('names %s are not allowed in a predicate' % ', '.join(sorted(set(bad))))
     return code

@@ -151,6 +151,41 @@ describe('Python predicate sandbox', function () {
       assert.equal(describePredicate('X-01', 1, results[1]!), "task X-01 evaluate[1].key: NameError: name 'open' is not defined");
     });
 
+    it('reads no attribute through a format string: format and format_map on a literal have their fields checked, every other use is refused', async () => {
+      // Issue 44 item 4: str.format reads the attributes its text names, which the compiled code's names never hold.
+      const walks = ["lambda d: '{0.__globals__[os].environ}'.format(__import__)", "lambda d: '{0.__globals__[builtins].exec}'.format(__import__)"];
+      const results = await evaluateChecks(walks.map((key) => ({ key, value: 0 })), {});
+      for (const r of results) assert.deepEqual([r.ok, r.field, r.error], [false, 'key', 'ValueError: names __globals__ are not allowed in a predicate'], JSON.stringify(r));
+      const literalOnly = 'format is allowed in a predicate only on a string literal (its fields are checked before it runs)';
+      const refused: Record<string, RegExp | string> = {
+        "lambda d: '{x.__globals__}'.format_map({'x': __import__})": /names __globals__ are not allowed/,
+        "lambda d: '{0:{1.__globals__}}'.format(1, __import__)": /names __globals__ are not allowed/,
+        "lambda d: '{0.gi_frame}'.format(d)": /names gi_frame are not allowed/,
+        "lambda d: list(map('{0.__globals__}'.format, [__import__]))": /names __globals__ are not allowed/,
+        "lambda d: str.format('{0.__globals__}', __import__)": literalOnly,
+        "lambda d: ('{0.' + '__glo' + 'bals__}').format(__import__)": literalOnly,
+        "lambda d, n='__globals__': ('{0.%s}' % n).format(__import__)": literalOnly,
+        "lambda d: [s.format for s in ['{0.__globals__}']][0](__import__)": literalOnly,
+        "lambda d: max(['{0.__globals__}'], key=len).format_map({'0': __import__})": literalOnly.replace('format', 'format_map'),
+        "lambda d: __import__('string').Formatter().format('{0.__globals__}', __import__)": literalOnly,
+        "lambda d: '{0.}'.format(d)": /the format string '\{0\.\}' cannot be read: Empty attribute/,
+      };
+      const errors = compileErrors(Object.keys(refused));
+      for (const [source, why] of Object.entries(refused)) {
+        const error = errors.get(source) ?? '';
+        if (typeof why === 'string') assert.equal(error, `ValueError: ${why}`, source);
+        else assert.match(error, why, source);
+      }
+      // string.Formatter's other entry points are not refused by name: the module itself cannot be imported.
+      const [formatter] = await evaluateChecks([{ key: "lambda d: __import__('string').Formatter().vformat('{0.__globals__}', [__import__], {})", value: 0 }], {});
+      assert.match(formatter?.error ?? '', /ImportError: import of 'string' is not allowed/);
+      // What a predicate may format still works: public attributes, items, nested specs, f-strings.
+      const allowed = ["lambda d: '{0.year}-{1[a]:>{2}}'.format(__import__('datetime').date(2020, 1, 2), d, 3)", "lambda d: '{a}!'.format_map(d)", "lambda d: f'{d[\"a\"]!r:>{3}}'"];
+      assert.deepEqual([...compileErrors(allowed).keys()], []);
+      const formatted = await evaluateChecks([{ key: allowed[0]!, value: '2020-  1' }, { key: allowed[1]!, value: '1!' }, { key: allowed[2]!, value: '  1' }], { a: 1 });
+      assert.deepEqual(formatted.map((r) => [r.ok, r.error]), [[true, undefined], [true, undefined], [true, undefined]], JSON.stringify(formatted));
+    });
+
     it('offers time\'s clock readers only: nothing that sets the host\'s clock, sleeps or changes the process (named, never called)', async () => {
       const taken = ['clock_settime', 'clock_settime_ns', 'sleep', 'tzset', 'pthread_getcpuclockid', 'CLOCK_REALTIME'];
       const results = await evaluateChecks(

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,7 +16,7 @@ import { localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './lo
 import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess } from '../../../io/process';
 import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
-import { homePath, runVmCommand } from '../../../io/vm-commands';
+import { runVmCommand, writeHomeFile } from '../../../io/vm-commands';
 import { X11Display, type Screen } from './x11-display';
 import { APPS } from '../../../apps/index';
 
@@ -203,12 +203,8 @@ export class LocalDesktop implements Desktop {
         if (config === undefined) throw new Error('no localApps entry for this launch');
         return this.launch(step, config, this.driverOf(config.software), display);
       }
-      case 'touch': {
-        const file = homePath(step.path, display.home);
-        mkdirSync(path.dirname(file), { recursive: true });
-        writeFileSync(file, step.text);
-        return;
-      }
+      case 'touch':
+        return writeHomeFile(step.path, display.home, step.text);
       case 'execute':
         return runVmCommand(step, display.home);
       default: {

@@ -26,11 +26,18 @@ export interface DownloadPolicy {
 
 const MAX_REDIRECTS = 5;
 
-/** Addresses that are not on the public internet (IANA's special-purpose registries); IPv4-mapped IPv6 addresses are checked as IPv4. */
+/**
+ * Addresses that are not on the public internet (IANA's special-purpose registries). An IPv6
+ * address can hold an IPv4 one: IPv4-mapped ones (::ffff:0:0/96) are checked as the IPv4 address
+ * they map (BlockList does so); every other form is refused whole, whatever IPv4 address it holds,
+ * as the host may reach that address through it: IPv4-compatible (::/96, `::7f00:1`, with :: and
+ * ::1), IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), Teredo
+ * (2001::/32, within 2001::/23) and 6to4 (2002::/16).
+ */
 const NOT_PUBLIC = (() => {
   const list = new BlockList();
   const v4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4'];
-  const v6 = ['::/128', '::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
+  const v6 = ['::/96', '::ffff:0:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
   for (const net of v4) list.addSubnet(net.split('/')[0] as string, Number(net.split('/')[1]), 'ipv4');
   for (const net of v6) list.addSubnet(net.split('/')[0] as string, Number(net.split('/')[1]), 'ipv6');
   return list;
