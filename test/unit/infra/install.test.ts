@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { readStageTimes } from '../../cli/stage-times';
-import { REPO_CONFIG } from '../stack';
+import { readStageTimes } from '../../../cli/stage-times';
+import { REPO_CONFIG } from '../../../infra/ephemeral';
 
 const ROOT = path.dirname(REPO_CONFIG);
 const STEPS = ['debian', 'node-modules', 'temporal', 'minio', 'kubernetes-tools', 'trainers'] as const;
@@ -93,7 +93,48 @@ describe('infra/install.sh: what each command installs', function () {
       assert.deepEqual([s.run('demo', 'trainers').status, s.ran()], [0, ['debian', 'node-modules', 'temporal', 'minio', 'trainers']]);
       const bad = s.run('everything');
       assert.equal(bad.status, 2);
-      assert.match(bad.stderr, /unknown part "everything": expected demo, test or trainers/);
+      assert.match(bad.stderr, /unknown part "everything": expected demo, test, trainers or unit/);
+    } finally {
+      s.remove();
+    }
+  });
+
+  it('installs for npm run test:unit Node with node_modules and the Temporal CLI only, side by side, and the script starts with it', () => {
+    const both = ['node-modules', 'temporal'];
+    const s = scratchInstall({ waitFor: { 'node-modules': both, temporal: both } });
+    try {
+      const out = s.run('unit');
+      assert.equal(out.status, 0, out.stderr);
+      assert.deepEqual(s.ran(), both);
+      for (const step of both) assert.deepEqual(s.endedBefore(step), [], `${step} started with the other`);
+      assert.deepEqual(s.times().map((t) => [t.step, t.outcome]).sort(), [['node-modules', 'ok'], ['temporal', 'ok'], ['total', 'ok']]);
+      // With the test part, the unit part adds nothing and nothing runs twice.
+      const again = scratchInstall();
+      try {
+        assert.deepEqual([again.run('test', 'unit').status, again.ran()], [0, [...STEPS]]);
+      } finally {
+        again.remove();
+      }
+    } finally {
+      s.remove();
+    }
+    const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    assert.match(scripts['test:unit']!, /^bash infra\/install\.sh unit && npm run build && /);
+  });
+
+  it('runs one install at a time in a checkout: a second waits for the first to end, saying so', () => {
+    const s = scratchInstall();
+    try {
+      const lock = path.join(s.root, '.tools', 'install.lock');
+      mkdirSync(path.dirname(lock), { recursive: true });
+      // flock(1) holds the lock, as a running install does, until it has written "released".
+      const first = `flock "${lock}" bash -c 'touch "${s.root}/holding"; sleep 0.5; touch "${s.root}/released"'`;
+      const out = spawnSync('bash', ['-c', `${first} & until [ -f "${s.root}/holding" ]; do sleep 0.05; done; bash "${s.root}/infra/install.sh" unit; status=$?; wait; exit $status`], { encoding: 'utf8' });
+      assert.equal(out.status, 0, out.stderr);
+      assert.match(out.stderr, /^\[install\] waiting for the install already running in this checkout\n/);
+      assert.deepEqual(s.ran(), ['node-modules', 'temporal']);
+      const released = statSync(path.join(s.root, 'released')).mtimeMs;
+      for (const step of s.ran()) assert.ok(statSync(path.join(s.root, 'marks', `${step}.started`)).mtimeMs >= released, `${step} started after the first install ended`);
     } finally {
       s.remove();
     }
