@@ -53,6 +53,26 @@ export function instructionSimilarity(a: string, b: string): number {
   return values(na) === values(nb) && (qa === '' || qb === '' || qa === qb) ? similarity : similarity / 2;
 }
 
+/**
+ * Whether instructionSimilarity(a, b) >= threshold, deciding without the edit distance where the
+ * answer is already known: different numbers or quotes need twice the threshold (their similarity
+ * is halved), a word overlap that reaches it decides yes, and texts whose lengths differ by more
+ * than the edit distance allows decide no (the distance is at least the difference in length).
+ * The task-generator double asks it for every pair of its template tasks.
+ */
+export function similarAtLeast(a: string, b: string, threshold: number): boolean {
+  const na = normaliseInstruction(a);
+  const nb = normaliseInstruction(b);
+  if (na === nb) return 1 >= threshold;
+  const [qa, qb] = [quoted(a), quoted(b)];
+  // x / 2 >= t exactly when x >= 2 t: halving and doubling are exact in floating point.
+  const needed = values(na) === values(nb) && (qa === '' || qb === '' || qa === qb) ? threshold : 2 * threshold;
+  if (wordOverlap(words(na), words(nb)) >= needed) return true;
+  const [la, lb] = [Array.from(na).length, Array.from(nb).length];
+  if (1 - Math.abs(la - lb) / Math.max(la, lb) < needed) return false;
+  return textSimilarity(na, nb) >= needed;
+}
+
 /** Where a task of an earlier round is: its task set (version), the round and its task id in the set. */
 export interface EarlierRound {
   readonly set: string;

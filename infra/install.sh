@@ -24,6 +24,8 @@
 #     - the real trainers the tests run on CPU (infra/install-trainers.sh, about 3.9 GB;
 #       CODA_SKIP_REAL_TRAINERS=1 skips them)
 #   bash infra/install.sh demo trainers   the demo's and the real trainers (a demo option that trains for real)
+#   bash infra/install.sh unit        what `npm run test:unit` runs on, and nothing else: Node and
+#                                     node_modules, and the Temporal CLI its dev server is started from
 # Independent steps run side by side: the apt download, the pip and npm downloads and the MinIO
 # build (network against CPU); steps that compete for the same thing run one after the other (the
 # two Go builds, the two installs into .tools/venv). Each step's output is in
@@ -38,20 +40,28 @@ TEST_DEBIAN_PACKAGES=(chromium stunnel4 haproxy openssl)
 
 parts=("$@")
 ((${#parts[@]} > 0)) || parts=(test)
-demo=0 test=0 trainers=0
+demo=0 test=0 trainers=0 unit=0
 for part in "${parts[@]}"; do
   case "$part" in
     demo) demo=1 ;;
     test) demo=1 test=1 trainers=1 ;;
     trainers) trainers=1 ;;
-    *) echo "infra/install.sh: unknown part \"$part\": expected demo, test or trainers" >&2; exit 2 ;;
+    unit) unit=1 ;;
+    *) echo "infra/install.sh: unknown part \"$part\": expected demo, test, trainers or unit" >&2; exit 2 ;;
   esac
 done
 
 LOGS="$ROOT/.tools/install-logs"
 mkdir -p "$LOGS"
-rm -f "$LOGS"/*.status
 log() { echo "[install] $*" >&2; }
+# One install at a time in a checkout: a second (npm run test:unit beside npm test, say) waits for
+# the first, then finds what it installed, instead of clearing its logs and running its steps again.
+exec 9>"$ROOT/.tools/install.lock"
+if ! flock -n 9; then
+  log "waiting for the install already running in this checkout"
+  flock 9
+fi
+rm -f "$LOGS"/*.status
 
 # status NAME STATE SECONDS: a step's state (queued, running since SECONDS, ok or failed after
 # SECONDS), replaced whole so that a reader never sees half of it.
@@ -86,18 +96,22 @@ queue() {
 }
 # chain COMMAND...: one line of steps, run beside the others.
 chain() {
-  "$@" &
+  "$@" 9>&- & # the lock stays with this script: nothing a step leaves running holds it
   chains+=($!)
 }
 
 packages=()
 if ((demo)); then packages+=("${DEMO_DEBIAN_PACKAGES[@]}"); fi
 if ((test)); then packages+=("${TEST_DEBIAN_PACKAGES[@]}"); fi
-if ((demo)); then
-  queue debian node-modules temporal minio
-  chain step debian bash "$ROOT/infra/install-debian.sh" "${packages[@]}"
+# The unit tier's steps are the first of the demo's: Node with node_modules, and the Temporal CLI.
+if ((demo || unit)); then
+  queue node-modules temporal
   chain step node-modules bash "$ROOT/infra/install-node-modules.sh"
   chain step temporal bash "$ROOT/infra/install-temporal.sh"
+fi
+if ((demo)); then
+  queue debian minio
+  chain step debian bash "$ROOT/infra/install-debian.sh" "${packages[@]}"
   if ((test)); then
     queue kubernetes-tools
     chain bash -c "$(declare -f status step after); LOGS='$LOGS'; set -e
@@ -169,12 +183,18 @@ report() {
   return 0
 }
 failed=0
+# The chains' ends are looked for every 0.1 s (a builtin), the progress once a second: a run that
+# finds everything installed ends in a fraction of a second (npm run test:unit starts with one).
+reported=0
 while :; do
   alive=0
   for pid in "${chains[@]}"; do if kill -0 "$pid" 2>/dev/null; then alive=1; fi; done
-  report
   ((alive)) || break
-  sleep 1
+  if ((EPOCHSECONDS != reported)); then
+    report
+    reported=$EPOCHSECONDS
+  fi
+  sleep 0.1
 done
 for pid in "${chains[@]}"; do wait "$pid" || failed=1; done
 report

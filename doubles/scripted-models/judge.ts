@@ -27,7 +27,7 @@ import { hashText, keyedRandom } from './seeded';
  * Like vLLM started with `--limit-mm-per-prompt`, it refuses a request with more images than the
  * judge's `maxImages`, with vLLM's message.
  * Compared with no real judge run: no judge model runs on this CPU. Its replies are in the shape
- * core/judge/reply.ts parses (test/doubles/judge-double.test.ts reads them with that parser).
+ * core/judge/reply.ts parses (test/unit/doubles/judge-double.test.ts reads them with that parser).
  */
 
 export interface JudgeErrorRates {

@@ -1,4 +1,4 @@
-import { instructionSimilarity, normaliseInstruction } from '../../core/task-dedupe';
+import { normaliseInstruction, similarAtLeast } from '../../core/task-dedupe';
 import type { ChatRequest, Reply } from '../openai-server';
 import { everyTask, writesTasksFor, type TemplateContext, type TemplateTask } from './generated-tasks';
 import { hashText, keyedRandom } from './seeded';
@@ -79,7 +79,7 @@ export function readGeneratorPrompt(request: ChatRequest): GeneratorPrompt | und
 function newTasks(software: string, context: TemplateContext | undefined, seen: readonly string[], seedKinds: ReadonlyMap<string, number>, kindOf: (instruction: string) => string | undefined, random: () => number): () => TemplateTask | undefined {
   const templates = everyTask(software, context);
   const known = new Set(seen.map(normaliseInstruction));
-  const unlike = (task: TemplateTask, others: readonly string[]): boolean => !known.has(normaliseInstruction(task.instruction)) && others.every((other) => instructionSimilarity(task.instruction, other) < SAME_TASK);
+  const unlike = (task: TemplateTask, others: readonly string[]): boolean => !known.has(normaliseInstruction(task.instruction)) && others.every((other) => !similarAtLeast(task.instruction, other, SAME_TASK));
   const weights = templates.map((tasks) => {
     const kind = tasks[0] === undefined ? undefined : kindOf(tasks[0].instruction);
     return 1 + (kind === undefined ? 0 : (seedKinds.get(kind) ?? 0));

@@ -72,13 +72,6 @@ describe('local paths made from S3 keys stay in their folder', function () {
   });
   afterEach(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('safeRelative refuses ., .. and empty segments (so absolute paths too), and keeps names that merely contain dots', () => {
-    for (const bad of ['..', '../x', 'a/../../x', './x', 'a/./b', '/etc/x', 'a//b', 'a/', '']) {
-      assert.throws(() => keys.safeRelative(bad, 'the test'), new RegExp(`^ValidationError: the test is invalid:\\n  - path "${bad.replace(/\./g, '\\.')}" would leave its folder`), bad);
-    }
-    for (const good of ['x', 'a/b.c', '..x', 'a/...', 'a/.hidden', 'checkpoint-5/model.safetensors']) assert.equal(keys.safeRelative(good, 'the test'), good);
-  });
-
   it('coda fetch trajectory refuses a planted …/0/../../../x.txt and writes nothing', async () => {
     const result = await promisify(execFile)(process.execPath, [CODA, 'fetch', 'trajectory', `${run}/KAlgebra/A-01/0`, '--out', folder], { env }).then(
       () => ({ code: 0, stderr: '' }),

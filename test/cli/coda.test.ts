@@ -274,31 +274,3 @@ describe('coda tasks: a folder of task files, what parses and which hosts run it
     }
   });
 });
-
-describe('coda view: --port checked before anything starts (no stack needed)', function () {
-  this.timeout(120_000);
-
-  it('refuses a port outside 1 to 65535 with the usage error, exit code 2, and starts nothing', async () => {
-    for (const port of ['70000', '65536', '99999', '123456', '8o80']) {
-      await assert.rejects(run(process.execPath, [CODA, 'view', '--port', port], { timeout: 60_000 }), (err: { code?: number; stderr?: string }) => {
-        assert.equal(err.code, 2, `--port ${port}: ${err.stderr}`);
-        assert.equal(err.stderr, `--port: expected a port number from 1 to 65535, got "${port}"\n`);
-        return true;
-      });
-    }
-  });
-});
-
-describe('coda runs: --limit checked before anything connects (no stack needed)', function () {
-  this.timeout(120_000);
-
-  it('refuses a limit that is not a number of rows with the usage error and exit code 2', async () => {
-    for (const limit of ['0', 'all', '-5', '1e3']) {
-      await assert.rejects(run(process.execPath, [CODA, 'runs', '--limit', limit], { timeout: 60_000 }), (err: { code?: number; stderr?: string }) => {
-        assert.equal(err.code, 2, `--limit ${limit}: ${err.stderr}`);
-        assert.equal(err.stderr, `--limit: expected a number of rows from 1 to 999999, got "${limit}"\n`);
-        return true;
-      });
-    }
-  });
-});

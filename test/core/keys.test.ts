@@ -8,6 +8,7 @@ import {
   keySegment,
   manifestKey,
   reportKeyBase,
+  safeRelative,
   screenshotKey,
   stackCheckKey,
   stampOf,
@@ -58,5 +59,12 @@ describe('storage keys', () => {
     for (const bad of ['coda/runs/r/K/A-01/x/manifest.json', 'coda/runs/r/K/A-01/0/verdict.json', 'other/runs/r/K/A-01/0/manifest.json', 'coda/runs/r/K/0/manifest.json', 'coda/runs/r/K/../0/manifest.json', 'coda/runs/r/K/A-01/01/manifest.json']) {
       assert.throws(() => attemptOfManifest('coda', bad), /is not a trajectory manifest key|cannot be part of a storage key/, bad);
     }
+  });
+
+  it('safeRelative refuses ., .. and empty segments (so absolute paths too), and keeps names that merely contain dots', () => {
+    for (const bad of ['..', '../x', 'a/../../x', './x', 'a/./b', '/etc/x', 'a//b', 'a/', '']) {
+      assert.throws(() => safeRelative(bad, 'the test'), new RegExp(`^ValidationError: the test is invalid:\\n  - path "${bad.replace(/\./g, '\\.')}" would leave its folder`), bad);
+    }
+    for (const good of ['x', 'a/b.c', '..x', 'a/...', 'a/.hidden', 'checkpoint-5/model.safetensors']) assert.equal(safeRelative(good, 'the test'), good);
   });
 });

@@ -50,7 +50,7 @@ describe('OpenRLHF remote reward protocol', () => {
       [`${reply}<|im_end|>x`, `${reply}<|im_end|>x`],
       [`${reply}\n`, `${reply}\n`],
       // The degenerate input of issue 29 (many end tokens, then one other character), kept small here:
-      // the service refuses queries beyond training.rewardService.maxQueryChars (test/training/reward-limits.test.ts).
+      // the service refuses queries beyond training.rewardService.maxQueryChars (test/unit/training/reward-limits.test.ts).
       [`${'<|im_end|>'.repeat(5000)}x`, `${'<|im_end|>'.repeat(5000)}x`],
       ['<|im_end|>'.repeat(5000), ''],
     ];

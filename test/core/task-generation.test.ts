@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { defaultStartState, generatedTask } from '../../core/generated-task';
 import { subsampleIndices } from '../../core/judge/subsample';
-import { dedupeInstructions, instructionSimilarity, normaliseInstruction, splitRepeats } from '../../core/task-dedupe';
+import { dedupeInstructions, instructionSimilarity, normaliseInstruction, similarAtLeast, splitRepeats } from '../../core/task-dedupe';
 import { hasEvaluators, parseTask, type Task } from '../../core/task';
 import { ValidationError } from '../../core/validation';
 import { roundSetsOf } from '../../workflows/training/generalization';
@@ -76,6 +76,25 @@ describe('deduplicating generated instructions', () => {
     assert.ok(instructionSimilarity("Replace the text 'paper' with 'lemma'.", 'Replace the text "Paper" with "lemma".') >= 0.85, 'the same quoted texts, whatever the quotes');
     assert.ok(instructionSimilarity('Store the answer in variable `p`.', 'Store the answer in variable p.') >= 0.85, 'quoting on one side only changes nothing');
     assert.ok(instructionSimilarity("Plot y = x^2 in KAlgebra's 2D Graph, then in KAlgebra's 3D Graph.", "Plot y = x^2 in KAlgebra's 2D Graph and then in KAlgebra's 3D Graph.") >= 0.85, 'apostrophes are not quotes');
+  });
+
+  it('decides similarAtLeast as instructionSimilarity >= the threshold, for every pair, at every threshold', () => {
+    const texts = [
+      'Store 2^10 in q.', 'store 2^10 in Q', 'Store 3^10 in q.', 'Store 2^10 in variable q, then DONE.', 'Plot y = sin(x).', 'Plot y = sin(x) in the 2D Graph.',
+      "Replace the text 'paper' with 'lemma'.", 'Replace the text "Paper" with "lemma".', "Replace the text 'paper' with 'axiom'.", 'Replace the text paper with lemma.',
+      'Store the answer in variable `p`.', 'Store the answer in variable p.', 'variable p: store the answer', '', 'x', 'Compute the determinant of [[1, 2], [3, 4]].', 'Compute the determinant of [[1, 2], [3, 5]].',
+    ];
+    let decided = 0;
+    for (const a of texts) {
+      for (const b of texts) {
+        const similarity = instructionSimilarity(a, b);
+        for (const threshold of [0.1, 0.3, 0.425, 0.5, 0.6, 0.85, 0.9, 1]) {
+          assert.equal(similarAtLeast(a, b, threshold), similarity >= threshold, `${JSON.stringify(a)} ~ ${JSON.stringify(b)}: ${similarity} against ${threshold}`);
+          decided += 1;
+        }
+      }
+    }
+    assert.equal(decided, texts.length ** 2 * 8);
   });
 
   it('drops exact and near repeats of seeds and of earlier candidates, naming what they repeat', () => {

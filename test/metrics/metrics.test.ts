@@ -1,38 +1,15 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../../config/load';
 import { isTerminal } from '../../core/episode';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
-import { rewardServiceMetrics, trainerMetrics } from '../../activities/metrics';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
-import { startProcessMetrics } from '../../workers/metrics';
 import type { RolloutResult } from '../../core/rollout-types';
 import { startHarness, type Harness } from '../support/harness';
 import { manifestOf, startRollout, waitForPoller } from '../support/rollouts';
-import { freePort, REPO_CONFIG } from '../stack';
-
-/** One scrape: every sample by name, with its labels. */
-type Scrape = Array<{ name: string; labels: Record<string, string>; value: number }>;
-
-async function scrape(url: string): Promise<Scrape> {
-  const response = await fetch(url);
-  assert.equal(response.status, 200, url);
-  assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-  return (await response.text())
-    .split('\n')
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => {
-      const [, name, labels, value] = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line) ?? [];
-      return { name: name!, labels: Object.fromEntries([...(labels ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!])), value: Number(value) };
-    });
-}
-
-/** The sum of the samples of `name` whose labels include `labels`. */
-const total = (samples: Scrape, name: string, labels: Record<string, string> = {}): number =>
-  samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+import { freePort } from '../stack';
+import { scrape, total, type Scrape } from '../support/prometheus';
 
 describe('metrics: the Prometheus endpoints of the workers', function () {
   this.timeout(300_000);
@@ -111,40 +88,5 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
       assert.equal(total(orchestrator, 'coda_judge_calls_total', { resolution }), verdict.votes.filter((v) => v.resolution === resolution).length + total(before.orchestrator, 'coda_judge_calls_total', { resolution }));
     }
     assert.equal(calls(orchestrator, 'judge') - calls(before.orchestrator, 'judge'), verdict.votes.length);
-  });
-
-  it("serves a process's own registry without the SDK (the reward service's endpoint), off at port 0, and names the field of a taken port", async () => {
-    const port = await freePort();
-    const config = loadConfig(REPO_CONFIG, { CODA_REWARD_SERVICE_METRICS_PORT: String(port), CODA_GPU_METRICS_PORT: '0' });
-    const endpoint = await startProcessMetrics(config, 'rewardService', { temporal: false });
-    try {
-      assert.equal(endpoint.url, `http://127.0.0.1:${port}/metrics`);
-      const reward = rewardServiceMetrics(endpoint.registry);
-      reward.requests.inc({ outcome: 'ok' }, 3);
-      reward.cacheHits.inc();
-      const trainer = trainerMetrics(endpoint.registry);
-      trainer.step.set({ job: 'spec-r1', kind: 'grpo' }, 17);
-      trainer.running.inc({ kind: 'grpo' });
-      const samples = await scrape(endpoint.url!);
-      assert.equal(total(samples, 'coda_reward_requests_total', { outcome: 'ok' }), 3);
-      assert.equal(total(samples, 'coda_reward_cache_hits_total'), 1);
-      assert.equal(total(samples, 'coda_trainer_step', { job: 'spec-r1' }), 17);
-      assert.equal(total(samples, 'coda_trainers_running', { kind: 'grpo' }), 1);
-      assert.ok(!samples.some((s) => s.name.startsWith('temporal_')));
-      assert.equal((await fetch(`http://127.0.0.1:${port}/elsewhere`)).status, 404);
-    } finally {
-      await endpoint.close();
-    }
-
-    const off = await startProcessMetrics(config, 'gpu', { temporal: false });
-    assert.equal(off.url, undefined);
-
-    const taken = createServer();
-    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
-    try {
-      await assert.rejects(startProcessMetrics(config, 'rewardService', { temporal: false }), new RegExp(`metrics port ${port} of the rewardService \\(metrics\\.ports\\.rewardService\\) on 127\\.0\\.0\\.1 is in use`));
-    } finally {
-      taken.close();
-    }
   });
 });
