@@ -4,12 +4,14 @@ import * as path from 'node:path';
 import { loadConfig } from '../config/load';
 import { kalgebraPoint } from '../apps/kalgebra/layout';
 import { median } from './stats';
-import { benchHost, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { benchHost, cpuPerCall, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
 import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 
 /**
  * Figures of one local KAlgebra desktop on this machine: reset time per kind of task, screenshot,
- * action and evaluation latency, and memory. Usage:
+ * action and evaluation latency, the CPU seconds of each (bench/desktop-runs.ts
+ * desktopCpuSeconds: this process, the desktop's and what they ran), and memory. Usage:
  *   node build/bench/local-desktop.js [--display N] [--runs N]
  * The display defaults to the first local host's displayBase in temporal.yaml.
  */
@@ -54,6 +56,20 @@ async function run(): Promise<void> {
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
     const input = kalgebraPoint('calculatorInput', desktop.screen);
+    // What a rollout's activities do: a reset and its screenshot; an action, the settle, a screenshot; the checks.
+    figures.cpuSecondsPer = {
+      screenshot: await cpuPerCall(desktop.id, 20, () => desktop.screenshot()),
+      'reset (A-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
+        await desktop.reset(task('A-01'));
+        await desktop.screenshot();
+      }),
+      'step: type 12 chars + Enter, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
+        await desktop.act({ type: 'type', text: 'p := 1+2*3-4', submit: true });
+        await sleep(config.rollouts.settleMs);
+        await desktop.screenshot();
+      }),
+      'evaluate a var check': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('A-01'), { reason: 'DONE' })),
+    };
     figures.actionMedianMs = {
       click: median(await series(10, () => desktop.act({ type: 'click', ...input }))),
       'type 12 chars + Enter': median(await series(10, () => desktop.act({ type: 'type', text: 'p := 1+2*3-4', submit: true }))),

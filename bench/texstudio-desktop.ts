@@ -6,13 +6,16 @@ import { loadConfig } from '../config/load';
 import type { Task } from '../core/task';
 import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 import { freeDisplay } from '../infra/ephemeral';
-import { benchHost, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { benchHost, cpuPerCall, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
 import { median } from './stats';
 
 /**
  * Figures of one local TeXstudio desktop on this machine: reset time per kind of task, screenshot
  * and action latency, the time of each check (a `compile` runs pdflatex, and bibtex with two
- * more pdflatex runs when the task wrote a .bib), a reference plan replayed, and memory. Usage:
+ * more pdflatex runs when the task wrote a .bib), a reference plan replayed, the CPU seconds of a
+ * screenshot, a reset, a step and an evaluation (bench/desktop-runs.ts desktopCpuSeconds), and
+ * memory. Usage:
  *   node build/bench/texstudio-desktop.js [--runs 5]
  */
 
@@ -42,6 +45,20 @@ async function run(): Promise<void> {
     figures.memory = memory(desktop.id);
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
+    // What a rollout's activities do: a reset and its screenshot; an action, the settle, a screenshot; the checks.
+    figures.cpuSecondsPer = {
+      screenshot: await cpuPerCall(desktop.id, 20, () => desktop.screenshot()),
+      'reset (B-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
+        await desktop.reset(task('B-01'));
+        await desktop.screenshot();
+      }),
+      'step: type 20 chars, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
+        await desktop.act({ type: 'type', text: 'some words to type ', submit: false });
+        await sleep(config.rollouts.settleMs);
+        await desktop.screenshot();
+      }),
+      'evaluate file + compile with bibtex (B-01)': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('B-01'), { reason: 'DONE' })),
+    };
     figures.actionMedianMs = {
       'click in the editor': median(await series(10, () => desktop.act({ type: 'click', x: 900, y: 600 }))),
       'type 20 chars': median(await series(10, () => desktop.act({ type: 'type', text: 'some words to type ', submit: false }))),
