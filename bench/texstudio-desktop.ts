@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
 import type { Task } from '../core/task';
-import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
+import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { freeDisplay } from '../infra/ephemeral';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { benchHost, cpuPerCall, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
@@ -16,13 +16,31 @@ import { median } from './stats';
  * more pdflatex runs when the task wrote a .bib), a reference plan replayed, the CPU seconds of a
  * screenshot, a reset, a step and an evaluation (bench/desktop-runs.ts desktopCpuSeconds), and
  * memory. Usage:
- *   node build/bench/texstudio-desktop.js [--runs 5]
+ *   node build/bench/texstudio-desktop.js [--runs 5] [--cpu-only]
+ * --cpu-only gives the CPU seconds alone (a short run, e.g. to compare two commits).
  */
 
 const task = taskLookup('TeXstudio');
 
+/** What a rollout's activities do, in CPU seconds: a reset and its screenshot; an action, the settle, a screenshot; the checks. */
+async function cpuFigures(desktop: LocalDesktop, settleMs: number, runs: number): Promise<Record<string, number>> {
+  return {
+    screenshot: await cpuPerCall(desktop.id, 20, () => desktop.screenshot()),
+    'reset (B-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
+      await desktop.reset(task('B-01'));
+      await desktop.screenshot();
+    }),
+    'step: type 20 chars, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
+      await desktop.act({ type: 'type', text: 'some words to type ', submit: false });
+      await sleep(settleMs);
+      await desktop.screenshot();
+    }),
+    'evaluate file + compile with bibtex (B-01)': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('B-01'), { reason: 'DONE' })),
+  };
+}
+
 async function run(): Promise<void> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, 'cpu-only': { type: 'boolean', default: false } } });
   const runs = Number(values.runs);
   const config = loadConfig();
   const host = benchHost(config, 'bench-tex', freeDisplay(460));
@@ -32,6 +50,10 @@ async function run(): Promise<void> {
   const figures: Record<string, unknown> = { screen: host.screen, runs };
   try {
     figures.firstResetMs = await timed(() => desktop.reset(task('D-01')));
+    if (values['cpu-only']) {
+      figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
+      return;
+    }
     const withExecute: Task = { ...task('B-01'), initialize: [...task('B-01').initialize, { func: 'execute', command: 'rm -f /home/user/.config/ChimeraX/ui-*', shell: true }] };
     const kinds: Record<string, Task> = {
       'touch + launch, 1 document (D-01)': task('D-01'),
@@ -45,20 +67,7 @@ async function run(): Promise<void> {
     figures.memory = memory(desktop.id);
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
-    // What a rollout's activities do: a reset and its screenshot; an action, the settle, a screenshot; the checks.
-    figures.cpuSecondsPer = {
-      screenshot: await cpuPerCall(desktop.id, 20, () => desktop.screenshot()),
-      'reset (B-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
-        await desktop.reset(task('B-01'));
-        await desktop.screenshot();
-      }),
-      'step: type 20 chars, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
-        await desktop.act({ type: 'type', text: 'some words to type ', submit: false });
-        await sleep(config.rollouts.settleMs);
-        await desktop.screenshot();
-      }),
-      'evaluate file + compile with bibtex (B-01)': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('B-01'), { reason: 'DONE' })),
-    };
+    figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
     figures.actionMedianMs = {
       'click in the editor': median(await series(10, () => desktop.act({ type: 'click', x: 900, y: 600 }))),
       'type 20 chars': median(await series(10, () => desktop.act({ type: 'type', text: 'some words to type ', submit: false }))),
@@ -85,8 +94,8 @@ async function run(): Promise<void> {
   } finally {
     await desktop.close();
     rmSync(dir, { recursive: true, force: true });
+    console.log(JSON.stringify(figures, null, 2));
   }
-  console.log(JSON.stringify(figures, null, 2));
 }
 
 run().catch((err) => {
