@@ -7,9 +7,9 @@ import type { Task } from '../core/task';
 import { TaskLibrary } from '../activities/tasks/library';
 import type { LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { processesOf } from '../io/process';
-import { median, procKib } from './stats';
+import { cpuSeconds, median, procKib } from './stats';
 
-/** What the desktop benchmarks share: their host, timing a call, their tasks, resets by kind, replaying a reference plan, memory. */
+/** What the desktop benchmarks share: their host, timing a call, its CPU, their tasks, resets by kind, replaying a reference plan, memory. */
 
 /** temporal.yaml's first local host, as a one-desktop host `id` on `displayBase`. */
 export function benchHost(config: Config, id: string, displayBase?: number): LocalHostConfig {
@@ -29,6 +29,32 @@ export async function series(times: number, fn: () => Promise<unknown>): Promise
   const out: number[] = [];
   for (let i = 0; i < times; i += 1) out.push(await timed(fn));
   return out;
+}
+
+/**
+ * CPU seconds this benchmark and its desktop have used so far: this process (every thread, sharp's
+ * included), what it has waited for (short commands, ImageMagick's `import` before, the AT-SPI
+ * readers, apps that a reset replaced), and the desktop's live processes (Xvfb, the buses,
+ * openbox, the app) with what they have waited for. A process that exits between two readings
+ * moves from the live sum into its parent's waited-for sum, so a difference counts it once.
+ */
+export function desktopCpuSeconds(desktopId: string): number {
+  let total = cpuSeconds('self', true);
+  for (const p of processesOf(desktopId)) {
+    try {
+      total += cpuSeconds(p.pid, true);
+    } catch {
+      /* exited while we looked: its parent's waited-for sum has it */
+    }
+  }
+  return total;
+}
+
+/** The mean CPU seconds (desktopCpuSeconds) of one call of `fn`, over `times` calls one after the other. */
+export async function cpuPerCall(desktopId: string, times: number, fn: () => Promise<unknown>): Promise<number> {
+  const before = desktopCpuSeconds(desktopId);
+  for (let i = 0; i < times; i += 1) await fn();
+  return Number(((desktopCpuSeconds(desktopId) - before) / times).toFixed(4));
 }
 
 /** The tasks of a software, validated once before anything is timed, by id. */

@@ -4,14 +4,17 @@ import * as path from 'node:path';
 import { loadConfig } from '../config/load';
 import { kalgebraPoint } from '../apps/kalgebra/layout';
 import { median } from './stats';
-import { benchHost, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
-import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { benchHost, cpuPerCall, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
+import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
 
 /**
  * Figures of one local KAlgebra desktop on this machine: reset time per kind of task, screenshot,
- * action and evaluation latency, and memory. Usage:
- *   node build/bench/local-desktop.js [--display N] [--runs N]
- * The display defaults to the first local host's displayBase in temporal.yaml.
+ * action and evaluation latency, the CPU seconds of each (bench/desktop-runs.ts
+ * desktopCpuSeconds: this process, the desktop's and what they ran), and memory. Usage:
+ *   node build/bench/local-desktop.js [--display N] [--runs N] [--cpu-only]
+ * The display defaults to the first local host's displayBase in temporal.yaml; --cpu-only gives
+ * the CPU seconds alone (a short run, e.g. to compare two commits).
  */
 
 const task = taskLookup('KAlgebra');
@@ -19,6 +22,25 @@ const task = taskLookup('KAlgebra');
 function option(name: string): number | undefined {
   const at = process.argv.indexOf(`--${name}`);
   return at < 0 ? undefined : Number(process.argv[at + 1]);
+}
+
+/** What a rollout's activities do, in CPU seconds: a reset and its screenshot; an action, the settle, a screenshot; the checks. */
+async function cpuFigures(desktop: LocalDesktop, settleMs: number, runs: number): Promise<Record<string, number>> {
+  // The screenshots last, on an app at rest: right after a launch the app's own start-up work would count.
+  const figures: Record<string, number> = {
+    'reset (A-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
+      await desktop.reset(task('A-01'));
+      await desktop.screenshot();
+    }),
+    'step: type 12 chars + Enter, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
+      await desktop.act({ type: 'type', text: 'p := 1+2*3-4', submit: true });
+      await sleep(settleMs);
+      await desktop.screenshot();
+    }),
+    'evaluate a var check': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('A-01'), { reason: 'DONE' })),
+  };
+  figures.screenshot = await cpuPerCall(desktop.id, 20, () => desktop.screenshot());
+  return figures;
 }
 
 async function run(): Promise<void> {
@@ -34,6 +56,10 @@ async function run(): Promise<void> {
   const figures: Record<string, unknown> = { screen: host.screen, runs };
   try {
     figures.firstResetMs = await timed(() => desktop.reset(task('A-01')));
+    if (process.argv.includes('--cpu-only')) {
+      figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
+      return;
+    }
     figures.resetMedianMs = await resetMedians(
       desktop,
       {
@@ -54,6 +80,7 @@ async function run(): Promise<void> {
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
     const input = kalgebraPoint('calculatorInput', desktop.screen);
+    figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
     figures.actionMedianMs = {
       click: median(await series(10, () => desktop.act({ type: 'click', ...input }))),
       'type 12 chars + Enter': median(await series(10, () => desktop.act({ type: 'type', text: 'p := 1+2*3-4', submit: true }))),
@@ -69,8 +96,8 @@ async function run(): Promise<void> {
     await waiting.close();
     await desktop.close();
     rmSync(dir, { recursive: true, force: true });
+    console.log(JSON.stringify(figures, null, 2));
   }
-  console.log(JSON.stringify(figures, null, 2));
 }
 
 run().catch((err) => {

@@ -21,11 +21,15 @@ export function procKib(pid: number, field: string, file = 'status'): number {
   return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'))?.[1] ?? 0);
 }
 
-/** User + system CPU seconds a process has used so far (/proc/<pid>/stat). */
-export function cpuSeconds(pid: number): number {
+/**
+ * User + system CPU seconds a process has used so far (/proc/<pid>/stat), with `children` also
+ * those of the children it has waited for (cutime + cstime).
+ */
+export function cpuSeconds(pid: number | 'self', children = false): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  const own = fields[11]! + fields[12]!;
+  return (children ? own + fields[13]! + fields[14]! : own) / 100;
 }
 
 /** A benchmark's table under its title, indented, the figures lined up (cli/table.ts). */

@@ -4,22 +4,45 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
 import type { Task } from '../core/task';
-import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
+import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { freeDisplay } from '../infra/ephemeral';
-import { benchHost, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { benchHost, cpuPerCall, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
 import { median } from './stats';
 
 /**
  * Figures of one local TeXstudio desktop on this machine: reset time per kind of task, screenshot
  * and action latency, the time of each check (a `compile` runs pdflatex, and bibtex with two
- * more pdflatex runs when the task wrote a .bib), a reference plan replayed, and memory. Usage:
- *   node build/bench/texstudio-desktop.js [--runs 5]
+ * more pdflatex runs when the task wrote a .bib), a reference plan replayed, the CPU seconds of a
+ * screenshot, a reset, a step and an evaluation (bench/desktop-runs.ts desktopCpuSeconds), and
+ * memory. Usage:
+ *   node build/bench/texstudio-desktop.js [--runs 5] [--cpu-only]
+ * --cpu-only gives the CPU seconds alone (a short run, e.g. to compare two commits).
  */
 
 const task = taskLookup('TeXstudio');
 
+/** What a rollout's activities do, in CPU seconds: a reset and its screenshot; an action, the settle, a screenshot; the checks. */
+async function cpuFigures(desktop: LocalDesktop, settleMs: number, runs: number): Promise<Record<string, number>> {
+  // The screenshots last, on an app at rest: right after a launch the app's own start-up work would count.
+  const figures: Record<string, number> = {
+    'reset (B-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
+      await desktop.reset(task('B-01'));
+      await desktop.screenshot();
+    }),
+    'step: type 20 chars, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
+      await desktop.act({ type: 'type', text: 'some words to type ', submit: false });
+      await sleep(settleMs);
+      await desktop.screenshot();
+    }),
+    'evaluate file + compile with bibtex (B-01)': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('B-01'), { reason: 'DONE' })),
+  };
+  figures.screenshot = await cpuPerCall(desktop.id, 20, () => desktop.screenshot());
+  return figures;
+}
+
 async function run(): Promise<void> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, 'cpu-only': { type: 'boolean', default: false } } });
   const runs = Number(values.runs);
   const config = loadConfig();
   const host = benchHost(config, 'bench-tex', freeDisplay(460));
@@ -29,6 +52,10 @@ async function run(): Promise<void> {
   const figures: Record<string, unknown> = { screen: host.screen, runs };
   try {
     figures.firstResetMs = await timed(() => desktop.reset(task('D-01')));
+    if (values['cpu-only']) {
+      figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
+      return;
+    }
     const withExecute: Task = { ...task('B-01'), initialize: [...task('B-01').initialize, { func: 'execute', command: 'rm -f /home/user/.config/ChimeraX/ui-*', shell: true }] };
     const kinds: Record<string, Task> = {
       'touch + launch, 1 document (D-01)': task('D-01'),
@@ -42,6 +69,7 @@ async function run(): Promise<void> {
     figures.memory = memory(desktop.id);
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
+    figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
     figures.actionMedianMs = {
       'click in the editor': median(await series(10, () => desktop.act({ type: 'click', x: 900, y: 600 }))),
       'type 20 chars': median(await series(10, () => desktop.act({ type: 'type', text: 'some words to type ', submit: false }))),
@@ -68,8 +96,8 @@ async function run(): Promise<void> {
   } finally {
     await desktop.close();
     rmSync(dir, { recursive: true, force: true });
+    console.log(JSON.stringify(figures, null, 2));
   }
-  console.log(JSON.stringify(figures, null, 2));
 }
 
 run().catch((err) => {

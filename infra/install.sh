@@ -34,9 +34,11 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# One line each: infra/deploy/Dockerfile reads the first with sed.
-DEMO_DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils imagemagick dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra)
-TEST_DEBIAN_PACKAGES=(chromium stunnel4 haproxy openssl)
+# One line each: infra/deploy/Dockerfile reads the first with sed. ImageMagick is a test package:
+# screenshots are read from the X server by Node (io/x11-image.ts), and its `import` is used only
+# by the test that compares their pixels with its own (test/desktop/local-desktop.test.ts).
+DEMO_DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra)
+TEST_DEBIAN_PACKAGES=(chromium stunnel4 haproxy openssl imagemagick)
 
 parts=("$@")
 ((${#parts[@]} > 0)) || parts=(test)

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The processes a local desktop runs (Xvfb, buses, window manager, the app) and the short
- * commands it calls (xdotool, import, the AT-SPI reader). Every argument travels in argv, never
+ * commands it calls (xdotool, xprop, the AT-SPI reader). Every argument travels in argv, never
  * through a shell, and every long-running process leads its own process group, so stopping it
  * also stops what it started.
  */

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import sharp from 'sharp';
 import type { LocalHostConfig } from '../../config/schema';
 import { parseExecutorOutput } from '../../core/executor-parser';
 import { parseTask, type Task } from '../../core/task';
@@ -12,6 +13,14 @@ import { RenderError } from '../../core/render/keys';
 import type { LocalDesktop } from '../../activities/desktop/local/local-desktop';
 import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, testDesktop, untilGone, untilStopped } from '../support/desktop';
 import { APPS } from '../../apps/index';
+import { freeDisplay } from '../../infra/ephemeral';
+import { displaySocket, readRootImage } from '../../io/x11-image';
+
+/** A PNG's pixels as RGB bytes, decoded by sharp. */
+async function pixels(png: Buffer): Promise<{ width: number; height: number; channels: number; rgb: Buffer }> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, channels: info.channels, rgb: data };
+}
 
 /** Expects `promise` to reject with a DesktopError for `taskId` at `step` whose message matches `message`. */
 async function rejectsAt(promise: Promise<unknown>, taskId: string, step: string, message: RegExp): Promise<DesktopError> {
@@ -61,6 +70,37 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     processOf(desktop.id, new RegExp(`Xvfb$`));
     processOf(desktop.id, /openbox$/);
     assert.equal(await desktop.healthy(), true);
+  });
+
+  it("screenshots, read from the X server without a process per shot, are the pixels of ImageMagick's `import -window root`", async () => {
+    await desktop.reset(kalgebraTask('B-03'));
+    // A still screen: the stopped app repaints nothing (no blinking cursor) while both read it.
+    const app = processOf(desktop.id, /kalgebra$/);
+    process.kill(app.pid, 'SIGSTOP');
+    await untilStopped(app.pid);
+    let ours: Buffer;
+    let theirs: Buffer;
+    try {
+      ours = await desktop.screenshot();
+      theirs = execFileSync('import', ['-window', 'root', 'png:-'], { env: { ...process.env, DISPLAY: `:${host.displayBase}` }, maxBuffer: 64 * 1024 * 1024 });
+    } finally {
+      process.kill(app.pid, 'SIGCONT');
+    }
+    assert.equal(ours.readUInt32BE(0), 0x89504e47, 'a PNG');
+    const [mine, imagemagick] = [await pixels(ours), await pixels(theirs)];
+    assert.deepEqual([mine.width, mine.height, mine.channels], [1920, 1080, 3]);
+    assert.deepEqual([imagemagick.width, imagemagick.height, imagemagick.channels], [1920, 1080, 3]);
+    assert.ok(mine.rgb.equals(imagemagick.rgb), 'the same RGB bytes');
+    // Not a blank screen that any two captures would agree on: KAlgebra's window and its plot.
+    const colours = new Set<number>();
+    for (let i = 0; i < mine.rgb.length; i += 3) colours.add(mine.rgb.readUIntBE(i, 3));
+    assert.ok(colours.size > 50, `${colours.size} colours on the screen`);
+    assert.equal(await desktop.healthy(), true);
+
+    // Each shot has its own connection: a display that is gone says so, a bad DISPLAY says what is expected.
+    const none = freeDisplay(700);
+    await assert.rejects(readRootImage(`:${none}`, 2_000), new RegExp(`^Error: reading the screen of X display :${none}: connect ENOENT /tmp/\\.X11-unix/X${none}$`));
+    assert.throws(() => displaySocket('remote:0'), /DISPLAY must be a local display ":N", got "remote:0"/);
   });
 
   it('types into the calculator with real key events; the Variables dock has the value at full precision', async () => {

@@ -124,7 +124,7 @@ export class LocalDesktop implements Desktop {
   async screenshot(): Promise<Buffer> {
     const display = this.requireDisplay(this.task?.id, 'screenshot');
     try {
-      return await captureScreen(this.options.tools.import, display.env());
+      return await captureScreen(display.name);
     } catch (err) {
       throw new DesktopError(display.problem() ?? messageOf(err), this.id, this.task?.id, 'screenshot');
     }
@@ -319,7 +319,7 @@ export class LocalDesktop implements Desktop {
       screen: display.screen,
       appPid: app.pid,
       input: (events) => this.perform(display, events),
-      screenshot: () => captureScreen(this.options.tools.import, display.env()),
+      screenshot: () => captureScreen(display.name),
     };
   }
 

@@ -1,12 +1,20 @@
-import { runCommand, type Env } from '../../../io/process';
+import sharp from 'sharp';
+import { readRootImage } from '../../../io/x11-image';
+import { FAST_PNG } from '../../images/variants';
+
+/** As long as ImageMagick's `import` was given: a shot of a stopped X server fails, it does not hang the step. */
+const TIMEOUT_MS = 15_000;
 
 /**
- * The whole X screen as PNG bytes, with ImageMagick's `import`. `-quality 11` is zlib level 1
- * with the sub filter: about 0.1 s for 1920x1080 against 0.25 s at the default level, for PNGs
- * some 60% larger.
+ * The whole X screen of `display` (`:N`) as PNG bytes: the root window's pixels read with X's
+ * own GetImage request (io/x11-image.ts), encoded here by sharp as the screenshot's variants
+ * are. The same pixels as ImageMagick's `import -window root` gave (a test compares them), for a
+ * quarter of its CPU and no process per shot (docs/benchmarks.md, "Screenshots without a process
+ * per shot").
  */
-export async function captureScreen(importBinary: string, env: Env): Promise<Buffer> {
-  const png = await runCommand(importBinary, ['-window', 'root', '-quality', '11', 'png:-'], { env, timeoutMs: 15_000 });
-  if (png.length < 8 || png.readUInt32BE(0) !== 0x89504e47) throw new Error(`import returned ${png.length} bytes that are not a PNG`);
+export async function captureScreen(display: string): Promise<Buffer> {
+  const { width, height, rgb } = await readRootImage(display, TIMEOUT_MS);
+  const png = await sharp(rgb, { raw: { width, height, channels: 3 } }).png(FAST_PNG).toBuffer();
+  if (png.length < 8 || png.readUInt32BE(0) !== 0x89504e47) throw new Error(`sharp returned ${png.length} bytes that are not a PNG`);
   return png;
 }

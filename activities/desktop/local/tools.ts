@@ -1,6 +1,7 @@
 /**
  * The programs a local desktop runs, from Debian packages that infra/install.sh installs
- * (xvfb, openbox, dbus, at-spi2-core, x11-utils, xdotool, imagemagick). What an app's driver
+ * (xvfb, openbox, dbus, at-spi2-core, x11-utils, xdotool). Screenshots need no program: Node reads
+ * the screen from the X server (io/x11-image.ts). What an app's driver
  * runs to read the app (KAlgebra: python3-pyatspi, calgebra) belongs to the driver.
  */
 export interface DesktopTools {
@@ -13,8 +14,6 @@ export interface DesktopTools {
   readonly atspiBusConfig: string;
   readonly xprop: string;
   readonly xdotool: string;
-  /** ImageMagick's `import`. */
-  readonly import: string;
 }
 
 export const DEFAULT_TOOLS: DesktopTools = {
@@ -26,5 +25,4 @@ export const DEFAULT_TOOLS: DesktopTools = {
   atspiBusConfig: '/usr/share/defaults/at-spi2/accessibility.conf',
   xprop: 'xprop',
   xdotool: 'xdotool',
-  import: 'import',
 };
