@@ -183,8 +183,9 @@ describe('reward service: no web page may ask (issue 44, item 3)', function () {
     services.push(service);
     try {
       const port = new URL(service.url).port;
+      // Each its own sample: the service's cache would let one scoring answer equal ones.
       const pages = Array.from({ length: LIMITS.maxConcurrentRequests }, (_, i) =>
-        sendAs(service.url, i % 2 === 0 ? { host: `evil.example:${port}`, origin: 'http://evil.example', 'content-type': 'text/plain' } : { host: new URL(service.url).host, 'content-type': 'text/plain' }));
+        sendAs(service.url, i % 2 === 0 ? { host: `evil.example:${port}`, origin: 'http://evil.example', 'content-type': 'text/plain' } : { host: new URL(service.url).host, 'content-type': 'text/plain' }, 'POST', JSON.stringify({ query: [`page ${i}`], prompts: ['q'], labels: ['{}'] })));
       // Today's answers come back at once; a service that took the posts holds them all in flight.
       await Promise.race([Promise.all(pages), allPageScored]);
       const trainer = await new RewardClient([service.url], { tries: 1 }).fetch({ queries: ['q'], prompts: ['q'], labels: ['{"trainer":1}'] }).then((a) => a.length, (err: Error) => err.message);
