@@ -41,7 +41,7 @@ export function orchestratorMetrics(registry: Registry = new Registry()) {
 /** The reward service (OpenRLHF's --reward.remote_url). */
 export function rewardServiceMetrics(registry: Registry = new Registry()) {
   return {
-    /** outcome: ok (every sample scored), zero (some sample answered 0 for an error), empty (the lists a second server gets), refused (not the protocol: 400), too_large (a body or query over its limit: 413), busy (over maxConcurrentRequests: 503), unauthorized (without the token: 401). */
+    /** outcome: ok (every sample scored), zero (some sample answered 0 for an error), empty (the lists a second server gets), refused (not the protocol: 400, or not JSON by its content type: 415), forbidden (a Host other than the service's address, or an Origin: 403, a web page's), too_large (a body or query over its limit: 413), busy (over maxConcurrentRequests: 503), unauthorized (without the token: 401). */
     requests: new Counter({ name: 'coda_reward_requests_total', help: 'Reward requests answered', labelNames: ['outcome'] as const, registers: [registry] }),
     cacheHits: new Counter({ name: 'coda_reward_cache_hits_total', help: 'Rewards answered from the cache without calling the executor', registers: [registry] }),
     seconds: new Histogram({ name: 'coda_reward_seconds', help: 'Time to answer a reward request', buckets: SECONDS, registers: [registry] }),

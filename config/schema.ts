@@ -175,7 +175,7 @@ export const GRPO_PLACEHOLDERS = {
   model: 'the weights training starts from (the base planner, or a parent checkpoint downloaded to the node)',
   prompts: 'the prompt dataset (JSONL) written for this job',
   maxImages: 'the most images one prompt of the dataset carries',
-  rewardUrl: "this GPU worker's reward service",
+  rewardUrl: "this GPU worker's reward service, without credentials (the token is in the trainer's environment)",
   checkpoints: 'the folder of resumable checkpoints (restored from S3 before a retry)',
   output: 'the folder of the final model',
 } as const;
@@ -202,7 +202,7 @@ function checkPlaceholders(args: readonly string[], known: Readonly<Record<strin
   }
 }
 
-const trainerProgram = z.string().regex(/\S/, 'expected the program, words separated by spaces (e.g. `python3 -m openrlhf.cli.train_ppo_ray`)');
+const trainerProgram = z.string().regex(/\S/, 'expected the program, words separated by spaces (e.g. `python3 infra/trainers/openrlhf_grpo.py`)');
 /** Command-line words; numbers written unquoted in YAML are words too. */
 const commandArgs = z.array(z.union([z.string(), z.number()]).transform(String)).min(1);
 /** Extra environment of the trainer process (NCCL, Ray, CUDA settings...). */
@@ -298,9 +298,10 @@ const training = z.strictObject({
        */
       host: z.string().min(1).default('127.0.0.1'),
       /**
-       * The environment variable holding the token a request must carry (HTTP Basic's password, which
-       * OpenRLHF's client sends from the credentials of --reward.remote_url, or Bearer): at least 16 of
-       * A-Z a-z 0-9 . _ ~ -. Unset: the service runs open on a loopback host and refuses any other.
+       * The environment variable holding the token a request must carry (HTTP Basic's password, or
+       * Bearer): at least 16 of A-Z a-z 0-9 . _ ~ -. The trainer gets it in its environment as
+       * CODA_REWARD_TOKEN, never on its command line (docs/security.md). Unset: the service runs open
+       * on a loopback host and refuses any other.
        */
       tokenEnv: envVarName.default('CODA_REWARD_TOKEN'),
       port: z.number().int().min(1).max(65535).default(8900),

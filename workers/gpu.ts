@@ -55,7 +55,7 @@ export async function createGpuWorker(deps: GpuWorkerDeps): Promise<GpuWorker> {
       connection: deps.connection,
       namespace: config.temporal.namespace,
       taskQueue: config.taskQueues.gpu,
-      activities: createTrainingActivities({ config, store, env, rewardUrl: rewardService.trainerUrl, metrics: deps.metrics?.trainer ?? trainerMetrics() }),
+      activities: createTrainingActivities({ config, store, env, rewardUrl: rewardService.url, ...(rewardService.token === undefined ? {} : { rewardToken: rewardService.token }), metrics: deps.metrics?.trainer ?? trainerMetrics() }),
       maxConcurrentActivityTaskExecutions: config.training.jobs + 1,
       // Progress reaches the server every heartbeatSeconds (by default heartbeats are throttled to 80% of the timeout).
       maxHeartbeatThrottleInterval: `${config.training.heartbeatSeconds} seconds`,

@@ -14,6 +14,7 @@ import type { ObjectStore } from '../storage/object-store';
 import { restoreCheckpoint, uploadedStep, uploadFolder } from './checkpoints';
 import { TRAINER_DOUBLE_MARKER, type ServeResult, type TrainingActivities, type TrainRequest, type TrainResult } from './contract';
 import type { TrainingHeartbeat } from './progress';
+import { TRAINER_TOKEN_ENV } from './reward-service';
 import { registerPlanner } from './serving';
 import { prepareDataset, writeGrpoInputs, writeSftInputs, type StartingWeights, type TrainerInputs } from './trainer-inputs';
 import { superviseTrainer } from './supervise';
@@ -23,16 +24,22 @@ export interface TrainingDeps {
   readonly store: ObjectStore;
   /** Environment of the trainers (on top of the worker's own and the trainer's `env` of temporal.yaml). */
   readonly env: Env;
-  /** This worker's reward service, for OpenRLHF's --reward.remote_url (its token as the password, when it has one). */
+  /** This worker's reward service: its URL, without credentials, for the trainer's command line ({rewardUrl}), and its token, for the trainer's environment only. */
   readonly rewardUrl: string;
+  readonly rewardToken?: string;
   /** Where the trainers' last step and figures are recorded. */
   readonly metrics: TrainerMetrics;
 }
 
-/** The password a URL carries (the reward service's token in rewardUrl), for the trainer's log to hide. */
-function urlSecrets(url: string): string[] {
-  const { password } = new URL(url);
-  return password === '' ? [] : [decodeURIComponent(password)];
+/**
+ * A trainer's environment: the worker's, the deployment's and the trainer's own, and the reward
+ * service's token in TRAINER_TOKEN_ENV when it has one (never a token left from elsewhere): the
+ * environment, which only the trainer's user reads, is how secrets reach it, never its command line.
+ */
+function trainerEnv(deps: TrainingDeps, own: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...(deps.env as Record<string, string>), ...own };
+  delete env[TRAINER_TOKEN_ENV];
+  return deps.rewardToken === undefined ? env : { ...env, [TRAINER_TOKEN_ENV]: deps.rewardToken };
 }
 
 /** Bad requests fail at once, naming the field. */
@@ -179,9 +186,10 @@ async function runJob(worker: Worker, job: Job, { update, current }: Beats): Pro
     command: {
       program: settings.program.trim().split(/\s+/),
       args: inputs.args,
-      env: { ...(process.env as Record<string, string>), ...(deps.env as Record<string, string>), ...settings.env },
+      env: trainerEnv(deps, settings.env),
       cwd: jobDir,
-      hidden: urlSecrets(deps.rewardUrl),
+      // A trainer that prints its environment or the URL its launcher completed must not put the token into the log.
+      hidden: deps.rewardToken === undefined ? [] : [deps.rewardToken],
     },
     inputs,
     store,

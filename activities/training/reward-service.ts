@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { parseRewardRequest, rewardResponse, rewardResponseJson, zeroRewardLog, type RewardSample } from '../../core/remote-reward';
 import { PromiseCache } from '../cache';
 import { rewardServiceMetrics, type RewardServiceMetrics } from '../metrics';
@@ -35,9 +35,20 @@ import type { RewardScorer, ScoredSample } from './reward';
  *
  * Only the trainer may ask (docs/security.md): with a token (training.rewardService.tokenEnv) a
  * request must carry it, as HTTP Basic's password (OpenRLHF 0.11.2's aiohttp client sends the
- * credentials of --reward.remote_url that way: `trainerUrl` has them) or as Bearer, or it is
- * answered 401 unread; without one the service listens on a loopback address only. /health is
- * open (the readiness probe) and tells nothing.
+ * credentials of its URL that way) or as Bearer, or it is answered 401 unread; without one the
+ * service listens on a loopback address only. /health is open (the readiness probe) and tells
+ * nothing. The trainer gets the token in its environment (TRAINER_TOKEN_ENV), never on its command
+ * line, which every user of the machine reads (ps, /proc/<pid>/cmdline): the URL it is given has no
+ * credentials, and its launcher puts the token into it inside the process
+ * (infra/trainers/reward_token.py).
+ *
+ * No web page may ask either (`browserRefusal`): a browser can post a `text/plain` body to any
+ * address without asking first (no CORS preflight), and a page whose own name resolves to this
+ * address (DNS rebinding) is same-origin to the browser. So every request, /health included, whose
+ * Host is not the service's own address or that carries an Origin header (browsers send one with
+ * every POST; the trainers' clients never do) is answered 403, and a POST whose content type is not
+ * application/json (the protocol's) 415, all unread, before the token, the in-flight count or
+ * anything else.
  */
 
 export interface RewardServiceOptions {
@@ -54,16 +65,23 @@ export interface RewardServiceOptions {
 }
 
 export interface RewardService {
-  /** Its POST URL, without credentials: for people, logs and tests. */
+  /** Its POST URL, without credentials: the trainer's `{rewardUrl}`. */
   readonly url: string;
-  /** The URL to give OpenRLHF's --reward.remote_url: `url` with the token as its password when there is one. */
-  readonly trainerUrl: string;
+  /** The token its requests must carry, if it has one: the trainer gets it in TRAINER_TOKEN_ENV. */
+  readonly token?: string;
   close(): Promise<void>;
 }
 
+/**
+ * The variable of a trainer's environment that holds the reward service's token (whatever
+ * training.rewardService.tokenEnv names for the worker). A process's environment is readable by
+ * its own user only (/proc/<pid>/environ is 0400), its command line by everyone.
+ */
+export const TRAINER_TOKEN_ENV = 'CODA_REWARD_TOKEN';
+
 export type RewardServiceLimits = Pick<TrainingConfig['rewardService'], 'maxQueryChars' | 'maxBodyBytes' | 'maxConcurrentRequests'>;
 
-/** What a token may hold: it goes as it is into the URL OpenRLHF is given, which it splits at commas. */
+/** What a token may hold: OpenRLHF's launcher puts it as it is into the reward URLs, which OpenRLHF splits at commas. */
 const TOKEN = /^[A-Za-z0-9._~-]{16,}$/;
 
 /** The token of training.rewardService.tokenEnv, undefined when the variable is unset or empty; a token that cannot be one is refused, naming the field. */
@@ -71,7 +89,7 @@ export function rewardServiceToken(settings: Pick<TrainingConfig['rewardService'
   const token = env[settings.tokenEnv];
   if (token === undefined || token === '') return undefined;
   if (!TOKEN.test(token)) {
-    throw new ValidationError('reward service token', [`training.rewardService.tokenEnv: the token in ${settings.tokenEnv} must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it goes into the URL OpenRLHF is given), e.g. openssl rand -hex 32`]);
+    throw new ValidationError('reward service token', [`training.rewardService.tokenEnv: the token in ${settings.tokenEnv} must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it goes into the URL OpenRLHF's client posts to), e.g. openssl rand -hex 32`]);
   }
   return token;
 }
@@ -109,6 +127,22 @@ function tooLarge(samples: readonly RewardSample[], limits: RewardServiceLimits)
 /** A result that must not stay in the cache: thrown out of the loader (the cache forgets rejected loads) and caught. */
 class Uncacheable {
   constructor(readonly result: ScoredSample) {}
+}
+
+/** The media type of a Content-Type header, lower case, without its parameters (`; charset=utf-8`). */
+const mediaType = (header: string | undefined): string => (header ?? '').split(';')[0]!.trim().toLowerCase();
+
+/** A header's value as an error may quote it: bounded, as JSON. */
+const quoted = (value: string): string => JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
+
+/** Why a request may come from a web page and is refused (403), or undefined; `own` is the service's host:port. */
+function browserRefusal(req: IncomingMessage, own: string): string | undefined {
+  const host = req.headers.host ?? '';
+  if (host.toLowerCase() !== own.toLowerCase()) {
+    return `Host ${quoted(host)}: this reward service answers only at ${own}, the address its trainer is given (another name may be a web page's, pointed here)`;
+  }
+  if (req.headers.origin !== undefined) return `Origin ${quoted(req.headers.origin)}: a web page's request; this reward service answers its trainer only`;
+  return undefined;
 }
 
 /** Answers one admitted POST /get_reward: 413 for what is too large, 400 for what is not the protocol, else the scores. */
@@ -190,10 +224,21 @@ export async function startRewardService(options: RewardServiceOptions): Promise
   }
 
   let inFlight = 0;
+  let own = '';
   const server: Server = createServer((req, res) => {
     const url = req.url?.split('?')[0];
+    const foreign = browserRefusal(req, own);
+    if (foreign !== undefined) {
+      metrics.requests.inc({ outcome: 'forbidden' });
+      return refuseUnread(res, 403, { error: foreign });
+    }
     if (req.method === 'GET' && url === '/health') return send(res, 200, { status: 'ok' });
     if (req.method !== 'POST' || url !== '/get_reward') return send(res, 404, { detail: 'Not Found' });
+    const type = mediaType(req.headers['content-type']);
+    if (type !== 'application/json') {
+      metrics.requests.inc({ outcome: 'refused' });
+      return refuseUnread(res, 415, { error: `content-type ${quoted(type)}: expected application/json (a web page may post other types without asking first)` });
+    }
     if (token !== undefined && !authorized(req.headers.authorization, token)) {
       metrics.requests.inc({ outcome: 'unauthorized' });
       return refuseUnread(res, 401, { error: 'unauthorized: the reward service takes requests with its token only (training.rewardService.tokenEnv)' }, { 'www-authenticate': 'Basic realm="coda reward service"' });
@@ -213,11 +258,12 @@ export async function startRewardService(options: RewardServiceOptions): Promise
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const address = `${options.host}:${port}/get_reward`;
+  // What the service's clients send as Host: the host and port of the URL they are given (the URL's `host`, without a port 80).
+  own = new URL(`http://${isIP(options.host) === 6 ? `[${options.host}]` : options.host}:${port}`).host;
+  const address = `${own}/get_reward`;
   return {
     url: `http://${address}`,
-    // The user name is only a label: the token is the password.
-    trainerUrl: token === undefined ? `http://${address}` : `http://openrlhf:${token}@${address}`,
+    ...(token === undefined ? {} : { token }),
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

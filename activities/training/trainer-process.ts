@@ -15,7 +15,7 @@ export interface TrainerCommand {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
-  /** Texts its log never shows, written `***` (the reward service's token in --reward.remote_url, which OpenRLHF prints among its arguments). */
+  /** Texts its log never shows, written `***` (the reward service's token, should a trainer print its environment or the URL its launcher completed). */
   readonly hidden?: readonly string[];
 }
 

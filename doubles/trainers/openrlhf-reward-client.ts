@@ -13,9 +13,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * - 0.11.0: shards by URL position, empty ones sent too: the first URL gets the sample, the others
  *   empty lists.
  * Each request is JSON with a 180 s total timeout, tried 5 times with a 1 s pause, any non-2xx
- * counting as a failure; the answers come back in shard order. A URL's user and password go as
- * HTTP Basic, as the aiohttp session OpenRLHF posts with sends them (the reward service's token,
- * test/training/real-openrlhf-token.test.ts); fetch itself refuses a URL that holds them.
+ * counting as a failure; the answers come back in shard order. The reward service's token goes as
+ * HTTP Basic's password, as the aiohttp session OpenRLHF posts with sends the credentials its
+ * launcher puts into the URLs (infra/trainers/openrlhf_grpo.py; test/training/real-openrlhf-token.test.ts).
  */
 
 export interface RewardAnswer {
@@ -25,10 +25,14 @@ export interface RewardAnswer {
 }
 
 export interface RewardClientOptions {
+  /** The reward service's token, sent as Basic's password (the trainer's launcher reads it from CODA_REWARD_TOKEN). */
+  readonly token?: string;
   readonly timeoutMs?: number;
   readonly tries?: number;
   readonly pauseMs?: number;
 }
+
+type Settings = Required<Omit<RewardClientOptions, 'token'>> & Pick<RewardClientOptions, 'token'>;
 
 export interface RewardSamples {
   readonly queries: readonly string[];
@@ -36,18 +40,12 @@ export interface RewardSamples {
   readonly labels: readonly string[];
 }
 
-/** The URL without its user and password, and those as an HTTP Basic header, as aiohttp sends them. */
-export function basicAuth(url: string): { url: string; headers: Record<string, string> } {
-  const parsed = new URL(url);
-  if (parsed.username === '' && parsed.password === '') return { url, headers: {} };
-  const credentials = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
-  parsed.username = '';
-  parsed.password = '';
-  return { url: parsed.toString(), headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } };
-}
+/** The Authorization header aiohttp sends for a URL whose password is the token (the user name is only a label). */
+const basicAuth = (token: string | undefined): Record<string, string> =>
+  token === undefined ? {} : { authorization: `Basic ${Buffer.from(`openrlhf:${token}`).toString('base64')}` };
 
-async function post(withCredentials: string, payload: unknown, options: Required<RewardClientOptions>): Promise<RewardAnswer> {
-  const { url, headers } = basicAuth(withCredentials);
+async function post(url: string, payload: unknown, options: Settings): Promise<RewardAnswer> {
+  const headers = basicAuth(options.token);
   let last = '';
   for (let attempt = 0; attempt < options.tries; attempt++) {
     try {
@@ -70,14 +68,14 @@ async function post(withCredentials: string, payload: unknown, options: Required
 /** One vLLM engine's reward client: its rotation over the URLs lasts across calls. */
 export class RewardClient {
   private next = 0;
-  private readonly settings: Required<RewardClientOptions>;
+  private readonly settings: Settings;
 
   constructor(
     private readonly urls: readonly string[],
     options: RewardClientOptions = {},
   ) {
     if (urls.length === 0) throw new Error('no reward URL');
-    this.settings = { timeoutMs: options.timeoutMs ?? 180_000, tries: options.tries ?? 5, pauseMs: options.pauseMs ?? 1_000 };
+    this.settings = { token: options.token, timeoutMs: options.timeoutMs ?? 180_000, tries: options.tries ?? 5, pauseMs: options.pauseMs ?? 1_000 };
   }
 
   /** The answers for these samples, one per non-empty shard, in shard order (OpenRLHF reads the first). */

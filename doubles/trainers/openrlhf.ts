@@ -10,7 +10,8 @@ import { readPrompt, sampleReplies, type Reading } from '../learning-planner/pla
 import { LearningPolicy, type Choice } from '../learning-planner/policy';
 import { hashText, keyedRandom } from '../scripted-models/seeded';
 import { screenOf, taskResolver } from '../scripted-models/task-resolver';
-import { parseArgs, type ArgSpec, type ArgValue } from './argparse';
+import { TRAINER_TOKEN_ENV } from '../../activities/training/reward-service';
+import { parseArgs, UsageError, type ArgSpec, type ArgValue } from './argparse';
 import { checkArrowTypes, imageSize, InputError, runTrainerDouble, stepDelayMs, writeModelFolder } from './checks';
 import { RewardClient, type RewardAnswer } from './openrlhf-reward-client';
 import { pyDict, type PyValue } from './python-repr';
@@ -18,7 +19,8 @@ import { applyChatTemplate, END_OF_TURN, expandImagePads, type TemplateMessage }
 
 /**
  * TEST DOUBLE of OpenRLHF's GRPO trainer: `node build/doubles/trainers/openrlhf.js <the flags of
- * python -m openrlhf.cli.train_ppo_ray>`. No GPU and no weights exist here, so its policy is the
+ * python -m openrlhf.cli.train_ppo_ray>`, standing for infra/trainers/openrlhf_grpo.py, which runs
+ * train_ppo_ray with the reward service's token taken from CODA_REWARD_TOKEN (never from the command line). No GPU and no weights exist here, so its policy is the
  * learning planner double (doubles/learning-planner/): logits over candidate thoughts per
  * situation, starting from those saved in `--actor.model_name_or_path` (a folder with the policy
  * file) or from the base planner's (dev.scriptedModels.errorRate of the temporal.yaml in
@@ -193,6 +195,27 @@ interface Prompt {
   readonly label: string;
 }
 
+/**
+ * --reward.remote_url's URLs, which carry no credentials: the real program (infra/trainers/openrlhf_grpo.py)
+ * refuses a URL with them, as every local user reads a command line, with argparse's exit 2.
+ */
+function rewardUrls(args: Args): string[] {
+  const urls = (get<string>(args, 'reward.remote_url') as string).split(',');
+  for (const url of urls) {
+    const parsed = URL.canParse(url) ? new URL(url) : undefined;
+    if (parsed !== undefined && (parsed.username !== '' || parsed.password !== '')) {
+      throw new UsageError(PROG, `--reward.remote_url ${parsed.protocol}//${parsed.host}${parsed.pathname}: the URL carries credentials, which every user of this machine reads on the command line (ps); give the URL without them and the token in ${TRAINER_TOKEN_ENV}`);
+    }
+  }
+  return urls;
+}
+
+/** The reward service's token, from the environment as the real launcher takes it (infra/trainers/reward_token.py). */
+const rewardToken = (): { token?: string } => {
+  const token = process.env[TRAINER_TOKEN_ENV];
+  return token === undefined || token === '' ? {} : { token };
+};
+
 function rowsOf(file: string): unknown[] {
   if (!existsSync(file)) throw new InputError(`--data.prompt_dataset ${file}: no such file (the double reads .json and .jsonl files)`);
   const content = readFileSync(file, 'utf8');
@@ -345,7 +368,7 @@ async function main(): Promise<void> {
   const screen = screenOf(config);
   const readings = prompts.map((p) => readPrompt(p.texts, (instruction, software) => resolver.taskOf(instruction, software), screen));
   // One vLLM engine's executor: its rotation over the reward URLs lasts the whole run.
-  const client = new RewardClient((get<string>(args, 'reward.remote_url') as string).split(','));
+  const client = new RewardClient(rewardUrls(args), rewardToken());
   const n = num(args, 'rollout.n_samples_per_prompt');
   const batchSize = num(args, 'rollout.batch_size');
   const episodes = num(args, 'train.num_episodes');

@@ -97,7 +97,8 @@ export const SMALL_PLANNER_GRPO = { learningRate: 2e-3, epochs: 10, promptsPerSt
  * (the deployment's 1e-6 is for a pretrained 32B model; this one's SFT ran at 3e-3), the sampling
  * above, seeded by `seed`, no intermediate checkpoints (180 steps, 12 minutes at a load of 5 to 8). At 1e-2 for one
  * epoch the planner's entropy rose step by step and its rewards fell (docs/real-trainers.md).
- * `rewardUrl` is the worker's own reward service unless a test puts something in front of it.
+ * `rewardUrl` is the worker's own reward service unless a test puts something in front of it; it carries
+ * no credentials (the worker gives TRL the token in its environment: infra/trainers/reward_token.py).
  */
 export function smallPlannerGrpo(program: string, seed: number, rewardUrl = '{rewardUrl}'): TrainingConfig['grpo'] {
   const { n, temperature, maxTokens } = SMALL_PLANNER_SAMPLING;

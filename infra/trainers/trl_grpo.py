@@ -10,7 +10,9 @@ placeholders of training.grpo.args), so it keeps OpenRLHF's side of the contract
 - every sampled completion's reward comes from the worker's reward service, one sample per POST as
   each vLLM engine of OpenRLHF 0.11.2 sends it: `query` the decoding of prompt and completion token
   ids with the special tokens kept (image placeholders expanded), `prompts` the chat-templated prompt
-  (one <|image_pad|> per image), `labels` the label (core/remote-reward.ts). An answer that is not
+  (one <|image_pad|> per image), `labels` the label (core/remote-reward.ts); the URL comes without
+  credentials and the token from CODA_REWARD_TOKEN (reward_token.py: never on the command line,
+  which every local user reads). An answer that is not
   the protocol, or an HTTP error other than the service being busy, stops training at once;
 - only a LoRA on the language model's projections trains (the vision tower stays frozen, as
   OpenRLHF's --actor.freeze_visual_encoder keeps it); the executor is another model, never loaded;
@@ -30,7 +32,6 @@ import re
 import sys
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -40,6 +41,8 @@ import torch  # noqa: E402
 from peft import LoraConfig  # noqa: E402
 from transformers import AutoModelForImageTextToText, AutoProcessor, TrainerCallback, set_seed  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
+
+from reward_token import USER as TOKEN_USER, check_no_credentials, reward_token  # noqa: E402
 
 # The language model's projections (Qwen2.5-VL: model.language_model.layers.N...); the vision
 # tower's blocks have gate/up/down projections too, which must not train.
@@ -56,7 +59,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="trl_grpo.py", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True, help="the planner's weights (a folder or an HF id)")
     p.add_argument("--prompts", required=True, help="the prompt JSONL the GPU worker wrote")
-    p.add_argument("--reward-url", required=True, help="the reward service's POST URL (credentials as user:password@)")
+    p.add_argument("--reward-url", required=True, help="the reward service's POST URL, without credentials (the token comes from CODA_REWARD_TOKEN)")
     p.add_argument("--checkpoints", required=True, help="resumable checkpoints: checkpoint-N/")
     p.add_argument("--output", required=True, help="the final LoRA adapter")
     p.add_argument("--max-images", type=int, default=0, help="refuse a prompt with more images (0: no limit)")
@@ -103,17 +106,17 @@ def part_of(part):
 
 
 class RewardClient:
-    """Posts one sample per request, as OpenRLHF 0.11.2's engines do; retries only what may pass on a retry."""
+    """Posts one sample per request, as OpenRLHF 0.11.2's engines do; retries only what may pass on a retry.
 
-    def __init__(self, url, tries=5, pause=1.0, timeout=180):
-        parsed = urllib.parse.urlsplit(url)
+    The URL comes from the command line without credentials; the token, from the environment
+    (reward_token.py), goes as HTTP Basic's password, as OpenRLHF's aiohttp client sends it."""
+
+    def __init__(self, url, token, tries=5, pause=1.0, timeout=180):
+        check_no_credentials(url, "--reward-url")
+        self.url = url
         self.headers = {"content-type": "application/json"}
-        if parsed.username is not None or parsed.password is not None:
-            user = urllib.parse.unquote(parsed.username or "")
-            password = urllib.parse.unquote(parsed.password or "")
-            self.headers["authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-        host = parsed.hostname + (f":{parsed.port}" if parsed.port else "")
-        self.url = urllib.parse.urlunsplit((parsed.scheme, host, parsed.path, parsed.query, ""))
+        if token is not None:
+            self.headers["authorization"] = "Basic " + base64.b64encode(f"{TOKEN_USER}:{token}".encode()).decode()
         self.tries, self.pause, self.timeout = tries, pause, timeout
 
     def reward(self, query, prompt, label):
@@ -185,6 +188,8 @@ def newest_checkpoint(root):
 
 def main(argv):
     a = parse_args(argv)
+    # Before the model loads: a URL with credentials fails the job at once.
+    rewards = RewardClient(a.reward_url, reward_token())
     processor = AutoProcessor.from_pretrained(a.model, padding_side="left")
     dtype = torch.float32 if a.cpu else torch.bfloat16
     model = AutoModelForImageTextToText.from_pretrained(a.model, dtype=dtype)
@@ -216,7 +221,7 @@ def main(argv):
     set_seed(a.seed)
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=remote_reward(processor, RewardClient(a.reward_url), a.reward_workers),
+        reward_funcs=remote_reward(processor, rewards, a.reward_workers),
         args=config,
         train_dataset=grpo_dataset(a.prompts, a.max_images),
         processing_class=processor,

@@ -42,8 +42,8 @@ export interface GpuHarness {
   startTraining(request: TrainRequest, opts?: { heartbeatTimeoutSeconds?: number; maximumAttempts?: number }): Promise<WorkflowHandle>;
   /** The train activity's last heartbeat, while it runs. */
   heartbeat(handle: WorkflowHandle): Promise<TrainingHeartbeat | undefined>;
-  /** An in-process GPU worker, on the harness's config or a variant of it. */
-  startGpuWorker(config?: LoadedConfig): Promise<GpuWorker>;
+  /** An in-process GPU worker, on the harness's config or a variant of it, with the harness's environment or another. */
+  startGpuWorker(config?: LoadedConfig, env?: Record<string, string>): Promise<GpuWorker>;
   /** Stops every GPU worker, in-process or process. */
   stopGpuWorkers(): Promise<void>;
   /** A GPU worker as a real process (its own group), polling once this resolves; its pid. */
@@ -110,8 +110,8 @@ export async function startGpuHarness(opts: GpuHarnessOptions): Promise<GpuHarne
       const payload = pending?.heartbeatDetails?.payloads?.[0];
       return payload?.data === undefined || payload.data === null ? undefined : (JSON.parse(Buffer.from(payload.data).toString('utf8')) as TrainingHeartbeat);
     },
-    async startGpuWorker(variant = config) {
-      const gpu = await createGpuWorker({ config: variant, connection: stack.connection, env });
+    async startGpuWorker(variant = config, variantEnv = env) {
+      const gpu = await createGpuWorker({ config: variant, connection: stack.connection, env: variantEnv });
       gpuWorkers.push({ gpu, running: gpu.run() });
       return gpu;
     },

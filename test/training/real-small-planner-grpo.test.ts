@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { TrainRequest, TrainResult } from '../../activities/training/contract';
 import { registerPlanner } from '../../activities/training/serving';
+import type { RewardService } from '../../activities/training/reward-service';
 import { storeScreenshot } from '../../activities/images/variants';
 import { s3Gateway } from '../../activities/models/gateway';
 import { TaskLibrary } from '../../activities/tasks/library';
@@ -21,7 +22,7 @@ import { RewardClient } from '../../doubles/trainers/openrlhf-reward-client';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { runSeed } from '../support/harness';
 import { smallPlannerEdit, stopSmallPlannerServer } from '../support/tiny-qwen';
-import { startNegatedRewards, type NegatedRewards } from '../support/negated-rewards';
+import { startRewardProxy, type RewardProxy } from '../support/reward-proxy';
 import { allSteps, SCREEN, writeDataset, type RecordedTrajectory } from './dataset';
 import type { TrainOnGpuInput } from './workflows';
 import { freePort } from '../stack';
@@ -69,9 +70,9 @@ async function storeReferenceTrajectories(g: GpuHarness): Promise<RecordedTrajec
  * the production gateway for a group of thoughts (sampled as in training), one request after
  * another, and each thought is scored by the reward service as OpenRLHF would post it (doubles/trainers/openrlhf-reward-client.ts).
  */
-async function groupRewards(g: GpuHarness, planner: LoadedConfig, model: string, prompts: readonly Prompt[], rewardUrl: string): Promise<number[]> {
+async function groupRewards(g: GpuHarness, planner: LoadedConfig, model: string, prompts: readonly Prompt[], service: Pick<RewardService, 'url' | 'token'>): Promise<number[]> {
   const gateway = s3Gateway(planner, g.h.stack.store, { env: g.h.env });
-  const rewards = new RewardClient([rewardUrl]);
+  const rewards = new RewardClient([service.url], { token: service.token });
   const { n, temperature, maxTokens } = SMALL_PLANNER_SAMPLING;
   const means: number[] = [];
   for (const { manifest, step, row } of prompts) {
@@ -118,10 +119,10 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
   let scratch: string;
   let model: string;
   let stateDir: string;
-  let proxy: NegatedRewards | undefined;
+  let proxy: RewardProxy | undefined;
   /** The configs with the planner served by the real server: full weights (the SFT), an adapter on the SFT's weights (GRPO). */
   let fullWeights: LoadedConfig;
-  let rewardUrl: string;
+  let rewardService: RewardService;
   const seed = runSeed();
   const negatedQueue = (gpu: string): string => `${gpu}-negated`;
 
@@ -145,15 +146,15 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
     // The planner served by the real server (the harness's scripted planner recorded its own trajectories).
     config.models.planner = { ...config.models.planner, baseUrl: `http://127.0.0.1:${port}/v1`, model: BASE, imageTransport: 'data' };
     fullWeights = config;
-    rewardUrl = (await g.startGpuWorker(config)).rewardService.trainerUrl;
+    rewardService = (await g.startGpuWorker(config)).rewardService;
     // The control's worker: its own queue and reward service, its trainer's rewards through the negating proxy.
-    proxy = await startNegatedRewards();
+    proxy = await startRewardProxy({ negate: true });
     const negated = structuredClone(config);
     negated.taskQueues.gpu = negatedQueue(config.taskQueues.gpu);
     negated.training.rewardService = { ...negated.training.rewardService, port: await freePort() };
     negated.training.workDir = path.join(scratch, 'gpu-negated');
     negated.training.grpo = smallPlannerGrpo(TRL_GRPO, seed, proxy.url);
-    proxy.target = (await g.startGpuWorker(negated)).rewardService.trainerUrl;
+    proxy.target = (await g.startGpuWorker(negated)).rewardService.url;
   });
   after(async () => {
     stopSmallPlannerServer(stateDir);
@@ -188,7 +189,7 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
     const [job, controlJob] = [`small-grpo-${seed}`, `small-grpo-negated-${seed}`];
     const trainings = Promise.all([grpo(job, fullWeights.taskQueues.gpu), grpo(controlJob, negatedQueue(fullWeights.taskQueues.gpu))]);
     trainings.catch(() => undefined);
-    const before = await groupRewards(g, fullWeights, served.model, prompts, rewardUrl);
+    const before = await groupRewards(g, fullWeights, served.model, prompts, rewardService);
     const [trained, control] = await trainings;
     assert.deepEqual([trained.steps, control.steps], [STEPS, STEPS], 'every optimizer step of both runs');
     assert.equal(proxy!.samples(), STEPS * SMALL_PLANNER_GRPO.promptsPerStep * SMALL_PLANNER_SAMPLING.n, "every sample of the control's run got its reward through the negating proxy");
@@ -198,7 +199,7 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
     if (adapter.training.serving.kind !== 'restart') throw new Error('restart serving');
     const command = adapter.training.serving.command;
     command.splice(command.indexOf('--model'), 2, '--model', base.path, '--adapter', '{path}');
-    const measure = async (result: TrainResult): Promise<number[]> => groupRewards(g, adapter, (await registerPlanner(adapter, store, result.checkpointKey, g.h.env)).model, prompts, rewardUrl);
+    const measure = async (result: TrainResult): Promise<number[]> => groupRewards(g, adapter, (await registerPlanner(adapter, store, result.checkpointKey, g.h.env)).model, prompts, rewardService);
     const rise = change(before, await measure(trained));
     const fall = change(before, await measure(control));
     console.log(`      seed ${seed}: GRPO ${JSON.stringify(rise)}, rewards negated ${JSON.stringify(fall)}; trainer reward ${trained.metrics.reward}, negated ${control.metrics.reward}`);

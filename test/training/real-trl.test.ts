@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { rewardServiceMetrics, trainerMetrics, type RewardServiceMetrics } from '../../activities/metrics';
 import { uploadedStep } from '../../activities/training/checkpoints';
@@ -12,8 +12,12 @@ import { setFlag, type GpuHarness } from '../support/gpu-harness';
 import { startTinyPlannerHarness, type TinyPlannerHarness } from '../support/tiny-qwen';
 import { runSeed } from '../support/harness';
 import { TRL, TRL_GRPO } from '../../infra/small-planner/runs';
+import { startRewardProxy, type RewardProxy } from '../support/reward-proxy';
+import { processesMentioning } from './processes';
 
 const GENERATIONS = 2;
+/** The reward service's token: the worker gives it to TRL in its environment. */
+const TOKEN = 'c0da-reward-token-0123456789abcdef';
 
 /** The request scoring's counts: requests by outcome, samples scored, samples answered 0 by reason. */
 async function counts(m: RewardServiceMetrics): Promise<{ requests: Record<string, number>; samples: number; failures: Record<string, number> }> {
@@ -36,7 +40,10 @@ function tensorNames(file: Buffer): string[] {
  * Qwen2.5-VL made here from a seed (infra/trainers/tiny_qwen2_5_vl.py, nothing downloaded), every
  * sample scored by the worker's reward service. Then the job is run again as after a crash between
  * the trainer's end and the manifest's write, by a worker allowed one more step: it resumes from the
- * uploaded checkpoint. CODA_SKIP_REAL_TRAINERS=1 leaves this file out of the run (.mocharc.js).
+ * uploaded checkpoint. The reward service takes a token, which reaches TRL through its environment:
+ * the first run's reward requests go through a proxy that holds them until the test has read the
+ * running trainer's /proc/<pid>/cmdline (what every user of the machine reads), which holds no token.
+ * CODA_SKIP_REAL_TRAINERS=1 leaves this file out of the run (.mocharc.js).
  */
 describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by the reward service, a LoRA checkpoint, resumed (real Temporal and MinIO)", function () {
   this.timeout(600_000);
@@ -48,12 +55,14 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
   const job = `realtrl-${Date.now()}`;
   let request: TrainRequest;
 
-  /** An in-process GPU worker whose trainer stops after `steps` steps, with its reward service's counts. */
-  const startWorker = async (steps: number): Promise<RewardServiceMetrics> => {
+  /** An in-process GPU worker with a token, whose trainer stops after `steps` steps (its rewards through `proxy` if given), with its reward service's counts. */
+  const startWorker = async (steps: number, proxy?: RewardProxy): Promise<RewardServiceMetrics> => {
     const config: LoadedConfig = structuredClone(g.h.config);
     setFlag(config.training.grpo.args, '--max-steps', String(steps));
+    if (proxy !== undefined) setFlag(config.training.grpo.args, '--reward-url', proxy.url);
     const rewards = rewardServiceMetrics();
-    const gpu = await createGpuWorker({ config, connection: g.h.stack.connection, env: g.h.env, metrics: { trainer: trainerMetrics(), rewards } });
+    const gpu = await createGpuWorker({ config, connection: g.h.stack.connection, env: { ...g.h.env, CODA_REWARD_TOKEN: TOKEN }, metrics: { trainer: trainerMetrics(), rewards } });
+    if (proxy !== undefined) proxy.target = gpu.rewardService.url;
     worker = { gpu, running: gpu.run() };
     return rewards;
   };
@@ -89,9 +98,28 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
     await tiny?.stop();
   });
 
-  it('trains 2 steps: every sampled completion scored by the reward service as OpenRLHF asks, the LoRA adapter and its checkpoints where the pipeline takes them', async () => {
-    const rewards = await startWorker(2);
-    const result = (await (await g.startTraining(request)).result()) as TrainResult;
+  it('trains 2 steps: every sampled completion scored by the reward service as OpenRLHF asks, with the token from its environment and none on its command line; the LoRA adapter and its checkpoints where the pipeline takes them', async () => {
+    const proxy = await startRewardProxy({ hold: true });
+    let result: TrainResult;
+    let rewards: RewardServiceMetrics;
+    try {
+      rewards = await startWorker(2, proxy);
+      const handle = await g.startTraining(request);
+      // TRL waits for its first reward: read its command line and environment while it certainly runs.
+      await proxy.held;
+      const trainers = processesMentioning(`jobs/${job}/`);
+      assert.equal(trainers.length, 1, 'the TRL trainer, waiting for a reward');
+      const cmdline = readFileSync(`/proc/${trainers[0]}/cmdline`, 'utf8');
+      assert.ok(cmdline.includes(`--reward-url\0${proxy.url}\0`), cmdline.replaceAll('\0', ' '));
+      assert.equal(cmdline.includes(TOKEN), false, 'no token on the command line');
+      assert.ok(readFileSync(`/proc/${trainers[0]}/environ`, 'utf8').split('\0').includes(`CODA_REWARD_TOKEN=${TOKEN}`), 'the token is in its environment');
+      proxy.release();
+      result = (await handle.result()) as TrainResult;
+      const basic = `Basic ${Buffer.from(`openrlhf:${TOKEN}`).toString('base64')}`;
+      assert.ok(proxy.authorizations.length === 2 * GENERATIONS && proxy.authorizations.every((a) => a === basic), `every reward request carried the token: ${proxy.authorizations.length}`);
+    } finally {
+      await proxy.close();
+    }
     const { store } = g.h.stack;
     assert.ok(datasetManifestSchema.parse(await store.getJson(g.grpoDataset)).rows >= 2, 'the dataset has the prompts of two steps');
     assert.equal(result.steps, 2);

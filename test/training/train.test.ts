@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { TrainRequest, TrainResult } from '../../activities/training/contract';
 import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { datasetManifestSchema, checkpointManifestSchema } from '../../core/training';
@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uploadedStep } from '../../activities/training/checkpoints';
 import { eventually } from '../support/rollouts';
-import { startGpuHarness, heartbeatWhen, type GpuHarness } from '../support/gpu-harness';
+import { startGpuHarness, heartbeatWhen, setFlag, type GpuHarness } from '../support/gpu-harness';
+import { startRewardProxy } from '../support/reward-proxy';
 import { alive, causes, processesMentioning } from './processes';
 
 describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', function () {
@@ -65,6 +66,37 @@ describe('training on a GPU worker (trainer doubles, real Temporal and MinIO)', 
     assert.equal(marker.step, dataset.rows, 'the last checkpoint was uploaded');
     assert.ok(marker.files.includes('_actor/latest'));
     assert.match((await g.h.stack.store.get(`${job}/logs/attempt-1.log`)).toString(), /✨ Global step 1: \{'policy_loss'/);
+  });
+
+  it("GRPO with the reward service's token: on no command line of the running trainer (/proc/<pid>/cmdline, read by every user), in its environment, and every reward request carries it", async () => {
+    const token = 'c0da-reward-token-0123456789abcdef';
+    // The trainer's second reward URL is a proxy that holds its requests: the trainer certainly runs while the test reads /proc.
+    const proxy = await startRewardProxy({ hold: true });
+    try {
+      const config = structuredClone(g.h.config);
+      setFlag(config.training.grpo.args, '--reward.remote_url', `{rewardUrl},${proxy.url}`);
+      const gpu = await g.startGpuWorker(config, { ...g.h.env, CODA_REWARD_TOKEN: token });
+      proxy.target = gpu.rewardService.url;
+      const req = request('grpo');
+      const handle = await g.startTraining(req);
+      await proxy.held;
+      const trainers = processesMentioning(`jobs/${req.job}/`);
+      assert.equal(trainers.length, 1, 'the trainer double, waiting for a reward');
+      const pid = trainers[0]!;
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      assert.ok(cmdline.includes(`--reward.remote_url\0${gpu.rewardService.url},${proxy.url}\0`), cmdline.replaceAll('\0', ' '));
+      assert.equal(cmdline.includes(token), false, 'no token on the command line');
+      assert.ok(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`CODA_REWARD_TOKEN=${token}`), 'the token is in the environment');
+      assert.equal(statSync(`/proc/${pid}/environ`).mode & 0o777, 0o400, "which only the trainer's user reads");
+      proxy.release();
+      const result = (await handle.result()) as TrainResult;
+      assert.ok(result.metrics['rollout/reward_mean']! > 0, `rewards came from the reward service: ${JSON.stringify(result.metrics)}`);
+      const basic = `Basic ${Buffer.from(`openrlhf:${token}`).toString('base64')}`;
+      assert.ok(proxy.authorizations.length > 0 && proxy.authorizations.every((a) => a === basic), `every request through the proxy carried the token: ${proxy.authorizations.length}`);
+      assert.doesNotMatch((await g.h.stack.store.get(`${trainingJobPrefix(g.h.config.storage.prefix, req.job)}/logs/attempt-1.log`)).toString(), new RegExp(token));
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('SFT end to end: LLaMA-Factory inputs, trainer_log.jsonl progress, checkpoints and the manifest', async () => {

@@ -124,6 +124,8 @@ describe('trainer doubles: input validation as the real trainers do it', functio
       [[...grpoArgs(), '--algo.advantage.is_correction_enable'], /unrecognized arguments: --algo\.advantage\.is_correction_enable/],
       [grpoArgs({ '--algo.advantage.is_correction_level': 'sample' }), /argument --algo\.advantage\.is_correction_level: invalid choice: 'sample' \(choose from 'off', 'token', 'seq'\)/],
       [grpoArgs({ '--algo.advantage.is_correction_threshold': 'high' }), /argument --algo\.advantage\.is_correction_threshold: invalid float value: 'high'/],
+      // infra/trainers/openrlhf_grpo.py's refusal (real-openrlhf-token.test.ts): the token comes from the environment only.
+      [grpoArgs({ '--reward.remote_url': 'http://openrlhf:in-argv-0123456789abcdef@127.0.0.1:9/get_reward' }), /train_ppo_ray\.py: error: --reward\.remote_url http:\/\/127\.0\.0\.1:9\/get_reward: the URL carries credentials, which every user of this machine reads on the command line \(ps\); give the URL without them and the token in CODA_REWARD_TOKEN/],
     ];
     for (const [args, message] of cases) {
       const out = run('openrlhf.js', args);
