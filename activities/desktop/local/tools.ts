@@ -1,7 +1,7 @@
 /**
  * The programs a local desktop runs, from Debian packages that infra/install.sh installs
- * (xvfb, openbox, dbus, at-spi2-core, x11-utils, xdotool, imagemagick). What an app's driver
- * runs to read the app (KAlgebra: python3-pyatspi, calgebra) belongs to the driver.
+ * (xvfb, openbox, dbus, at-spi2-core, x11-utils, xdotool, imagemagick, python3-pyatspi). What
+ * else an app's driver runs (KAlgebra: calgebra) belongs to the driver.
  */
 export interface DesktopTools {
   readonly xvfb: string;
@@ -15,6 +15,8 @@ export interface DesktopTools {
   readonly xdotool: string;
   /** ImageMagick's `import`. */
   readonly import: string;
+  /** The system python, which has pyatspi: it runs the desktop's AT-SPI reader (io/atspi_reader.py). */
+  readonly python: string;
 }
 
 export const DEFAULT_TOOLS: DesktopTools = {
@@ -27,4 +29,5 @@ export const DEFAULT_TOOLS: DesktopTools = {
   xprop: 'xprop',
   xdotool: 'xdotool',
   import: 'import',
+  python: '/usr/bin/python3',
 };
