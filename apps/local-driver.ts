@@ -2,15 +2,18 @@ import type { InputEvent } from '../core/actions';
 import type { EvaluationResult, StopInfo } from '../core/evaluation';
 import type { InitializeStep, Task } from '../core/task';
 import type { Env } from '../io/process';
+import type { AtspiReader } from '../io/atspi';
 import type { Size } from '../core/smart-resize';
 
-/** What a running desktop offers an app driver: its environment and HOME, its screen, the app's process, and real input. */
+/** What a running desktop offers an app driver: its environment and HOME, its screen, the app's process, its AT-SPI reader, and real input. */
 export interface AppSession {
   readonly env: Env;
   /** The desktop's HOME, where the VM's /home/user paths live (local-apps.ts homePath). */
   readonly home: string;
   readonly screen: Size;
   readonly appPid: number;
+  /** The desktop's accessibility reader, for the driver's reads of the app's tree. */
+  readonly atspi: AtspiReader;
   input(events: readonly InputEvent[]): Promise<void>;
   /** The screen as PNG bytes. */
   screenshot(): Promise<Buffer>;

@@ -1,7 +1,8 @@
 """Walking an app's accessibility (AT-SPI) tree: what the apps' state readers share.
 
-Imported by <app>/<app>_state.py, which put this folder on sys.path. Run with the system python
-(/usr/bin/python3, which has python3-pyatspi) and AT_SPI_BUS_ADDRESS set to the desktop's bus.
+Imported by <app>/<app>_state.py, which put this folder on sys.path, in the desktop's reader
+(atspi_reader.py) or run as a command with the system python (/usr/bin/python3, which has
+python3-pyatspi) and AT_SPI_BUS_ADDRESS set to the desktop's bus.
 """
 
 import pyatspi

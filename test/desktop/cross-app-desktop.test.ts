@@ -93,7 +93,7 @@ describe('a cross-application TeXstudio task on one real local desktop with KAlg
       const texstudio = processOf(desktop.id, /texstudio$/);
       const kalgebra = processOf(desktop.id, /kalgebra$/);
       assert.equal(kalgebra.command, 'kalgebra');
-      assert.deepEqual((await appState(desktop, dir, host)).window, { x: 0, y: 0, width: 1920, height: 1080 });
+      assert.deepEqual((await appState(desktop)).window, { x: 0, y: 0, width: 1920, height: 1080 });
       assert.equal(activeProgram(), 'kalgebra');
       const stop = await play(desktop, plan.actions, CONFIG.rollouts.settleMs);
       assert.equal(activeProgram(), 'texstudio');

@@ -57,7 +57,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     const png = await desktop.screenshot();
     assert.deepEqual(pngSize(png), { width: 1920, height: 1080 });
 
-    const state = await appState(desktop, dir, host);
+    const state = await appState(desktop);
     assert.deepEqual(state.window, { x: 0, y: 0, width: 1920, height: 1080 });
     assert.equal(state.mainTabs?.current, 'Calculator');
     assert.deepEqual(state.functions, []);
@@ -108,7 +108,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     await desktop.act({ type: 'click', ...kalgebraPoint('calculatorInput', desktop.screen) });
     await desktop.act({ type: 'type', text: 'p := e^pi', submit: true });
     await sleep(300);
-    const state = await appState(desktop, dir, host);
+    const state = await appState(desktop);
     assert.equal(state.variables.find((v) => v.name === 'p')?.value, '23.140692620502403');
     assert.deepEqual(state.console.at(-1), { input: 'p:=e^pi', result: '23.1406926205' });
 
@@ -137,16 +137,16 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     await desktop.reset(A01);
     await desktop.act({ type: 'hotkey', keys: ['alt', '3'] });
     await desktop.act({ type: 'wait', seconds: 0.3 });
-    assert.equal((await appState(desktop, dir, host)).mainTabs?.current, '3D Graph');
+    assert.equal((await appState(desktop)).mainTabs?.current, '3D Graph');
     await desktop.act({ type: 'type', text: 'x^2+y^2', submit: false });
-    const before = await appState(desktop, dir, host);
+    const before = await appState(desktop);
     assert.equal(before.input3d?.text, 'x^2+y^2');
     for (const action of [{ type: 'done' }, { type: 'fail' }, { type: 'answer', text: '42' }, { type: 'call_user' }] as const) {
       await desktop.act(action);
     }
     // A key no X display has: the action's fault (a failed step), not a DesktopError (a desktop to replace).
     await assert.rejects(desktop.act({ type: 'hotkey', keys: ['ctrl', 'hyper'] }), (err) => err instanceof RenderError && /unknown key "hyper"/.test(err.message));
-    const after = await appState(desktop, dir, host);
+    const after = await appState(desktop);
     assert.equal(after.input3d?.text, before.input3d?.text);
     assert.equal(after.mainTabs?.current, '3D Graph');
   });
@@ -164,7 +164,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
 
   it('plays func_2d and func_3d through the GUI and checks plots, sizes and the unsupported look of a plot', async () => {
     await desktop.reset(kalgebraTask('B-03'));
-    let state = await appState(desktop, dir, host);
+    let state = await appState(desktop);
     assert.equal(state.mainTabs?.current, '2D Graph');
     assert.deepEqual(state.functions, [{ name: 'f0', expression: 'q->6*sin(3*q)', shown: true }]);
     const size = await desktop.evaluate(kalgebraTask('B-03'), { reason: 'DONE' });
@@ -177,7 +177,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     assert.match(colour.checks[0]?.detail ?? '', /^f0 x->e\^x-1 agrees with all 10 points; color "#000000" unsupported/);
 
     await desktop.reset(kalgebraTask('B-06'));
-    state = await appState(desktop, dir, host);
+    state = await appState(desktop);
     assert.equal(state.mainTabs?.current, '3D Graph');
     assert.equal(state.input3d?.text, 'x^2-y^2=2');
     assert.equal(state.plotStyle3d, 'Solid');
@@ -219,7 +219,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     // The 2D Graph menu (Alt+D) wraps from its first item to its last, Very Fine.
     for (const keys of [['alt', 'd'], ['up'], ['enter']]) await desktop.act({ type: 'hotkey', keys });
     await sleep(300);
-    assert.equal((await appState(desktop, dir, host)).resolution2d, 'Very Fine');
+    assert.equal((await appState(desktop)).resolution2d, 'Very Fine');
     const veryFine = await desktop.evaluate(b05, { reason: 'DONE' });
     assert.equal(veryFine.passed, true, veryFine.checks[0]?.detail);
     assert.equal(veryFine.checks[0]?.detail, 'f0 x->sin(x+pi/4) agrees with all 4 points; res 3328 (Very Fine)');
@@ -234,7 +234,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     await desktop.act(field);
     await desktop.act({ type: 'hotkey', keys: ['ctrl', 'a'] });
     await desktop.act({ type: 'type', text: wanted, submit: false });
-    assert.equal((await appState(desktop, dir, host)).input3d?.text, wanted);
+    assert.equal((await appState(desktop)).input3d?.text, wanted);
     const typed = await desktop.evaluate(b07, { reason: 'DONE' });
     assert.equal(typed.passed, false);
     assert.match(typed.checks[0]?.detail ?? '', /closest 3D graph \(x, y\)->sin\(x\)\^2\+cos\(y\)\^2-1\/\(x\^2\*y\^2\):/);
@@ -247,7 +247,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     // An expression KAlgebra refuses leaves the plotted surface as it was.
     await desktop.act({ type: 'hotkey', keys: ['ctrl', 'a'] });
     await desktop.act({ type: 'type', text: 'x->x^2', submit: true });
-    const state = await appState(desktop, dir, host);
+    const state = await appState(desktop);
     assert.equal(state.input3d?.text, 'x->x^2');
     assert.match(state.statusBar, /^Errors: /);
     const refused = await desktop.evaluate(b07, { reason: 'DONE' });

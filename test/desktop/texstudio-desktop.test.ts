@@ -29,7 +29,7 @@ describe('LocalDesktop with Debian TeXstudio', function () {
 
   const texstudioState = async () => {
     const pid = processOf(desktop.id, /texstudio$/).pid;
-    const state = await readTeXstudioState({ python: '/usr/bin/python3', env: { AT_SPI_BUS_ADDRESS: `unix:path=${path.join(dir, `${host.id}-0`, 'run', 'a11y-bus')}` }, pid, timeoutMs: 10_000 });
+    const state = await readTeXstudioState({ reader: desktop.atspiReader(), pid, timeoutMs: 10_000 });
     assert.ok(state.app, 'TeXstudio is on the accessibility bus');
     return state;
   };
@@ -59,7 +59,7 @@ describe('LocalDesktop with Debian TeXstudio', function () {
 
   it('serves KAlgebra and TeXstudio tasks on the same desktop, one app at a time', async () => {
     await desktop.reset(kalgebraTask('A-01'));
-    assert.equal((await appState(desktop, dir, host)).mainTabs?.current, 'Calculator');
+    assert.equal((await appState(desktop)).mainTabs?.current, 'Calculator');
     assert.throws(() => processOf(desktop.id, /texstudio$/), /runs no/);
     await desktop.reset(texstudioTask('D-01'));
     assert.equal((await texstudioState()).documents?.current, 'main.tex');

@@ -76,11 +76,10 @@ export async function play(desktop: LocalDesktop, actions: readonly GuiAction[],
   return { reason: 'TIMEOUT' };
 }
 
-/** KAlgebra's state on the test desktop, read from its accessibility bus as the evaluators read it. */
-export async function appState(desktop: LocalDesktop, dir: string, host: LocalHostConfig): Promise<RunningKAlgebraState> {
-  const bus = path.join(dir, `${host.id}-0`, 'run', 'a11y-bus');
+/** KAlgebra's state on the test desktop, read through the desktop's AT-SPI reader as the evaluators read it. */
+export async function appState(desktop: LocalDesktop): Promise<RunningKAlgebraState> {
   const pid = processOf(desktop.id, /kalgebra$/).pid;
-  const state = await readKAlgebraState({ python: '/usr/bin/python3', env: { AT_SPI_BUS_ADDRESS: `unix:path=${bus}` }, pid, timeoutMs: 10_000 });
+  const state = await readKAlgebraState({ reader: desktop.atspiReader(), pid, timeoutMs: 10_000 });
   if (!state.app) throw new Error('KAlgebra is not on the accessibility bus');
   return state;
 }

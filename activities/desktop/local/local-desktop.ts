@@ -18,6 +18,7 @@ import { captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
 import { runVmCommand, writeHomeFile } from '../../../io/vm-commands';
 import { X11Display, type Screen } from './x11-display';
+import type { AtspiReader } from '../../../io/atspi';
 import { APPS } from '../../../apps/index';
 
 export interface LocalDesktopOptions {
@@ -184,6 +185,11 @@ export class LocalDesktop implements Desktop {
     return this.app.driver.responsive(this.session(this.display, this.app.process));
   }
 
+  /** The display's AT-SPI reader, which the drivers read the apps through (tests and benchmarks read them as the drivers do). */
+  atspiReader(): AtspiReader {
+    return this.requireDisplay(this.task?.id, 'read the accessibility tree').atspi;
+  }
+
   async close(): Promise<void> {
     this.task = undefined;
     try {
@@ -318,6 +324,7 @@ export class LocalDesktop implements Desktop {
       home: display.home,
       screen: display.screen,
       appPid: app.pid,
+      atspi: display.atspi,
       input: (events) => this.perform(display, events),
       screenshot: () => captureScreen(display.name),
     };

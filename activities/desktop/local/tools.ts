@@ -1,8 +1,8 @@
 /**
  * The programs a local desktop runs, from Debian packages that infra/install.sh installs
- * (xvfb, openbox, dbus, at-spi2-core, x11-utils, xdotool). Screenshots need no program: Node reads
- * the screen from the X server (io/x11-image.ts). What an app's driver
- * runs to read the app (KAlgebra: python3-pyatspi, calgebra) belongs to the driver.
+ * (xvfb, openbox, dbus, at-spi2-core, x11-utils, xdotool, python3-pyatspi). Screenshots need no
+ * program: Node reads the screen from the X server (io/x11-image.ts). What else an app's driver
+ * runs (KAlgebra: calgebra) belongs to the driver.
  */
 export interface DesktopTools {
   readonly xvfb: string;
@@ -14,6 +14,8 @@ export interface DesktopTools {
   readonly atspiBusConfig: string;
   readonly xprop: string;
   readonly xdotool: string;
+  /** The system python, which has pyatspi: it runs the desktop's AT-SPI reader (io/atspi_reader.py). */
+  readonly python: string;
 }
 
 export const DEFAULT_TOOLS: DesktopTools = {
@@ -25,4 +27,5 @@ export const DEFAULT_TOOLS: DesktopTools = {
   atspiBusConfig: '/usr/share/defaults/at-spi2/accessibility.conf',
   xprop: 'xprop',
   xdotool: 'xdotool',
+  python: '/usr/bin/python3',
 };

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { AtspiReader } from '../../../io/atspi';
 import { describeExit, isAlive, ManagedProcess, MARKER_VAR, runCommand, waitFor, type Env, type ProcessSpec } from '../../../io/process';
 import type { DesktopTools } from './tools';
 
@@ -75,6 +76,10 @@ const sessionBusConf = (address: string): string => `<!DOCTYPE busconfig PUBLIC 
  * connection is up (it logs "Error in contacting registry"), so the app is missing from the
  * tree. When the bus address is on the root window (AT_SPI_BUS), Qt connects synchronously and
  * registers every time. Readers get the address from AT_SPI_BUS_ADDRESS.
+ *
+ * The display's AT-SPI reader (io/atspi.ts) reads the apps' trees for their drivers: one python
+ * process, started with the display and stopped with it, restarted by the next read if it died
+ * or hung; it is not one of the processes whose death breaks the display.
  */
 export class X11Display {
   readonly home: string;
@@ -83,6 +88,8 @@ export class X11Display {
   private readonly sessionBus: string;
   private readonly a11yBus: string;
   private processes: ManagedProcess[] = [];
+  /** Reads the apps' accessibility trees on this display's bus. */
+  readonly atspi: AtspiReader;
 
   constructor(private readonly options: X11DisplayOptions) {
     this.home = path.join(options.dir, 'home');
@@ -90,6 +97,7 @@ export class X11Display {
     this.logDir = path.join(options.dir, 'logs');
     this.sessionBus = `unix:path=${path.join(this.runtimeDir, 'session-bus')}`;
     this.a11yBus = `unix:path=${path.join(this.runtimeDir, 'a11y-bus')}`;
+    this.atspi = new AtspiReader({ python: options.tools.python, env: this.env() });
   }
 
   get name(): string {
@@ -160,6 +168,8 @@ export class X11Display {
       return reply.toString().includes('boolean true') ? true : undefined;
     }, 'own org.a11y.atspi.Registry');
     await runCommand(tools.xprop, ['-root', '-f', 'AT_SPI_BUS', '8s', '-set', 'AT_SPI_BUS', this.a11yBus], { env, timeoutMs: 5_000 });
+    // Python imports pyatspi while the window manager and the app start.
+    this.atspi.start();
 
     const rc = path.join(this.runtimeDir, 'openbox-rc.xml');
     writeFileSync(rc, OPENBOX_RC);
@@ -182,6 +192,7 @@ export class X11Display {
 
   /** Stops every process, newest first (the window manager before the server it draws on). */
   async stop(): Promise<void> {
+    await this.atspi.close();
     const running = [...this.processes].reverse();
     this.processes = [];
     for (const p of running) await p.stop();

@@ -7,14 +7,12 @@ import { readKAlgebraState, readKAlgebraView, type KAlgebraView, type RunningKAl
 import { viewChanged, viewPrint } from './surface';
 
 export interface KAlgebraDriverOptions {
-  /** The system python, which has pyatspi. */
-  readonly python: string;
   readonly calgebra: string;
   /** How long one read of the accessibility tree may take before the app counts as hung. */
   readonly stateTimeoutMs: number;
 }
 
-export const DEFAULT_KALGEBRA_OPTIONS: KAlgebraDriverOptions = { python: '/usr/bin/python3', calgebra: 'calgebra', stateTimeoutMs: 10_000 };
+export const DEFAULT_KALGEBRA_OPTIONS: KAlgebraDriverOptions = { calgebra: 'calgebra', stateTimeoutMs: 10_000 };
 
 /** The main tabs, in the order of ScienceBoard's `tab` index. */
 export const KALGEBRA_TABS = ['Calculator', '2D Graph', '3D Graph', 'Dictionary'] as const;
@@ -46,7 +44,7 @@ class KAlgebraGui {
   constructor(readonly options: KAlgebraDriverOptions) {}
 
   async read(session: AppSession, timeoutMs = this.options.stateTimeoutMs): Promise<RunningKAlgebraState> {
-    const state = await readKAlgebraState({ python: this.options.python, env: session.env, pid: session.appPid, timeoutMs });
+    const state = await readKAlgebraState({ reader: session.atspi, pid: session.appPid, timeoutMs });
     if (!state.app) throw new Error('KAlgebra is not on the accessibility bus');
     return state;
   }
@@ -140,7 +138,7 @@ class KAlgebraGui {
     return waitFor(
       async () => {
         if (!running()) throw new Error('KAlgebra is gone');
-        const state = await readKAlgebraState({ python: this.options.python, env: session.env, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs }).catch(() => undefined);
+        const state = await readKAlgebraState({ reader: session.atspi, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs }).catch(() => undefined);
         if (state === undefined || !state.app) return undefined;
         const { width, height } = state.window;
         seen = `window ${width}x${height}, tabs ${state.mainTabs === null ? 'missing' : 'present'}`;
@@ -212,7 +210,7 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
 
     async watchInput(events, session, perform) {
       if (!pressesEnter(events)) return perform();
-      const before = await readKAlgebraView({ python: options.python, env: session.env, pid: session.appPid, timeoutMs: options.stateTimeoutMs }).catch(() => undefined);
+      const before = await readKAlgebraView({ reader: session.atspi, pid: session.appPid, timeoutMs: options.stateTimeoutMs }).catch(() => undefined);
       if (before === undefined) return perform();
       await gui.watch3d(session, before, perform);
     },

@@ -1,10 +1,11 @@
-"""Prints KAlgebra's state, read from its accessibility (AT-SPI) tree, as one JSON object.
+"""KAlgebra's state, read from its accessibility (AT-SPI) tree, as one JSON object.
 
-Run with the system python (/usr/bin/python3, which has python3-pyatspi) and AT_SPI_BUS_ADDRESS
-set to the desktop's accessibility bus. Usage: kalgebra_state.py PID [--view]
+The desktop's reader (io/atspi_reader.py) imports this module once and calls read(pid, args);
+it also runs as a command with the system python (/usr/bin/python3, which has python3-pyatspi)
+and AT_SPI_BUS_ADDRESS set to the desktop's accessibility bus: kalgebra_state.py PID [--view]
 (--view: only the main tabs and the 3D plot's box, a few times faster than the whole state)
 
-Prints {"app": false} while the KAlgebra with process id PID is not on the bus, else the fields
+Gives {"app": false} while the KAlgebra with process id PID is not on the bus, else the fields
 read below. The pid matters: the registry may still list a KAlgebra that was just killed.
 
 Only the parts of the tree the evaluators and the desktop need are visited: walking the whole
@@ -175,11 +176,19 @@ def view(pid):
     }
 
 
+def read(pid, args):
+    """What the reader (io/atspi_reader.py) and the command line print: the state, or with --view the view."""
+    if args == ["--view"]:
+        return view(pid)
+    if args == []:
+        return state(pid)
+    raise ValueError(f"args: expected [] or ['--view'], got {args!r}")
+
+
 def main():
     if len(sys.argv) not in (2, 3) or not sys.argv[1].isdigit() or sys.argv[2:] not in ([], ["--view"]):
         sys.exit("usage: kalgebra_state.py PID [--view]")
-    pid = int(sys.argv[1])
-    print(json.dumps(view(pid) if sys.argv[2:] == ["--view"] else state(pid)))
+    print(json.dumps(read(int(sys.argv[1]), sys.argv[2:])))
 
 
 if __name__ == "__main__":

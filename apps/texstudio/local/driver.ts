@@ -7,8 +7,6 @@ import { evaluateTeXstudio } from './evaluators';
 import { readTeXstudioState, type RunningTeXstudioState } from './state';
 
 export interface TeXstudioDriverOptions {
-  /** The system python, which has pyatspi. */
-  readonly python: string;
   readonly pdflatex: string;
   readonly bibtex: string;
   /** How long one read of the accessibility tree may take before the app counts as hung. */
@@ -18,7 +16,6 @@ export interface TeXstudioDriverOptions {
 }
 
 export const DEFAULT_TEXSTUDIO_OPTIONS: TeXstudioDriverOptions = {
-  python: '/usr/bin/python3',
   pdflatex: 'pdflatex',
   bibtex: 'bibtex',
   stateTimeoutMs: 10_000,
@@ -34,7 +31,7 @@ export const DEFAULT_TEXSTUDIO_OPTIONS: TeXstudioDriverOptions = {
  */
 export function createTeXstudioDriver(options: TeXstudioDriverOptions = DEFAULT_TEXSTUDIO_OPTIONS): AppDriver {
   const read = async (session: AppSession, timeoutMs = options.stateTimeoutMs): Promise<RunningTeXstudioState> => {
-    const state = await readTeXstudioState({ python: options.python, env: session.env, pid: session.appPid, timeoutMs });
+    const state = await readTeXstudioState({ reader: session.atspi, pid: session.appPid, timeoutMs });
     if (!state.app) throw new Error('TeXstudio is not on the accessibility bus');
     return state;
   };

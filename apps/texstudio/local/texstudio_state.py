@@ -1,9 +1,10 @@
-"""Prints TeXstudio's window state, read from its accessibility (AT-SPI) tree, as one JSON object.
+"""TeXstudio's window state, read from its accessibility (AT-SPI) tree, as one JSON object.
 
-Run with the system python (/usr/bin/python3, which has python3-pyatspi) and AT_SPI_BUS_ADDRESS
-set to the desktop's accessibility bus. Usage: texstudio_state.py PID
+The desktop's reader (io/atspi_reader.py) imports this module once and calls read(pid, args);
+it also runs as a command with the system python (/usr/bin/python3, which has python3-pyatspi)
+and AT_SPI_BUS_ADDRESS set to the desktop's accessibility bus: texstudio_state.py PID
 
-Prints {"app": false} while the TeXstudio with process id PID is not on the bus, else its main
+Gives {"app": false} while the TeXstudio with process id PID is not on the bus, else its main
 window's box and title (TeXstudio names it after the current document: "<path> - TeXstudio")
 and the editor's document tabs. The text of a document is not in the tree (TeXstudio's editor
 does not expose it); the checks read the files, as ScienceBoard's do.
@@ -55,10 +56,17 @@ def state(pid):
     }
 
 
+def read(pid, args):
+    """What the reader (io/atspi_reader.py) and the command line print."""
+    if args != []:
+        raise ValueError(f"args: expected none, got {args!r}")
+    return state(pid)
+
+
 def main():
     if len(sys.argv) != 2 or not sys.argv[1].isdigit():
         sys.exit("usage: texstudio_state.py PID")
-    print(json.dumps(state(int(sys.argv[1]))))
+    print(json.dumps(read(int(sys.argv[1]), [])))
 
 
 if __name__ == "__main__":
