@@ -8,11 +8,13 @@ import { ImagePreparer, readOnlyImages } from '../activities/models/images';
 import { loadConfig } from '../config/load';
 import { buildPlannerMessages } from '../core/prompts/planner';
 import { freePort, REPO_CONFIG } from '../infra/ephemeral';
+import { tinyQwen } from '../infra/small-planner/artifacts';
+import { PYTHON } from '../infra/small-planner/runs';
 import { mean, printTable } from './stats';
 
 /**
  * The real planner server on this CPU: LLaMA-Factory's API server started by the project's restart
- * command (infra/serving/llamafactory_api.py) on the tiny Qwen2.5-VL (infra/trainers/tiny_qwen2_5_vl.py),
+ * command (infra/serving/llamafactory_api.py) on the tiny Qwen2.5-VL (infra/trainers/tiny_qwen2_5_vl.py, from the artifact cache),
  * then `--requests` planner prompts of step 2 (two KAlgebra screenshots, bench/fixtures) through the
  * production gateway, one at a time, each asking `--tokens` new tokens at temperature 1, for each
  * planner box. It measures the server's start and its serving on CPU (image processing, template,
@@ -22,15 +24,13 @@ import { mean, printTable } from './stats';
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { requests: { type: 'string', default: '5' }, tokens: { type: 'string', default: '64' }, boxes: { type: 'string', default: '320x180,1280x720' } } });
   const scratch = mkdtempSync(path.join(tmpdir(), 'coda-planner-server-'));
   const stateDir = path.join(scratch, 'server');
   try {
-    const model = path.join(scratch, 'tiny-qwen2.5-vl');
-    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py'), model], { stdio: 'pipe', env: { ...process.env, HF_HUB_OFFLINE: '1' } });
+    const { dir: model } = await tinyQwen();
     const port = await freePort();
     const began = Date.now();
     execFileSync(PYTHON, [path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py'), 'start', '--model', model, '--name', 'tiny', '--port', String(port), '--state-dir', stateDir], { stdio: 'pipe' });

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { TaskLibrary } from '../../activities/tasks/library';
@@ -7,7 +8,8 @@ import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 import { configRelative, loadConfig, type Env, type LoadedConfig } from '../../config/load';
 import type { Size } from '../../core/images';
 import { plannerCorpus, referenceRows, SMALL_PLANNER_BOX, writeSftDataset } from './rows';
-import { buildSmallPlanner, checkTrainers, LAUNCHER, LLAMAFACTORY, PYTHON, smallPlannerGrpo, smallPlannerSft, trainSft, TRL_GRPO } from './runs';
+import { cachedStart, smallPlannerModel, type CachedModel, type CachedStart } from './artifacts';
+import { checkTrainers, LAUNCHER, LLAMAFACTORY, PYTHON, smallPlannerGrpo, smallPlannerSft, TRL_GRPO } from './runs';
 
 /**
  * The small planner in the main job (`npm run demo -- --planner small`, issue 32 item 6): the real
@@ -15,10 +17,12 @@ import { buildSmallPlanner, checkTrainers, LAUNCHER, LLAMAFACTORY, PYTHON, small
  * the real TRL (GRPO) and the real LLaMA-Factory (SFT), in place of the planner double and the
  * trainer doubles. The executor, the judges and the task generator stay the scripted doubles (GPU
  * models). What it takes, before the stack starts:
- * - the model, built once per seed under the data directory;
+ * - the model, built from the seed;
  * - its starting SFT, which stands where CODA starts from a pretrained planner: SMALL_START_EPOCHS
  *   of the real LLaMA-Factory on the local KAlgebra tasks' reference rows (the small planner's
  *   benchmark rows), enough to solve some of them and not all;
+ *   both kept in the artifact cache (infra/small-planner/artifacts.ts), built once for what they
+ *   are built from;
  * - the deployment it runs on: temporal.yaml with the planner, the trainers and serving set for it
  *   (smallPlannerDeployment), written under the data directory and named by CODA_CONFIG to every
  *   process of the stack;
@@ -56,29 +60,21 @@ export const SMALL_PLANNER_TEMPERATURE = 1;
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const FIXTURE = path.join(ROOT, 'bench', 'fixtures', 'kalgebra-1920x1080.png');
 
-/** Where the small planner's files live: under the data directory, one folder per seed for what the seed decides. */
+/** Where the demo's files for the small planner live, under the data directory (the model and the start are in the artifact cache). */
 export interface SmallPlannerPlaces {
   readonly root: string;
-  readonly model: string;
-  /** The starting SFT's run folder; its `output` holds the start's weights. */
-  readonly startRun: string;
-  readonly start: string;
   readonly configFile: string;
   readonly stateDir: string;
   readonly served: string;
   readonly port: number;
 }
 
-export function smallPlannerPlaces(config: LoadedConfig, seed: number, env: Env = process.env): SmallPlannerPlaces {
+export function smallPlannerPlaces(config: LoadedConfig, env: Env = process.env): SmallPlannerPlaces {
   const root = path.join(config.dataDir, 'small-planner');
-  const seeded = path.join(root, `seed-${seed}`);
   const port = Number(env.CODA_SMALL_PLANNER_PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`CODA_SMALL_PLANNER_PORT: expected a port from 1 to 65535, got "${env.CODA_SMALL_PLANNER_PORT}"`);
   return {
     root,
-    model: path.join(seeded, 'model'),
-    startRun: path.join(seeded, `start-${SMALL_START_EPOCHS}-epochs`),
-    start: path.join(seeded, `start-${SMALL_START_EPOCHS}-epochs`, 'output'),
     configFile: path.join(root, 'temporal.yaml'),
     stateDir: path.join(root, 'server'),
     served: path.join(root, 'served'),
@@ -89,57 +85,57 @@ export function smallPlannerPlaces(config: LoadedConfig, seed: number, env: Env 
 /**
  * temporal.yaml (the text of `config`'s file) made into the small planner's deployment: the planner
  * served by the real server at `places.port` with its image box, reply bound and temperature, the
- * start as the base planner, GRPO by TRL (smallPlannerGrpo) and SFT by LLaMA-Factory
+ * start (its weights' folder, `start`) as the base planner, GRPO by TRL (smallPlannerGrpo) and SFT by LLaMA-Factory
  * (smallPlannerSft at SMALL_GENERALIST_SFT, full weights) on CPU, each checkpoint registered by the restart command with `--checkpoint {path}`
  * (a GRPO adapter on the start, or the generalist's full weights), all seeded by `seed`. The data
  * and work directories stay `config`'s (written absolute: the file lives elsewhere).
  */
-export function smallPlannerDeployment(config: LoadedConfig, places: SmallPlannerPlaces, seed: number): Record<string, any> {
+export function smallPlannerDeployment(config: LoadedConfig, places: SmallPlannerPlaces, start: string, seed: number): Record<string, any> {
   const doc = parse(readFileSync(config.file, 'utf8')) as Record<string, any>;
   doc.dev.dataDir = config.dataDir;
   const training = doc.training as Record<string, any>;
   training.workDir = configRelative(config, config.training.workDir);
   const planner = { baseUrl: `http://127.0.0.1:${places.port}/v1`, model: SMALL_PLANNER_NAME, image: { ...SMALL_PLANNER_BOX }, imageTransport: 'data', maxTokens: 128, temperature: SMALL_PLANNER_TEMPERATURE };
   Object.assign(doc.models.planner, planner);
-  training.basePlanner = { model: SMALL_PLANNER_NAME, path: places.start };
+  training.basePlanner = { model: SMALL_PLANNER_NAME, path: start };
   training.grpo = smallPlannerGrpo(TRL_GRPO, seed);
   const sft = smallPlannerSft(config.training.sft, LLAMAFACTORY, SMALL_GENERALIST_SFT.epochs, seed);
   training.sft = { ...sft, config: { ...sft.config, learning_rate: SMALL_GENERALIST_SFT.learningRate } };
   training.serving = {
     kind: 'restart',
     dir: places.served,
-    command: [PYTHON, LAUNCHER, 'start', '--model', places.start, '--checkpoint', '{path}', '--name', '{name}', '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed)],
+    command: [PYTHON, LAUNCHER, 'start', '--model', start, '--checkpoint', '{path}', '--name', '{name}', '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed)],
     healthUrl: `http://127.0.0.1:${places.port}/v1/models`,
     timeoutSeconds: 600,
   };
   return doc;
 }
 
-/** Builds the small planner from `seed` unless built already; its parameter count, or undefined when it was there. */
-export function ensureModel(places: SmallPlannerPlaces, screen: Size, seed: number): number | undefined {
-  if (existsSync(path.join(places.model, 'config.json'))) return undefined;
-  return buildSmallPlanner(places.model, plannerCorpus(screen), SMALL_PLANNER_BOX, seed);
-}
+/** The small planner of `seed` (its tokenizer trained on the planner's texts for `screen`), from the artifact cache. */
+export const demoModel = (screen: Size, seed: number): Promise<CachedModel> => smallPlannerModel(plannerCorpus(screen), SMALL_PLANNER_BOX, seed);
 
-/** Trains the start unless trained already (its all_results.json is written last); the training steps, or undefined when it was there. */
-export async function ensureStart(config: LoadedConfig, places: SmallPlannerPlaces, screen: Size, seed: number): Promise<number | undefined> {
-  if (existsSync(path.join(places.start, 'all_results.json'))) return undefined;
+/** The start of `model`: SMALL_START_EPOCHS of SFT on the local tasks' reference rows (the bench/fixtures screen), from the artifact cache. */
+export async function demoStart(config: LoadedConfig, model: CachedModel, screen: Size, seed: number): Promise<CachedStart> {
   const tasks = new TaskLibrary().load('KAlgebra', [...LEARNABLE_TASKS]);
-  const dataset = await writeSftDataset(path.join(places.startRun, 'data'), `small-planner-start-${seed}`, referenceRows(tasks, screen, SMALL_PLANNER_BOX), readFileSync(FIXTURE), SMALL_PLANNER_BOX);
-  const run = await trainSft(smallPlannerSft(config.training.sft, LLAMAFACTORY, SMALL_START_EPOCHS, seed), dataset, places.model, places.startRun, SMALL_PLANNER_BOX);
-  return run.steps;
+  const scratch = mkdtempSync(path.join(tmpdir(), 'coda-small-start-'));
+  try {
+    const dataset = await writeSftDataset(path.join(scratch, 'data'), `small-planner-start-${seed}`, referenceRows(tasks, screen, SMALL_PLANNER_BOX), readFileSync(FIXTURE), SMALL_PLANNER_BOX);
+    return await cachedStart(smallPlannerSft(config.training.sft, LLAMAFACTORY, SMALL_START_EPOCHS, seed), dataset, model, SMALL_PLANNER_BOX);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
-/** Writes the deployment and loads it as the stack will. */
-export function writeDeployment(config: LoadedConfig, places: SmallPlannerPlaces, seed: number, env: Env): LoadedConfig {
+/** Writes the deployment on the start `start` and loads it as the stack will. */
+export function writeDeployment(config: LoadedConfig, places: SmallPlannerPlaces, start: string, seed: number, env: Env): LoadedConfig {
   mkdirSync(places.root, { recursive: true });
-  writeFileSync(places.configFile, `# Written by npm run demo -- --planner small (infra/small-planner/demo.ts) from ${config.file}; rewritten at each run.\n${stringify(smallPlannerDeployment(config, places, seed))}`);
+  writeFileSync(places.configFile, `# Written by npm run demo -- --planner small (infra/small-planner/demo.ts) from ${config.file}; rewritten at each run.\n${stringify(smallPlannerDeployment(config, places, start, seed))}`);
   return loadConfig(places.configFile, env);
 }
 
 /** (Re)starts the server on the start, under the base planner's name, seeded by `seed`. */
-export function serveStart(places: SmallPlannerPlaces, seed: number): void {
-  execFileSync(PYTHON, [LAUNCHER, 'start', '--model', places.start, '--name', SMALL_PLANNER_NAME, '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed)], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function serveStart(places: SmallPlannerPlaces, start: string, seed: number): void {
+  execFileSync(PYTHON, [LAUNCHER, 'start', '--model', start, '--name', SMALL_PLANNER_NAME, '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed)], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 /** Stops the small planner's server of `dataDir`, if one runs; whether one did. */

@@ -6,7 +6,8 @@ import type { TrainingConfig } from '../../config/schema';
 import type { Size } from '../../core/images';
 import { writeSftInputs, type PreparedDataset } from '../../activities/training/trainer-inputs';
 import { startTrainer } from '../../activities/training/trainer-process';
-import { shuffledReplies, writeSftDataset, type ReferenceRow, type ReferenceRows } from './rows';
+import { childrenCpuSeconds } from '../cpu-time';
+import { type ReferenceRow } from './rows';
 
 /**
  * The small planner's processes (issue 32): built by infra/trainers/tiny_qwen2_5_vl.py, trained by
@@ -18,7 +19,8 @@ import { shuffledReplies, writeSftDataset, type ReferenceRow, type ReferenceRows
 /** The repository's root, from build/infra/small-planner. */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** infra/install-trainers.sh's venv (CODA_TRAINERS_VENV names another). */
-const VENV = path.resolve(ROOT, process.env.CODA_TRAINERS_VENV ?? '.tools/trainers', 'bin');
+export const TRAINERS_VENV = path.resolve(ROOT, process.env.CODA_TRAINERS_VENV ?? '.tools/trainers');
+const VENV = path.join(TRAINERS_VENV, 'bin');
 export const PYTHON = path.join(VENV, 'python3');
 export const LLAMAFACTORY = path.join(VENV, 'llamafactory-cli');
 /** The real LLaMA-Factory API server's launcher (start, stop): training.serving's restart command for the small planner. */
@@ -38,14 +40,26 @@ export function checkTrainers(): void {
   if (!existsSync(LLAMAFACTORY)) throw new Error(`${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh (or set CODA_TRAINERS_VENV)`);
 }
 
-/** Builds the small planner (seeded weights, its tokenizer trained on `corpus`, kept beside it, its processor's box the planner's) in `dir`; its parameter count. */
-export function buildSmallPlanner(dir: string, corpus: readonly string[], box: Size, seed: number): number {
+/** infra/trainers/tiny_qwen2_5_vl.py, which builds the tiny Qwen2.5-VL and the small planner. */
+export const QWEN_BUILDER = path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py');
+
+/**
+ * What tiny_qwen2_5_vl.py builds: the tiny model of the real-trainer and real-server tests (its
+ * defaults: seed 0, Qwen's max_pixels, its own corpus), or the small planner (seeded weights, its
+ * tokenizer trained on `corpus`, its processor's box the planner's).
+ */
+export type QwenModel = { readonly size: 'tiny' } | { readonly size: 'small'; readonly corpus: readonly string[]; readonly box: Size; readonly seed: number };
+
+/** The builder's options for `model`, the corpus file's path aside. */
+export const qwenOptions = (model: QwenModel): string[] =>
+  model.size === 'tiny' ? [] : ['--size', 'small', '--max-pixels', String(model.box.width * model.box.height), '--seed', String(model.seed)];
+
+/** Builds `model` in `dir` (a small planner's tokenizer corpus kept beside it); its parameter count. */
+export function buildQwen(dir: string, model: QwenModel): number {
   mkdirSync(dir, { recursive: true });
-  const corpusFile = path.join(dir, 'tokenizer-corpus.json');
-  writeFileSync(corpusFile, JSON.stringify(corpus));
-  const script = path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py');
-  const args = [script, dir, '--size', 'small', '--corpus', corpusFile, '--max-pixels', String(box.width * box.height), '--seed', String(seed)];
-  const out = execFileSync(PYTHON, args, { env: pythonEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const corpus = model.size === 'tiny' ? [] : ['--corpus', path.join(dir, 'tokenizer-corpus.json')];
+  if (model.size === 'small') writeFileSync(corpus[1]!, JSON.stringify(model.corpus));
+  const out = execFileSync(PYTHON, [QWEN_BUILDER, dir, ...qwenOptions(model), ...corpus], { env: pythonEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const parameters = /: (\d+) parameters/.exec(out)?.[1];
   if (parameters === undefined) throw new Error(`tiny_qwen2_5_vl.py did not say what it built: ${out}`);
   return Number(parameters);
@@ -109,13 +123,6 @@ export function smallPlannerGrpo(program: string, seed: number, rewardUrl = '{re
   return { backend: 'trl', program, args: args.map(String), env: { ...CPU_ENV, PYTHONPATH: TRL } };
 }
 
-/** User + system CPU seconds of this process's children that have ended and been waited for (/proc/self/stat's cutime and cstime). */
-function childrenCpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / 100;
-}
-
 /** One SFT run: where the weights are, and the trainer's own figures. */
 export interface SftRun {
   /** The folder holding the trained weights (full fine-tuning) or the adapter (LoRA). */
@@ -176,56 +183,4 @@ export function scoreReplies(rows: readonly ReferenceRow[], replies: readonly st
   });
   const tasks = new Set(rows.map((r) => r.taskId)).size;
   return { rows: rows.length, exact: Object.values(byStep).reduce((a, b) => a + b, 0), byStep, tasks, tasksRight: tasks - wrongTasks.size };
-}
-
-/** What a learning trial needs: its folder, the rows, the tokenizer's corpus, the screenshot and box of the rows, the SFT settings. */
-export interface TrialSetup {
-  readonly dir: string;
-  readonly made: ReferenceRows;
-  readonly corpus: readonly string[];
-  readonly screenshot: Buffer;
-  readonly box: Size;
-  readonly sft: (seed: number) => TrainingConfig['sft'];
-  /** Rows of other tasks the planner is never trained on, asked after its SFT (what it carries over). */
-  readonly heldOut?: ReferenceRows;
-}
-
-/** A learning trial's figures: the planner's scores untrained, after SFT and after the same SFT on shuffled replies, and that SFT's run. */
-export interface Trial {
-  readonly seed: number;
-  readonly parameters: number;
-  readonly untrained: Score;
-  readonly sft: Score;
-  readonly shuffled: Score;
-  readonly run: SftRun;
-  /** The SFT planner's replies to the held-out rows, when the setup has them. */
-  readonly heldOut?: Score;
-}
-
-/** A trained planner's replies to rows it was not trained on, scored against their plans. */
-async function askHeldOut(setup: TrialSetup, rows: ReferenceRows, model: string, run: SftRun, dir: string): Promise<Score> {
-  const dataset = await writeSftDataset(path.join(dir, 'held-out'), `small-planner-held-out`, rows, setup.screenshot, setup.box);
-  return scoreReplies(rows.rows, greedyReplies(model, run, dataset, setup.box, path.join(dir, 'held-out.json')));
-}
-
-/**
- * One learning trial of the small planner, seeded by `seed` (its weights, the training's order,
- * the shuffle): built, asked untrained, trained on the rows and asked, trained from the same
- * weights on the rows with their replies shuffled and asked the rows' prompts again, every answer
- * scored against the plan's reply.
- */
-export async function learningTrial(setup: TrialSetup, seed: number): Promise<Trial> {
-  const { made, box } = setup;
-  const dir = path.join(setup.dir, `seed-${seed}`);
-  const model = path.join(dir, 'model');
-  const parameters = buildSmallPlanner(model, setup.corpus, box, seed);
-  const reference = await writeSftDataset(path.join(dir, 'reference'), `small-planner-${seed}`, made, setup.screenshot, box);
-  const shuffled = await writeSftDataset(path.join(dir, 'shuffled'), `small-planner-shuffled-${seed}`, { ...made, rows: shuffledReplies(made.rows, seed) }, setup.screenshot, box);
-  const ask = (run: SftRun | undefined, name: string): Score => scoreReplies(made.rows, greedyReplies(model, run, reference, box, path.join(dir, `${name}.json`)));
-  const untrained = ask(undefined, 'untrained');
-  const run = await trainSft(setup.sft(seed), reference, model, path.join(dir, 'sft'), box);
-  const sft = ask(run, 'sft');
-  const heldOut = setup.heldOut === undefined ? undefined : await askHeldOut(setup, setup.heldOut, model, run, dir);
-  const control = await trainSft(setup.sft(seed), shuffled, model, path.join(dir, 'shuffled-sft'), box);
-  return { seed, parameters, untrained, sft, shuffled: ask(control, 'shuffled-sft'), run, ...(heldOut === undefined ? {} : { heldOut }) };
 }

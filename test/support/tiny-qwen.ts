@@ -3,46 +3,37 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
-import { LAUNCHER } from '../../infra/small-planner/runs';
+import { tinyQwen } from '../../infra/small-planner/artifacts';
+import { LAUNCHER, PYTHON } from '../../infra/small-planner/runs';
 import { startGpuHarness, type GpuHarness, type GpuHarnessOptions } from './gpu-harness';
 
-/** The repository's root from build/test/support. */
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-/** infra/install-trainers.sh's venv python. */
-const TRAINERS_PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
 /** The real LLaMA-Factory API server's launcher, for the tests that start it themselves. */
 export { LAUNCHER };
 
-/**
- * Writes the tiny Qwen2.5-VL the real-trainer and real-server tests train and serve into `dir`
- * (infra/trainers/tiny_qwen2_5_vl.py: real architecture, seeded weights, nothing downloaded), with
- * `python`, infra/install-trainers.sh's venv.
- */
-export function buildTinyQwen(python: string, dir: string): void {
-  execFileSync(python, [path.join(ROOT, 'infra', 'trainers', 'tiny_qwen2_5_vl.py'), dir], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, stdio: 'pipe' });
-}
-
-/** A GPU harness whose base planner is a tiny Qwen2.5-VL built for it, in a scratch folder of its own. */
+/** A GPU harness whose base planner is the tiny Qwen2.5-VL from the artifact cache, with a scratch folder of its own. */
 export interface TinyPlannerHarness {
   readonly g: GpuHarness;
   /** The scratch folder, removed by stop(). */
   readonly scratch: string;
-  /** The tiny model's folder: training.basePlanner.path. */
+  /**
+   * The tiny model's folder, training.basePlanner.path: an entry of the artifact cache
+   * (infra/small-planner/artifacts.ts tinyQwen), shared with the other files and read only; what
+   * is trained from it is written in the worker's folders.
+   */
   readonly model: string;
   stop(): Promise<void>;
 }
 
 /**
- * Builds the tiny Qwen2.5-VL in a new scratch folder (its folder named `modelName`) and starts a GPU
- * harness on it: training.basePlanner.path is the model and the planner's image box
- * SMALL_PLANNER_BOX, the small planner's; `opts.edit` then changes what the test needs (the
- * trainer's settings).
+ * Takes the tiny Qwen2.5-VL (infra/trainers/tiny_qwen2_5_vl.py) from the artifact cache, built
+ * there once, and starts a GPU harness on it in a new scratch folder: training.basePlanner.path is
+ * the model and the planner's image box SMALL_PLANNER_BOX, the small planner's; `opts.edit` then
+ * changes what the test needs (the trainer's settings).
  */
-export async function startTinyPlannerHarness(opts: GpuHarnessOptions & { readonly modelName: string }): Promise<TinyPlannerHarness> {
+export async function startTinyPlannerHarness(opts: GpuHarnessOptions): Promise<TinyPlannerHarness> {
   const scratch = mkdtempSync(path.join(tmpdir(), `coda-${opts.name}-`));
-  const model = path.join(scratch, opts.modelName);
   try {
-    buildTinyQwen(TRAINERS_PYTHON, model);
+    const { dir: model } = await tinyQwen();
     const g = await startGpuHarness({
       ...opts,
       edit: (doc) => {
@@ -88,7 +79,7 @@ export function smallPlannerEdit(s: SmallPlannerServer): (doc: Record<string, an
     training.serving = {
       kind: 'restart',
       dir: path.join(s.scratch, 'served'),
-      command: [...threads, TRAINERS_PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(s.port), '--state-dir', s.stateDir, '--seed', String(s.seed)],
+      command: [...threads, PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(s.port), '--state-dir', s.stateDir, '--seed', String(s.seed)],
       healthUrl: `http://127.0.0.1:${s.port}/v1/models`,
       timeoutSeconds: 300,
     };
@@ -97,5 +88,5 @@ export function smallPlannerEdit(s: SmallPlannerServer): (doc: Record<string, an
 
 /** Stops the server a test started in `stateDir`, if it runs. */
 export function stopSmallPlannerServer(stateDir: string | undefined): void {
-  if (stateDir !== undefined && existsSync(path.join(stateDir, 'server.pid'))) execFileSync(TRAINERS_PYTHON, [LAUNCHER, 'stop', '--state-dir', stateDir], { stdio: 'ignore' });
+  if (stateDir !== undefined && existsSync(path.join(stateDir, 'server.pid'))) execFileSync(PYTHON, [LAUNCHER, 'stop', '--state-dir', stateDir], { stdio: 'ignore' });
 }

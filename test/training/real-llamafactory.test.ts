@@ -51,7 +51,6 @@ describe('the real LLaMA-Factory on CPU: the pipeline\'s SFT dataset trained, re
     assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
     tiny = await startTinyPlannerHarness({
       name: 'reallf',
-      modelName: 'tiny-qwen2.5-vl',
       runtimeLora: true,
       displayFrom: 300,
       edit: (doc) => {

@@ -77,7 +77,6 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
     tiny = await startTinyPlannerHarness({
       name: 'realserve',
-      modelName: BASE,
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 760),
       edit: (doc) => {
         const training = doc.training as Record<string, any>;

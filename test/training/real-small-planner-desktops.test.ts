@@ -12,7 +12,8 @@ import { datasetManifestSchema, type SftRow } from '../../core/training';
 import { compareWithBase, DEFAULT_BOOTSTRAP, pairTasks, type Comparison } from '../../core/uncertainty';
 import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 import { plannerCorpus, shuffledReplies, SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
-import { buildSmallPlanner, checkTrainers, LLAMAFACTORY, PYTHON, smallPlannerSft } from '../../infra/small-planner/runs';
+import { smallPlannerModel } from '../../infra/small-planner/artifacts';
+import { checkTrainers, LLAMAFACTORY, PYTHON, smallPlannerSft } from '../../infra/small-planner/runs';
 import type { EvaluationResult } from '../../workflows/evaluation/evaluation';
 import { judgeRunWorkflowId } from '../../workflows/names';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
@@ -79,8 +80,8 @@ describe('the real small planner, SFT by the real LLaMA-Factory on judged trajec
   before(async () => {
     checkTrainers();
     scratch = mkdtempSync(path.join(tmpdir(), 'coda-small-desktops-'));
-    model = path.join(scratch, BASE);
-    buildSmallPlanner(model, plannerCorpus({ width: 1920, height: 1080 }), SMALL_PLANNER_BOX, seed);
+    // The untrained planner of the run seed, from the artifact cache (read only: the SFTs write the GPU worker's folders).
+    model = (await smallPlannerModel(plannerCorpus({ width: 1920, height: 1080 }), SMALL_PLANNER_BOX, seed)).dir;
     port = await freePort();
     stateDir = path.join(scratch, 'planner-server');
     g = await startGpuHarness({

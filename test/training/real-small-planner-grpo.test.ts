@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import type { TrainRequest, TrainResult } from '../../activities/training/contract';
+import { prepareDataset } from '../../activities/training/trainer-inputs';
 import { registerPlanner } from '../../activities/training/serving';
 import type { RewardService } from '../../activities/training/reward-service';
 import { storeScreenshot } from '../../activities/images/variants';
@@ -17,7 +19,8 @@ import { DEFAULT_BOOTSTRAP, signFlipPValue } from '../../core/uncertainty';
 import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 import { applyChatTemplate, END_OF_TURN, expandImagePads } from '../../doubles/trainers/qwen2-vl';
 import { plannerCorpus, referenceTrajectory, SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
-import { buildSmallPlanner, checkTrainers, LLAMAFACTORY, SMALL_PLANNER_GRPO, SMALL_PLANNER_SAMPLING, smallPlannerGrpo, smallPlannerSft, TRL, TRL_GRPO } from '../../infra/small-planner/runs';
+import { cachedStart, smallPlannerModel, type CachedModel } from '../../infra/small-planner/artifacts';
+import { checkTrainers, LLAMAFACTORY, SMALL_PLANNER_GRPO, SMALL_PLANNER_SAMPLING, smallPlannerGrpo, smallPlannerSft, TRL, TRL_GRPO } from '../../infra/small-planner/runs';
 import { RewardClient } from '../../doubles/trainers/openrlhf-reward-client';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { runSeed } from '../support/harness';
@@ -117,7 +120,7 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
   this.timeout(3_600_000);
   let g: GpuHarness;
   let scratch: string;
-  let model: string;
+  let model: CachedModel;
   let stateDir: string;
   let proxy: RewardProxy | undefined;
   /** The configs with the planner served by the real server: full weights (the SFT), an adapter on the SFT's weights (GRPO). */
@@ -130,15 +133,15 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
     checkTrainers();
     assert.ok(existsSync(path.join(TRL, 'trl')), `${TRL} is missing: run bash infra/install-trainers.sh`);
     scratch = mkdtempSync(path.join(tmpdir(), 'coda-small-grpo-'));
-    model = path.join(scratch, BASE);
-    buildSmallPlanner(model, plannerCorpus(SCREEN), SMALL_PLANNER_BOX, seed);
+    // The untrained planner of the run seed, from the artifact cache (read only).
+    model = await smallPlannerModel(plannerCorpus(SCREEN), SMALL_PLANNER_BOX, seed);
     const port = await freePort();
     stateDir = path.join(scratch, 'planner-server');
     g = await startGpuHarness({
       name: 'smallgrpo',
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 1100),
       // One torch thread for the server, as for the trainers beside it.
-      edit: smallPlannerEdit({ model, name: BASE, scratch, port, stateDir, seed, threads: 1 }),
+      edit: smallPlannerEdit({ model: model.dir, name: BASE, scratch, port, stateDir, seed, threads: 1 }),
     });
     const config = structuredClone(g.h.config);
     config.training.sft = smallPlannerSft(config.training.sft, LLAMAFACTORY, SFT_EPOCHS, seed);
@@ -180,16 +183,20 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
     const sftKey = await writeDataset(store, prefix, `small-grpo-sft-data-${seed}`, 'sft', trajectories, SMALL_PLANNER_BOX);
     const grpoKey = await writeDataset(store, prefix, `small-grpo-data-${seed}`, 'grpo', trajectories, SMALL_PLANNER_BOX);
 
-    // The start: the SFT planner, served (full weights) and copied into the serving folder, which is GRPO's base.
-    const sftJob = `small-grpo-sft-${seed}`;
-    const sft = await train({ job: sftJob, kind: 'sft', datasetKey: sftKey, checkpoint: sftJob, base: { model: BASE, path: model } }, fullWeights.taskQueues.gpu);
-    const served = await registerPlanner(fullWeights, store, sft.checkpointKey, g.h.env);
-    const base = { model: served.model, path: path.join(fullWeights.training.serving.dir, served.model) };
+    // The start: the SFT planner, trained by the real LLaMA-Factory as the GPU worker trains it on the
+    // pipeline's dataset (downloaded as the worker downloads it), kept in the artifact cache under
+    // everything it is built from; served (full weights) by the restart command, and GRPO's base.
+    const sftData = await prepareDataset(store, sftKey, path.join(scratch, 'datasets'), new AbortController().signal);
+    const start = await cachedStart(fullWeights.training.sft, sftData, model, SMALL_PLANNER_BOX);
+    const base = { model: `small-grpo-sft-${seed}`, path: start.dir };
+    if (fullWeights.training.serving.kind !== 'restart') throw new Error('restart serving');
+    const [program, ...args] = fullWeights.training.serving.command.map((word) => word.replaceAll('{path}', base.path).replaceAll('{name}', base.model));
+    execFileSync(program!, args, { stdio: ['ignore', 'ignore', 'inherit'] });
     const grpo = (job: string, queue: string): Promise<TrainResult> => train({ job, kind: 'grpo', datasetKey: grpoKey, checkpoint: job, base }, queue);
     const [job, controlJob] = [`small-grpo-${seed}`, `small-grpo-negated-${seed}`];
     const trainings = Promise.all([grpo(job, fullWeights.taskQueues.gpu), grpo(controlJob, negatedQueue(fullWeights.taskQueues.gpu))]);
     trainings.catch(() => undefined);
-    const before = await groupRewards(g, fullWeights, served.model, prompts, rewardService);
+    const before = await groupRewards(g, fullWeights, base.model, prompts, rewardService);
     const [trained, control] = await trainings;
     assert.deepEqual([trained.steps, control.steps], [STEPS, STEPS], 'every optimizer step of both runs');
     assert.equal(proxy!.samples(), STEPS * SMALL_PLANNER_GRPO.promptsPerStep * SMALL_PLANNER_SAMPLING.n, "every sample of the control's run got its reward through the negating proxy");

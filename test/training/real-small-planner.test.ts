@@ -7,7 +7,8 @@ import { loadConfig } from '../../config/load';
 import { pngSize } from '../../core/images';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { plannerCorpus, referenceRows, SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
-import { checkTrainers, learningTrial, LLAMAFACTORY, smallPlannerSft, type TrialSetup } from '../../infra/small-planner/runs';
+import { checkTrainers, LLAMAFACTORY, smallPlannerSft } from '../../infra/small-planner/runs';
+import { learningTrial, type TrialSetup } from '../../infra/small-planner/trial';
 import { LEARNABLE_TASKS } from '../../apps/kalgebra/seeds';
 
 /** The repository's root from build/test/training. */

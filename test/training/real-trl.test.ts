@@ -76,7 +76,6 @@ describe("the real TRL GRPOTrainer on CPU: the pipeline's GRPO dataset scored by
     assert.ok(existsSync(path.join(TRL, 'trl')), `${TRL} is missing: run bash infra/install-trainers.sh`);
     tiny = await startTinyPlannerHarness({
       name: 'realtrl',
-      modelName: 'tiny-qwen2.5-vl',
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 640),
       edit: (doc) => {
         const training = doc.training as Record<string, any>;

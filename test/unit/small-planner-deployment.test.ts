@@ -6,7 +6,7 @@ import { loadConfig } from '../../config/load';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { LLAMAFACTORY, SMALL_PLANNER_GRPO } from '../../infra/small-planner/runs';
-import { SMALL_GENERALIST_SFT, SMALL_START_EPOCHS, SMALL_PLANNER_NAME, SMALL_PLANNER_TEMPERATURE, smallPlannerPlaces, writeDeployment } from '../../infra/small-planner/demo';
+import { SMALL_GENERALIST_SFT, SMALL_PLANNER_NAME, SMALL_PLANNER_TEMPERATURE, smallPlannerPlaces, writeDeployment } from '../../infra/small-planner/demo';
 
 /**
  * The deployment `npm run demo -- --planner small` writes and every process of its stack loads
@@ -24,14 +24,15 @@ describe('the small planner demo\'s deployment', () => {
   it('is temporal.yaml with the planner, the trainers and serving set for the real small planner, and the same data directory', () => {
     const env = { CODA_DATA_DIR: path.join(dir, 'data'), CODA_SMALL_PLANNER_PORT: '8899' };
     const repo = loadConfig(REPO_CONFIG, env);
-    const places = smallPlannerPlaces(repo, 3, env);
-    const deployed = writeDeployment(repo, places, 3, env);
+    const places = smallPlannerPlaces(repo, env);
+    const start = path.join(dir, 'cache', 'start');
+    const deployed = writeDeployment(repo, places, start, 3, env);
     assert.equal(deployed.file, path.join(dir, 'data', 'small-planner', 'temporal.yaml'));
     assert.equal(deployed.dataDir, repo.dataDir, 'the stack keeps its data directory');
     assert.equal(deployed.training.workDir, path.resolve(path.dirname(REPO_CONFIG), repo.training.workDir));
     const { planner } = deployed.models;
     assert.deepEqual([planner.baseUrl, planner.model, planner.image, planner.imageTransport, planner.maxTokens, planner.temperature], ['http://127.0.0.1:8899/v1', SMALL_PLANNER_NAME, SMALL_PLANNER_BOX, 'data', 128, SMALL_PLANNER_TEMPERATURE]);
-    assert.deepEqual(deployed.training.basePlanner, { model: SMALL_PLANNER_NAME, path: path.join(repo.dataDir, 'small-planner', 'seed-3', `start-${SMALL_START_EPOCHS}-epochs`, 'output') });
+    assert.deepEqual(deployed.training.basePlanner, { model: SMALL_PLANNER_NAME, path: start });
     assert.equal(deployed.training.grpo.backend, 'trl');
     const flag = (name: string): string | undefined => deployed.training.grpo.args[deployed.training.grpo.args.indexOf(name) + 1];
     assert.deepEqual([flag('--seed'), flag('--learning-rate'), deployed.training.grpo.args.includes('--cpu')], ['3', String(SMALL_PLANNER_GRPO.learningRate), true]);
@@ -51,6 +52,6 @@ describe('the small planner demo\'s deployment', () => {
 
   it('refuses a port that is not one, naming the variable', () => {
     const repo = loadConfig(REPO_CONFIG, {});
-    assert.throws(() => smallPlannerPlaces(repo, 1, { CODA_SMALL_PLANNER_PORT: 'http' }), /CODA_SMALL_PLANNER_PORT: expected a port from 1 to 65535, got "http"/);
+    assert.throws(() => smallPlannerPlaces(repo, { CODA_SMALL_PLANNER_PORT: 'http' }), /CODA_SMALL_PLANNER_PORT: expected a port from 1 to 65535, got "http"/);
   });
 });
