@@ -66,6 +66,8 @@ export interface HarnessOptions {
    * connection function (its address, TLS, API key), instead of sharing the stack's connections.
    */
   readonly ownConnections?: boolean;
+  /** Variables added to the workers' environment (a key the real planner server demands). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -107,6 +109,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     CODA_JUDGE_A_URL: models.url,
     CODA_JUDGE_B_URL: models.url,
     CODA_TASKGEN_URL: models.url,
+    ...opts.env,
   };
   const config = loadConfig(file, env);
   const [client, connection] = opts.ownConnections

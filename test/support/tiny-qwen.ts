@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
-import { LAUNCHER } from '../../infra/small-planner/runs';
+import { LAUNCHER, newPlannerKey, PLANNER_KEY_ENV } from '../../infra/small-planner/runs';
 import { startGpuHarness, type GpuHarness, type GpuHarnessOptions } from './gpu-harness';
 
 /** The repository's root from build/test/support. */
@@ -11,7 +11,10 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 /** infra/install-trainers.sh's venv python. */
 const TRAINERS_PYTHON = path.join(ROOT, '.tools', 'trainers', 'bin', 'python3');
 /** The real LLaMA-Factory API server's launcher, for the tests that start it themselves. */
-export { LAUNCHER };
+export { LAUNCHER, PLANNER_KEY_ENV };
+
+/** The environment a test's workers get: a fresh key for the real server, under temporal.yaml's models.planner.apiKeyEnv. */
+export const plannerKeyEnv = (): Record<string, string> => ({ [PLANNER_KEY_ENV]: newPlannerKey() });
 
 /**
  * Writes the tiny Qwen2.5-VL the real-trainer and real-server tests train and serve into `dir`
@@ -45,6 +48,7 @@ export async function startTinyPlannerHarness(opts: GpuHarnessOptions & { readon
     buildTinyQwen(TRAINERS_PYTHON, model);
     const g = await startGpuHarness({
       ...opts,
+      env: { ...plannerKeyEnv(), ...opts.env },
       edit: (doc) => {
         (doc.training as Record<string, any>).basePlanner.path = model;
         (doc.models as Record<string, any>).planner.image = { ...SMALL_PLANNER_BOX };
@@ -75,7 +79,7 @@ export interface SmallPlannerServer {
 }
 
 /**
- * The harness edit of a test of the small planner: its image box, replies bounded well above the
+ * The harness edit of a test of the small planner (whose harness is given plannerKeyEnv()): its image box, replies bounded well above the
  * longest thought (66 tokens; the untrained planner writes on to the limit), it as the base planner,
  * and checkpoints registered by training.serving's restart path on full weights (`--model {path}`).
  */
@@ -88,8 +92,8 @@ export function smallPlannerEdit(s: SmallPlannerServer): (doc: Record<string, an
     training.serving = {
       kind: 'restart',
       dir: path.join(s.scratch, 'served'),
-      command: [...threads, TRAINERS_PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(s.port), '--state-dir', s.stateDir, '--seed', String(s.seed)],
-      healthUrl: `http://127.0.0.1:${s.port}/v1/models`,
+      command: [...threads, TRAINERS_PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(s.port), '--state-dir', s.stateDir, '--seed', String(s.seed), '--api-key-env', PLANNER_KEY_ENV],
+      healthUrl: `http://127.0.0.1:${s.port}/health`,
       timeoutSeconds: 300,
     };
   };
