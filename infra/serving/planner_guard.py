@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 # The sampling seed of the request being answered; the engine seeds its draws with it (llamafactory_api.py).
 REQUEST_SEED = contextvars.ContextVar("planner_request_seed", default=None)
 # LLaMA-Factory's own pattern for an inline image (api/chat.py): anything else it would open as a path or fetch.
-DATA_IMAGE = re.compile(r"^data:image\/(png|jpg|jpeg|gif|bmp);base64,(.+)$", re.DOTALL)
+DATA_IMAGE = re.compile(r"^data:image\/(png|jpg|jpeg|gif|bmp);base64,(.+)$")
 WILDCARDS = ("0.0.0.0", "::", "")
 IMAGE_FETCH_SECONDS = 30
 
