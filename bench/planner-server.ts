@@ -9,7 +9,7 @@ import { loadConfig } from '../config/load';
 import { buildPlannerMessages } from '../core/prompts/planner';
 import { freePort, REPO_CONFIG } from '../infra/ephemeral';
 import { tinyQwen } from '../infra/small-planner/artifacts';
-import { PYTHON } from '../infra/small-planner/runs';
+import { newPlannerKey, PLANNER_KEY_ENV, PYTHON } from '../infra/small-planner/runs';
 import { mean, printTable } from './stats';
 
 /**
@@ -32,17 +32,18 @@ async function main(): Promise<void> {
   try {
     const { dir: model } = await tinyQwen();
     const port = await freePort();
+    const base = loadConfig(REPO_CONFIG);
+    // The server demands a key, in the variable the planner's apiKeyEnv names.
+    const keyEnv = base.models.planner.apiKeyEnv ?? PLANNER_KEY_ENV;
+    const env = { [keyEnv]: newPlannerKey() };
     const began = Date.now();
-    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py'), 'start', '--model', model, '--name', 'tiny', '--port', String(port), '--state-dir', stateDir], { stdio: 'pipe' });
+    execFileSync(PYTHON, [path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py'), 'start', '--model', model, '--name', 'tiny', '--port', String(port), '--state-dir', stateDir, '--api-key-env', keyEnv], { stdio: 'pipe', env: { ...process.env, ...env } });
     const startSeconds = (Date.now() - began) / 1000;
     const screenshot = readFileSync(path.join(ROOT, 'bench', 'fixtures', 'kalgebra-1920x1080.png'));
     const messages = buildPlannerMessages({ instruction: 'Plot y = x^2.', software: 'KAlgebra', screenshotKey: 'now', history: [{ thought: 'Open the 2D Plot tab.', actionText: 'Click the 2D Plot tab', screenshotKey: 'before' }] });
     const rows: string[][] = [['box', 'prompt tokens', 'new tokens', 'seconds a request', 'new tokens/s']];
-    const base = loadConfig(REPO_CONFIG);
-    // The server takes any key: what the planner's apiKeyEnv names only has to be set.
-    const env = base.models.planner.apiKeyEnv === undefined ? {} : { [base.models.planner.apiKeyEnv]: 'EMPTY' };
     for (const box of values.boxes.split(',').map((b) => b.split('x').map(Number) as [number, number])) {
-      const planner = { ...base.models.planner, baseUrl: `http://127.0.0.1:${port}/v1`, model: 'tiny', image: { width: box[0], height: box[1] } };
+      const planner = { ...base.models.planner, apiKeyEnv: keyEnv, baseUrl: `http://127.0.0.1:${port}/v1`, model: 'tiny', image: { width: box[0], height: box[1] } };
       const gateway = new ModelGateway({ models: { ...base.models, planner }, images: readOnlyImages(async () => screenshot), env, preparer: new ImagePreparer([]) });
       // The first request of a box pays one-off costs (the image processor's first call, the first resize).
       await gateway.complete('planner', messages, { temperature: 1, maxTokens: 1 });

@@ -8,6 +8,7 @@ import {
   SMALL_PLANNER_NAME,
   SMALL_START_EPOCHS,
   smallPlannerPlaces,
+  withPlannerKey,
   writeDeployment,
 } from '../infra/small-planner/demo';
 import { ProgressLine } from './progress-line';
@@ -16,10 +17,12 @@ import { recordStageTime } from './stage-times';
 /**
  * The demo's steps before the stack when it runs the real small planner (`--planner small`): the
  * model built from the run seed, its starting SFT, the deployment written (infra/small-planner/demo.ts),
- * and the real server started on the start. Each shows a progress line and its time; what a
- * previous run built for the same inputs is taken from the artifact cache. Returns the deployment the stack then runs on.
+ * and the real server started on the start, demanding a key made for this start. Each shows a
+ * progress line and its time; what a previous run built for the same inputs is taken from the
+ * artifact cache. Returns the deployment the stack then runs on, and `env` with the key, which the
+ * stack's workers are given.
  */
-export async function prepareSmallPlanner(config: LoadedConfig, env: Record<string, string>): Promise<LoadedConfig> {
+export async function prepareSmallPlanner(config: LoadedConfig, env: Record<string, string>): Promise<{ deployment: LoadedConfig; env: Record<string, string> }> {
   checkTrainers();
   const seed = config.dev.scriptedModels?.seed ?? 1;
   const places = smallPlannerPlaces(config, env);
@@ -34,11 +37,12 @@ export async function prepareSmallPlanner(config: LoadedConfig, env: Record<stri
   });
   const deployment = writeDeployment(config, places, start.dir, seed, env);
   console.log(`  the deployment: ${places.configFile} (CODA_CONFIG for coda commands on this run)`);
+  const keyed = withPlannerKey(deployment, env);
   await step('small-planner server', `the real LLaMA-Factory API server: starting on the start, port ${places.port}`, async () => {
-    serveStart(places, start.dir, seed);
+    serveStart(deployment, places, start.dir, seed, keyed);
     return [undefined, `the real LLaMA-Factory API server serves ${SMALL_PLANNER_NAME} on port ${places.port} (log ${places.stateDir}/server.log)`];
   });
-  return deployment;
+  return { deployment, env: keyed };
 }
 
 /** Runs `work` under a progress line showing `doing`; ends the line with what `work` says, records its time and returns what it made. */

@@ -42,8 +42,10 @@ async function main(argv: readonly string[]): Promise<void> {
   const localSoftware = [...new Set(repo.localApps.map((a) => a.software))].filter((s) => POLICY_SOFTWARE.includes(s));
   const options = parseDemoOptions(argv, localSoftware);
   console.log(`CODA demo ${options.run}: ${options.software.join(' and ')}, ${options.tasks} generated tasks per round, k = ${options.k}${options.crossEvaluation ? ', every specialist on every software' : ', each specialist on its own software'}${options.planner === 'small' ? ', the real small planner' : ''}\n`);
-  const config = options.planner === 'small' ? await prepareSmallPlanner(repo, devEnv(repo)) : repo;
-  const env = devEnv(config);
+  // The small planner's server demands a key made for this start: the stack's workers get it in their environment.
+  const small = options.planner === 'small' ? await prepareSmallPlanner(repo, devEnv(repo)) : undefined;
+  const config = small?.deployment ?? repo;
+  const env = devEnv(config, small?.env);
 
   await startStack(config, env);
   const client = await connectClient(config);

@@ -15,6 +15,8 @@ export interface DaemonSpec {
   readonly cwd?: string;
   /** Directories the process needs, created when it starts (describing a daemon touches nothing). */
   readonly dirs?: readonly string[];
+  /** Variables of `env` holding secrets whose change means another start (a key generated per start of the demo). */
+  readonly secretEnv?: readonly string[];
 }
 
 export interface DaemonState {
@@ -54,7 +56,11 @@ function processStart(pid: number): string | undefined {
   }
 }
 
-/** What tells two starts of a daemon apart: its program, arguments, and the config file it reads (CODA_CONFIG) with a digest of its text. */
+/**
+ * What tells two starts of a daemon apart: its program, arguments, the config file it reads
+ * (CODA_CONFIG) with a digest of its text, and a digest of its secrets (never the secrets; the pid
+ * file is the user's alone).
+ */
 function specKey(spec: DaemonSpec): string {
   const file = spec.env?.CODA_CONFIG;
   let text = '';
@@ -63,7 +69,9 @@ function specKey(spec: DaemonSpec): string {
   } catch {
     text = '(unreadable)';
   }
-  return JSON.stringify([spec.command, spec.args, file ?? null, createHash('sha256').update(text).digest('hex').slice(0, 16)]);
+  const digest = (value: string): string => createHash('sha256').update(value).digest('hex').slice(0, 16);
+  const secrets = spec.secretEnv === undefined ? [] : [digest(JSON.stringify(spec.secretEnv.map((name) => spec.env?.[name] ?? null)))];
+  return JSON.stringify([spec.command, spec.args, file ?? null, digest(text), ...secrets]);
 }
 
 /**
@@ -128,7 +136,7 @@ export function startDaemon(dataDir: string, spec: DaemonSpec): DaemonState {
   // Read now: the child is ours until it is reaped, which happens no sooner than this function returns.
   const start = processStart(child.pid);
   const record: PidRecord = { pid: child.pid, command: spec.command, startedAt: new Date().toISOString(), ...(start !== undefined ? { start } : {}), spec: specKey(spec) };
-  writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(record));
+  writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(record), { mode: 0o600 });
   return { name: spec.name, pid: child.pid, running: true, log };
 }
 

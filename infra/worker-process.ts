@@ -21,6 +21,8 @@ export function workerSpec(
     command: process.execPath,
     args: ['--enable-source-maps', path.join(WORKERS_DIR, `${kind}.js`), ...args],
     env: { ...env, CODA_CONFIG: config.file },
+    // A worker given another model key (the small planner's, made per start of the demo) is restarted with it.
+    secretEnv: modelKeyEnvs(config),
   };
 }
 
@@ -45,4 +47,10 @@ export async function isPolling(connection: Pick<Connection, 'workflowService'>,
     if ((described.pollers ?? []).some((p) => p.identity === identity)) return true;
   }
   return false;
+}
+
+/** The variables holding the model endpoints' keys (models.*.apiKeyEnv). */
+function modelKeyEnvs(config: LoadedConfig): string[] {
+  const { planner, executor, taskGenerator, judges } = config.models;
+  return [...new Set([planner, executor, taskGenerator, ...judges].flatMap((endpoint) => (endpoint.apiKeyEnv === undefined ? [] : [endpoint.apiKeyEnv])))];
 }

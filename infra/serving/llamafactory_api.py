@@ -1,6 +1,7 @@
 """The planner served on CPU by LLaMA-Factory's OpenAI-compatible API server: training.serving's restart command.
 
-    llamafactory_api.py start --model BASE [--adapter DIR | --checkpoint DIR] --name NAME --port PORT --state-dir DIR [--seed N]
+    llamafactory_api.py start --model BASE [--adapter DIR | --checkpoint DIR] --name NAME --port PORT --state-dir DIR --api-key-env VAR
+                              [--seed N] [--host ADDRESS] [--allow-host NAME ...] [--image-endpoint URL] [--max-n N ...]
     llamafactory_api.py stop --state-dir DIR
 
 `start` (re)starts `llamafactory-cli api` (its Hugging Face backend, template qwen2_vl) on BASE with
@@ -22,14 +23,20 @@ set nothing (LLaMA-Factory's defaults would cut to the top 70% and the top 50 to
 LLaMA-Factory's server merges the adapter at start (switching adapters is a restart) and answers
 whatever `model` a request names with the one it serves (/v1/models lists one card,
 API_MODEL_NAME); the server started here answers another name with vLLM's 404 instead.
-Its request model has no `seed` (a request's seed is dropped), so sampling is seeded once for the whole server, with
---seed (the run seed, CODA_SEED), at start: a server started with the same seed answers the same
-requests, sent in the same order, with the same samples, and one request sent twice draws twice.
+Its request model has no `seed` (a request's seed is dropped) and its engine draws from torch's one
+generator, so a server seeded once would give a request whatever draws the requests before it left
+(a stranger's included). Each request is seeded instead, from --seed (the run seed, CODA_SEED) and
+the request's own `seed`, or the whole request when it has none (planner_guard.request_seed), one
+generation at a time (MAX_CONCURRENT=1): the same request gets the same samples, whatever came before.
 The server generates with Qwen2.5-VL's 3D positions (infra/trainers/llamafactory_mrope.py), which
 LLaMA-Factory's engine drops with transformers 5: without them a planner it trained is served
 positions it never saw.
---api-key-env NAME makes the server demand the key that variable holds as a Bearer token (the
-planner's models.planner.apiKeyEnv); without it the server takes any key, or none.
+The server always demands a key: --api-key-env NAME names the variable holding it (the planner's
+models.planner.apiKeyEnv; the demo generates one per start), at least 16 characters; it reaches the
+server through its environment, never its command line. What the server refuses before LLaMA-Factory
+sees a request (another Host, any Origin, no key, a body, `n`, image count or image size beyond its
+cap, an image from anywhere but a data: URL or --image-endpoint) is planner_guard.py's; GET /health
+answers 200 without the key (training.serving.healthUrl).
 Run it with the trainers' venv (infra/install-trainers.sh): .tools/trainers/bin/python3.
 """
 
@@ -42,6 +49,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import planner_guard  # noqa: E402 - beside this file
 
 PID_FILE = "server.pid"
 LOG_FILE = "server.log"
@@ -63,7 +73,14 @@ def parse_args(argv):
     start.add_argument("--template", default="qwen2_vl", help="LLaMA-Factory's chat template (the one the SFT trained with)")
     start.add_argument("--timeout", type=float, default=600, help="seconds to wait for the server to serve --name")
     start.add_argument("--grace", type=float, default=30, help="seconds the previous server has to exit after SIGTERM")
-    start.add_argument("--api-key-env", help="the variable holding the key the server demands (models.planner.apiKeyEnv)")
+    start.add_argument("--api-key-env", required=True, help="the variable holding the key the server always demands (models.planner.apiKeyEnv)")
+    start.add_argument("--allow-host", action="append", default=[], help="a name the Host header may give besides the bind address (repeatable)")
+    start.add_argument("--image-endpoint", help="the S3 endpoint whose http(s) image URLs the server fetches (storage.presignEndpoint or endpoint); without it, data: URLs only")
+    limits = planner_guard.Limits()
+    start.add_argument("--max-n", type=int, default=limits.max_n, help="the most samples one request may ask for")
+    start.add_argument("--max-body-bytes", type=int, default=limits.max_body_bytes, help="the largest request body read")
+    start.add_argument("--max-images", type=int, default=limits.max_images, help="the most images one request may carry")
+    start.add_argument("--max-image-pixels", type=int, default=limits.max_image_pixels, help="the most pixels one image may have, by its header")
     stop = commands.add_parser("stop", help="stop the server of this state directory")
     stop.add_argument("--state-dir", required=True)
     stop.add_argument("--grace", type=float, default=30)
@@ -120,9 +137,9 @@ def signal_group(pid, number):
 
 def served_names(host, port, key):
     """The ids GET /v1/models lists, or None while the server does not answer."""
-    request = urllib.request.Request(f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}/v1/models")
-    if key is not None:
-        request.add_header("Authorization", f"Bearer {key}")
+    address = "127.0.0.1" if host in planner_guard.WILDCARDS else host
+    request = urllib.request.Request(f"http://{f'[{address}]' if ':' in address else address}:{port}/v1/models")
+    request.add_header("Authorization", f"Bearer {key}")
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             return [card["id"] for card in json.load(response)["data"]]
@@ -137,7 +154,9 @@ def log_tail(path, lines=15):
 
 def spawn(a, key):
     """The server, detached in its own session, writing to server.log; its Popen."""
-    command = [sys.executable, os.path.abspath(__file__), "serve", str(a.seed),
+    guard = {"hosts": planner_guard.allowed_hosts(a.host, a.allow_host), "image_endpoint": a.image_endpoint,
+             "limits": {"max_n": a.max_n, "max_body_bytes": a.max_body_bytes, "max_images": a.max_images, "max_image_pixels": a.max_image_pixels}}
+    command = [sys.executable, os.path.abspath(__file__), "serve", str(a.seed), json.dumps({**guard, "hosts": sorted(guard["hosts"])}),
                "--model_name_or_path", a.model, "--template", a.template, "--infer_backend", "huggingface",
                # vLLM's defaults where a request sets none (LLaMA-Factory's own are top_p 0.7 and top_k 50): the
                # model's whole distribution at the request's temperature, as a trainer samples it.
@@ -147,10 +166,10 @@ def spawn(a, key):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1", "API_HOST": a.host, "API_PORT": str(a.port),
            "API_MODEL_NAME": a.name,
            # LLaMA-Factory logs every request whole by default: each screenshot's base64 included.
-           "API_VERBOSE": "0"}
-    env.pop("API_KEY", None)
-    if key is not None:
-        env["API_KEY"] = key
+           "API_VERBOSE": "0",
+           # One generation at a time: each is seeded on torch's one generator (serve).
+           "MAX_CONCURRENT": "1",
+           "API_KEY": key}
     with open(os.path.join(a.state_dir, LOG_FILE), "a", encoding="utf-8") as log:
         log.write(f"\n==== {time.strftime('%Y-%m-%dT%H:%M:%S')} start {a.name}: {' '.join(command)}\n")
         log.flush()
@@ -189,9 +208,10 @@ def start(a):
     problem = resolve_checkpoint(a) or weights_problem(a)
     if problem is not None:
         sys.exit(f"llamafactory_api.py: {problem}: nothing was restarted")
-    key = None if a.api_key_env is None else os.environ.get(a.api_key_env)
-    if a.api_key_env is not None and not key:
-        sys.exit(f"llamafactory_api.py: --api-key-env names {a.api_key_env}, which is not set: nothing was restarted")
+    problem = key_problem(a.api_key_env, os.environ.get(a.api_key_env)) or guard_problem(a)
+    if problem is not None:
+        sys.exit(f"llamafactory_api.py: {problem}: nothing was restarted")
+    key = os.environ[a.api_key_env].strip()
     os.makedirs(a.state_dir, exist_ok=True)
     stop(a.state_dir, a.grace)
     began = time.monotonic()
@@ -213,62 +233,84 @@ def start(a):
              f"{log_tail(os.path.join(a.state_dir, LOG_FILE))}")
 
 
-def only_served(app, name):
-    """The ASGI app `app` answering a chat request that names another model than `name` as vLLM does
-    (404, "The model `x` does not exist."): LLaMA-Factory's own server answers any name with the
-    model it serves, so a stage that asked for a planner not yet registered would be answered by
-    the previous one without a word."""
+def key_problem(name, value):
+    """Why the key in variable `name` cannot guard the server, or None."""
+    if not value or not value.strip():
+        return f"--api-key-env names {name}, which is not set (the server always demands a key)"
+    if len(value.strip()) < 16 or any(c.isspace() for c in value.strip()):
+        return f"--api-key-env names {name}, whose key is shorter than 16 characters or holds whitespace"
+    return None
 
-    async def guarded(scope, receive, send):
-        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith("/chat/completions"):
-            return await app(scope, receive, send)
-        received, body = [], b""
-        while True:
-            message = await receive()
-            received.append(message)
-            body += message.get("body", b"")
-            if message["type"] != "http.request" or not message.get("more_body"):
-                break
+
+def guard_problem(a):
+    """Why the guard's settings cannot be used, or None."""
+    for flag, value in (("--max-n", a.max_n), ("--max-body-bytes", a.max_body_bytes), ("--max-images", a.max_images), ("--max-image-pixels", a.max_image_pixels)):
+        if value < 1:
+            return f"{flag} must be at least 1, got {value}"
+    if a.image_endpoint is not None:
         try:
-            model = json.loads(body).get("model")
-        except (ValueError, AttributeError):
-            model = None  # LLaMA-Factory answers a malformed body itself
-        if isinstance(model, str) and model != name:
-            payload = json.dumps({"object": "error", "message": f"The model `{model}` does not exist.",
-                                  "type": "NotFoundError", "param": None, "code": 404}).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-            await send({"type": "http.response.start", "status": 404, "headers": headers})
-            await send({"type": "http.response.body", "body": payload})
-            return
-
-        async def replay():
-            return received.pop(0) if received else await receive()
-
-        await app(scope, replay, send)
-
-    return guarded
+            planner_guard.endpoint_of(a.image_endpoint)
+        except ValueError as err:
+            return f"--image-endpoint: {err}"
+    return None
 
 
-def serve(seed, llamafactory_args):
-    """The server process: the run seed, then what LLaMA-Factory's API entry point (`llamafactory-cli api`) runs, guarded by only_served."""
+def seed_each_request(engine, torch):
+    """Makes the engine seed torch's generator with the request's seed before each generation (one at a time)."""
+    import threading
+
+    one_at_a_time = threading.Lock()
+
+    def seeded(generate):
+        def run(*args):
+            with one_at_a_time:
+                seed = planner_guard.REQUEST_SEED.get()
+                if seed is not None:
+                    torch.manual_seed(seed)
+                return generate(*args)
+
+        return staticmethod(run)
+
+    engine._chat = seeded(engine._chat)
+    # A stream generates on a thread of its own after _stream_chat returns; MAX_CONCURRENT=1 keeps it alone.
+    engine._stream_chat = seeded(engine._stream_chat)
+
+
+def guard_policy(seed, settings):
+    """planner_guard's Policy from the settings `spawn` passed and the environment; the S3 host's addresses looked up now."""
+    endpoint = None if settings["image_endpoint"] is None else planner_guard.endpoint_of(settings["image_endpoint"])
+    addresses = frozenset() if endpoint is None else frozenset(planner_guard.resolve(endpoint[1], endpoint[2]))
+    return planner_guard.Policy(key=os.environ["API_KEY"], model=os.environ["API_MODEL_NAME"], seed=seed, hosts=frozenset(settings["hosts"]),
+                                limits=planner_guard.Limits(**settings["limits"]), image_endpoint=endpoint, image_addresses=addresses)
+
+
+def serve(seed, settings, llamafactory_args):
+    """The server process: what LLaMA-Factory's API entry point (`llamafactory-cli api`) runs, each request
+    seeded and the app behind planner_guard, without its CORS middleware (`*`)."""
+    import torch
     import transformers
     import uvicorn
+    from fastapi.middleware.cors import CORSMiddleware
     from llamafactory.api.app import create_app
     from llamafactory.chat import ChatModel
+    from llamafactory.chat.hf_engine import HuggingfaceEngine
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trainers"))
     import llamafactory_mrope
 
     llamafactory_mrope.install()  # Qwen2.5-VL's 3D positions, as LLaMA-Factory trained them
     transformers.set_seed(seed)
+    seed_each_request(HuggingfaceEngine, torch)
+    policy = guard_policy(seed, settings)
     sys.argv = [sys.argv[0], *llamafactory_args]
     app = create_app(ChatModel())
-    uvicorn.run(only_served(app, os.environ["API_MODEL_NAME"]), host=os.environ["API_HOST"], port=int(os.environ["API_PORT"]))
+    app.user_middleware = [m for m in app.user_middleware if m.cls is not CORSMiddleware]
+    uvicorn.run(planner_guard.guard(app, policy), host=os.environ["API_HOST"], port=int(os.environ["API_PORT"]))
 
 
 def main():
-    if len(sys.argv) > 2 and sys.argv[1] == "serve":
-        serve(int(sys.argv[2]), sys.argv[3:])
+    if len(sys.argv) > 3 and sys.argv[1] == "serve":
+        serve(int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:])
         return
     a = parse_args(sys.argv[1:])
     if a.command == "stop":

@@ -9,7 +9,7 @@ import { configRelative, loadConfig, type Env, type LoadedConfig } from '../../c
 import type { Size } from '../../core/images';
 import { plannerCorpus, referenceRows, SMALL_PLANNER_BOX, writeSftDataset } from './rows';
 import { cachedStart, smallPlannerModel, type CachedModel, type CachedStart } from './artifacts';
-import { checkTrainers, LAUNCHER, LLAMAFACTORY, PYTHON, smallPlannerGrpo, smallPlannerSft, TRL_GRPO } from './runs';
+import { checkTrainers, LAUNCHER, LLAMAFACTORY, newPlannerKey, PLANNER_KEY_ENV, PYTHON, smallPlannerGrpo, smallPlannerSft, TRL_GRPO } from './runs';
 
 /**
  * The small planner in the main job (`npm run demo -- --planner small`, issue 32 item 6): the real
@@ -27,7 +27,9 @@ import { checkTrainers, LAUNCHER, LLAMAFACTORY, PYTHON, smallPlannerGrpo, smallP
  *   (smallPlannerDeployment), written under the data directory and named by CODA_CONFIG to every
  *   process of the stack;
  * - the server, (re)started on the start under the base planner's name; each checkpoint is then
- *   registered by the GPU worker through training.serving's restart command.
+ *   registered by the GPU worker through training.serving's restart command;
+ * - the key the server demands, generated at each start (withPlannerKey) and given to the server
+ *   and to every process of the stack in their environment, under models.planner.apiKeyEnv.
  */
 
 /** The model name the server serves the start under: training.basePlanner.model and models.planner.model. */
@@ -95,7 +97,7 @@ export function smallPlannerDeployment(config: LoadedConfig, places: SmallPlanne
   doc.dev.dataDir = config.dataDir;
   const training = doc.training as Record<string, any>;
   training.workDir = configRelative(config, config.training.workDir);
-  const planner = { baseUrl: `http://127.0.0.1:${places.port}/v1`, model: SMALL_PLANNER_NAME, image: { ...SMALL_PLANNER_BOX }, imageTransport: 'data', maxTokens: 128, temperature: SMALL_PLANNER_TEMPERATURE };
+  const planner = { baseUrl: `http://127.0.0.1:${places.port}/v1`, apiKeyEnv: plannerKeyEnv(config), model: SMALL_PLANNER_NAME, image: { ...SMALL_PLANNER_BOX }, imageTransport: 'data', maxTokens: 128, temperature: SMALL_PLANNER_TEMPERATURE };
   Object.assign(doc.models.planner, planner);
   training.basePlanner = { model: SMALL_PLANNER_NAME, path: start };
   training.grpo = smallPlannerGrpo(TRL_GRPO, seed);
@@ -104,8 +106,9 @@ export function smallPlannerDeployment(config: LoadedConfig, places: SmallPlanne
   training.serving = {
     kind: 'restart',
     dir: places.served,
-    command: [PYTHON, LAUNCHER, 'start', '--model', start, '--checkpoint', '{path}', '--name', '{name}', '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed)],
-    healthUrl: `http://127.0.0.1:${places.port}/v1/models`,
+    command: [PYTHON, LAUNCHER, 'start', '--model', start, '--checkpoint', '{path}', '--name', '{name}', '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed), '--api-key-env', plannerKeyEnv(config)],
+    // The one route the server answers without its key.
+    healthUrl: `http://127.0.0.1:${places.port}/health`,
     timeoutSeconds: 600,
   };
   return doc;
@@ -133,9 +136,18 @@ export function writeDeployment(config: LoadedConfig, places: SmallPlannerPlaces
   return loadConfig(places.configFile, env);
 }
 
-/** (Re)starts the server on the start, under the base planner's name, seeded by `seed`. */
-export function serveStart(places: SmallPlannerPlaces, start: string, seed: number): void {
-  execFileSync(PYTHON, [LAUNCHER, 'start', '--model', start, '--name', SMALL_PLANNER_NAME, '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed)], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** The variable the deployment's planner key is read from: temporal.yaml's models.planner.apiKeyEnv, else PLANNER_KEY_ENV. */
+export const plannerKeyEnv = (config: LoadedConfig): string => config.models.planner.apiKeyEnv ?? PLANNER_KEY_ENV;
+
+/** `env` with a new key for the server under the deployment's planner key variable: one per start of the demo. */
+export function withPlannerKey(config: LoadedConfig, env: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...env, [plannerKeyEnv(config)]: newPlannerKey() };
+}
+
+/** (Re)starts the server on `start`, under the base planner's name, seeded by `seed`, demanding the key `env` holds. */
+export function serveStart(config: LoadedConfig, places: SmallPlannerPlaces, start: string, seed: number, env: Readonly<Record<string, string>>): void {
+  const command = [LAUNCHER, 'start', '--model', start, '--name', SMALL_PLANNER_NAME, '--port', String(places.port), '--state-dir', places.stateDir, '--seed', String(seed), '--api-key-env', plannerKeyEnv(config)];
+  execFileSync(PYTHON, command, { stdio: ['ignore', 'ignore', 'pipe'], env });
 }
 
 /** Stops the small planner's server of `dataDir`, if one runs; whether one did. */

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import * as path from 'node:path';
@@ -25,6 +26,15 @@ export const PYTHON = path.join(VENV, 'python3');
 export const LLAMAFACTORY = path.join(VENV, 'llamafactory-cli');
 /** The real LLaMA-Factory API server's launcher (start, stop): training.serving's restart command for the small planner. */
 export const LAUNCHER = path.join(ROOT, 'infra', 'serving', 'llamafactory_api.py');
+/** The variable holding the key the launcher's server demands (`--api-key-env`) when models.planner names none. */
+export const PLANNER_KEY_ENV = 'CODA_PLANNER_API_KEY';
+
+/**
+ * A fresh key for the launcher's server, which always demands one (at least 16 characters): 32
+ * random bytes. A start generates one and hands it to the server and the workers through their
+ * environment, never a command line (`ps` shows those to every local user).
+ */
+export const newPlannerKey = (): string => randomBytes(32).toString('base64url');
 
 /**
  * The environment of every process here: no GPU, no download, and one thread. With torch's two

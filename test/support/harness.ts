@@ -68,6 +68,8 @@ export interface HarnessOptions {
   readonly ownConnections?: boolean;
   /** The servers to run on: the run's shared stack unless given (startPrivateStack, for a test that restarts one). */
   readonly stack?: TestStack;
+  /** Variables added to the workers' environment (a key the real planner server demands). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -109,6 +111,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     CODA_JUDGE_A_URL: models.url,
     CODA_JUDGE_B_URL: models.url,
     CODA_TASKGEN_URL: models.url,
+    ...opts.env,
   };
   const config = loadConfig(file, env);
   const [client, connection] = opts.ownConnections

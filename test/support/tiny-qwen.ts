@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { tinyQwen } from '../../infra/small-planner/artifacts';
-import { LAUNCHER, PYTHON } from '../../infra/small-planner/runs';
+import { LAUNCHER, newPlannerKey, PLANNER_KEY_ENV, PYTHON } from '../../infra/small-planner/runs';
 import { startGpuHarness, type GpuHarness, type GpuHarnessOptions } from './gpu-harness';
 
 /** The real LLaMA-Factory API server's launcher, for the tests that start it themselves. */
-export { LAUNCHER };
+export { LAUNCHER, PLANNER_KEY_ENV };
+
+/** The environment a test's workers get: a fresh key for the real server, under temporal.yaml's models.planner.apiKeyEnv. */
+export const plannerKeyEnv = (): Record<string, string> => ({ [PLANNER_KEY_ENV]: newPlannerKey() });
 
 /** A GPU harness whose base planner is the tiny Qwen2.5-VL from the artifact cache, with a scratch folder of its own. */
 export interface TinyPlannerHarness {
@@ -36,6 +39,7 @@ export async function startTinyPlannerHarness(opts: GpuHarnessOptions): Promise<
     const { dir: model } = await tinyQwen();
     const g = await startGpuHarness({
       ...opts,
+      env: { ...plannerKeyEnv(), ...opts.env },
       edit: (doc) => {
         (doc.training as Record<string, any>).basePlanner.path = model;
         (doc.models as Record<string, any>).planner.image = { ...SMALL_PLANNER_BOX };
@@ -66,7 +70,7 @@ export interface SmallPlannerServer {
 }
 
 /**
- * The harness edit of a test of the small planner: its image box, replies bounded well above the
+ * The harness edit of a test of the small planner (whose harness is given plannerKeyEnv()): its image box, replies bounded well above the
  * longest thought (66 tokens; the untrained planner writes on to the limit), it as the base planner,
  * and checkpoints registered by training.serving's restart path on full weights (`--model {path}`).
  */
@@ -79,8 +83,8 @@ export function smallPlannerEdit(s: SmallPlannerServer): (doc: Record<string, an
     training.serving = {
       kind: 'restart',
       dir: path.join(s.scratch, 'served'),
-      command: [...threads, PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(s.port), '--state-dir', s.stateDir, '--seed', String(s.seed)],
-      healthUrl: `http://127.0.0.1:${s.port}/v1/models`,
+      command: [...threads, PYTHON, LAUNCHER, 'start', '--model', '{path}', '--name', '{name}', '--port', String(s.port), '--state-dir', s.stateDir, '--seed', String(s.seed), '--api-key-env', PLANNER_KEY_ENV],
+      healthUrl: `http://127.0.0.1:${s.port}/health`,
       timeoutSeconds: 300,
     };
   };

@@ -16,7 +16,7 @@ import { checkpointManifestSchema, plannerMessagesAt } from '../../core/training
 import { SCREEN } from '../../doubles/scripted-models/recorded-trajectory';
 import { type GpuHarness } from '../support/gpu-harness';
 import { LLAMAFACTORY, PYTHON } from '../../infra/small-planner/runs';
-import { LAUNCHER, startTinyPlannerHarness, type TinyPlannerHarness } from '../support/tiny-qwen';
+import { LAUNCHER, PLANNER_KEY_ENV, startTinyPlannerHarness, type TinyPlannerHarness } from '../support/tiny-qwen';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { runSeed } from '../support/harness';
 import { freePort } from '../stack';
@@ -53,10 +53,14 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
   /** The harness's config with the planner served by the real server, and checkpoints registered by the restart command. */
   let config: LoadedConfig;
   const pid = (): number => Number(readFileSync(path.join(stateDir, 'server.pid'), 'utf8'));
-  const launch = (...args: string[]): string => execFileSync(PYTHON, [LAUNCHER, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  /** The launcher run with the harness's environment, which holds the server's key under PLANNER_KEY_ENV. */
+  const launch = (...args: string[]): string => execFileSync(PYTHON, [LAUNCHER, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: g.h.env });
+  /** Starts the base planner's server seeded by `seed`, fetching images from the harness's MinIO too. */
+  const start = (seed: number): string =>
+    launch('start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(seed), '--api-key-env', PLANNER_KEY_ENV, '--image-endpoint', g.h.config.storage.presignEndpoint ?? g.h.config.storage.endpoint);
   /** The base planner served, unless a server of this state directory runs already. */
   const ensureServer = (): void => {
-    if (!existsSync(path.join(stateDir, 'server.pid'))) launch('start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(runSeed()));
+    if (!existsSync(path.join(stateDir, 'server.pid'))) start(runSeed());
   };
   /** A gateway to the real server whose planner has `change` applied to its endpoint. */
   const gateway = (change: Partial<LoadedConfig['models']['planner']> = {}): ModelGateway =>
@@ -71,7 +75,8 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     await g.stopGpuWorkers();
     return { trained, manifest: checkpointManifestSchema.parse(await g.h.stack.store.getJson(trained.checkpointKey)) };
   };
-  const listed = async (): Promise<string[]> => ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
+  const authorization = (): string => `Bearer ${g.h.env[PLANNER_KEY_ENV]}`;
+  const listed = async (): Promise<string[]> => ((await (await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: authorization() } })).json()) as { data: Array<{ id: string }> }).data.map((m) => m.id);
 
   before(async () => {
     assert.ok(existsSync(LLAMAFACTORY), `${LLAMAFACTORY} is missing: run bash infra/install-trainers.sh`);
@@ -94,8 +99,8 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
       kind: 'restart',
       dir: path.join(scratch, 'served'),
       // One command for both kinds of checkpoint: --checkpoint merges an adapter on --model, or serves full weights instead of it.
-      command: [PYTHON, LAUNCHER, 'start', '--model', model, '--checkpoint', '{path}', '--name', '{name}', '--port', String(port), '--state-dir', stateDir, '--seed', String(runSeed())],
-      healthUrl: `http://127.0.0.1:${port}/v1/models`,
+      command: [PYTHON, LAUNCHER, 'start', '--model', model, '--checkpoint', '{path}', '--name', '{name}', '--port', String(port), '--state-dir', stateDir, '--seed', String(runSeed()), '--api-key-env', PLANNER_KEY_ENV],
+      healthUrl: `http://127.0.0.1:${port}/health`,
       timeoutSeconds: 300,
     };
   });
@@ -104,8 +109,7 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     await tiny?.stop();
   });
 
-  it("answers the planner's prompt of a recorded step through the gateway: n samples, both screenshots read at the size sent, seeded at start; a presigned MinIO URL is refused", async () => {
-    const start = (seed: number): string => launch('start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(seed));
+  it("answers the planner's prompt of a recorded step through the gateway: n samples, both screenshots read at the size sent, from data: URLs or presigned MinIO URLs; each request seeded by itself", async () => {
     start(runSeed());
     assert.deepEqual(await listed(), [BASE]);
     const t = g.trajectories[0]!;
@@ -119,17 +123,16 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     const small = { width: 160, height: 90 };
     const smaller = await gateway({ image: small }).complete('planner', messages, options);
     assert.equal(served.usage.promptTokens - smaller.usage.promptTokens, 2 * (imageTokens(SMALL_PLANNER_BOX) - imageTokens(small)), `the server counted both images at the size sent (${served.usage.promptTokens} and ${smaller.usage.promptTokens} prompt tokens)`);
-    // LLaMA-Factory fetches an http image itself, but never from a private address (its SSRF check): MinIO here, a cluster's S3.
-    await assert.rejects(gateway({ imageTransport: 'url' }).complete('planner', messages, options), (err: Error) =>
-      err instanceof ModelRequestError && err.status === 400 && err.message.includes('Invalid URL: 403: Access to private or reserved IP addresses is not allowed.'),
-    );
-    // The request's seed is dropped; the server's sampling was seeded at start with the run seed.
+    // Presigned URLs of the S3 endpoint given at start (MinIO on loopback) are fetched by the launcher's guard, and read as the data: URLs were.
+    const byUrl = await gateway({ imageTransport: 'url' }).complete('planner', messages, options);
+    assert.deepEqual({ count: byUrl.images.count, tokens: byUrl.usage.promptTokens }, { count: 2, tokens: served.usage.promptTokens });
+    // Each request draws by the run seed and its own seed: the same request, after others, draws the same samples.
+    await gateway().complete('planner', plannerMessagesAt(t.manifest, 1), { ...options, seed: options.seed + 7 });
     const again = await gateway().complete('planner', messages, options);
-    assert.notDeepEqual(again.texts, served.texts, 'the same request, seed included, sent again draws anew');
+    assert.deepEqual(again.texts, served.texts, 'the same request, sent again after another, draws the same samples');
+    assert.notDeepEqual((await gateway().complete('planner', messages, { ...options, seed: options.seed + 1 })).texts, served.texts, 'another seed draws otherwise');
     start(runSeed() + 1);
-    assert.notDeepEqual((await gateway().complete('planner', messages, options)).texts, served.texts, 'restarted with another seed, the first request draws otherwise');
-    start(runSeed());
-    assert.deepEqual((await gateway().complete('planner', messages, options)).texts, served.texts, 'restarted with the same seed, the same first request draws the same samples');
+    assert.notDeepEqual((await gateway().complete('planner', messages, options)).texts, served.texts, 'restarted with another run seed, the same request draws otherwise');
   });
 
   it('refuses bad requests as recorded; the model-server double answers what the gateway reads the same way', async () => {
@@ -137,7 +140,7 @@ describe('the real LLaMA-Factory API server on CPU: the small planner and a trai
     // Each on a connection of its own: after the 500 of an unhandled error uvicorn closes the connection, which a pooled socket may meet next.
     const post = (body: unknown): Promise<{ status: number; body: string }> =>
       new Promise((resolve, reject) => {
-        const request = httpRequest({ host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (response) => {
+        const request = httpRequest({ host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: authorization() } }, (response) => {
           let text = '';
           response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
         });

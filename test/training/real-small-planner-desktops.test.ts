@@ -18,7 +18,7 @@ import type { EvaluationResult } from '../../workflows/evaluation/evaluation';
 import { judgeRunWorkflowId } from '../../workflows/names';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { runSeed } from '../support/harness';
-import { LAUNCHER, smallPlannerEdit, stopSmallPlannerServer } from '../support/tiny-qwen';
+import { LAUNCHER, PLANNER_KEY_ENV, plannerKeyEnv, smallPlannerEdit, stopSmallPlannerServer } from '../support/tiny-qwen';
 import { freePort } from '../stack';
 
 const TASKS = [...LEARNABLE_TASKS];
@@ -89,6 +89,7 @@ describe('the real small planner, SFT by the real LLaMA-Factory on judged trajec
       desktops: 2,
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 1000),
       edit: smallPlannerEdit({ model, name: BASE, scratch, port, stateDir, seed }),
+      env: plannerKeyEnv(),
     });
     realPlanner = structuredClone(g.h.config);
     realPlanner.training.sft = smallPlannerSft(realPlanner.training.sft, `nice -n 5 ${LLAMAFACTORY}`, EPOCHS, seed);
@@ -137,7 +138,7 @@ describe('the real small planner, SFT by the real LLaMA-Factory on judged trajec
     // Each planner served by the real server before it is asked, then evaluated through the production path.
     await g.h.stopOrchestrator();
     await g.h.startOrchestrator(realPlanner);
-    execFileSync(PYTHON, [LAUNCHER, 'start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(seed)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(PYTHON, [LAUNCHER, 'start', '--model', model, '--name', BASE, '--port', String(port), '--state-dir', stateDir, '--seed', String(seed), '--api-key-env', PLANNER_KEY_ENV], { stdio: ['ignore', 'ignore', 'inherit'], env: g.h.env });
     const untrained = await evaluate(`small-untrained-${seed}`, BASE, 'untrained', K);
     const trained = await evaluate(`small-sft-eval-${seed}`, (await serve(sft)).model, 'sft', K);
     const shuffled = await evaluate(`small-shuffled-eval-${seed}`, (await serve(control)).model, 'sft-shuffled-thoughts', K);

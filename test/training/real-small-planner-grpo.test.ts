@@ -24,7 +24,7 @@ import { checkTrainers, LLAMAFACTORY, SMALL_PLANNER_GRPO, SMALL_PLANNER_SAMPLING
 import { RewardClient } from '../../doubles/trainers/openrlhf-reward-client';
 import { startGpuHarness, type GpuHarness } from '../support/gpu-harness';
 import { runSeed } from '../support/harness';
-import { smallPlannerEdit, stopSmallPlannerServer } from '../support/tiny-qwen';
+import { plannerKeyEnv, smallPlannerEdit, stopSmallPlannerServer } from '../support/tiny-qwen';
 import { startRewardProxy, type RewardProxy } from '../support/reward-proxy';
 import { allSteps, SCREEN, writeDataset, type RecordedTrajectory } from './dataset';
 import type { TrainOnGpuInput } from './workflows';
@@ -142,6 +142,7 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
       displayFrom: Number(process.env.CODA_DISPLAY_BASE ?? 1100),
       // One torch thread for the server, as for the trainers beside it.
       edit: smallPlannerEdit({ model: model.dir, name: BASE, scratch, port, stateDir, seed, threads: 1 }),
+      env: plannerKeyEnv(),
     });
     const config = structuredClone(g.h.config);
     config.training.sft = smallPlannerSft(config.training.sft, LLAMAFACTORY, SFT_EPOCHS, seed);

@@ -6,7 +6,9 @@ import { loadConfig } from '../../config/load';
 import { REPO_CONFIG } from '../../infra/ephemeral';
 import { SMALL_PLANNER_BOX } from '../../infra/small-planner/rows';
 import { LLAMAFACTORY, SMALL_PLANNER_GRPO } from '../../infra/small-planner/runs';
-import { SMALL_GENERALIST_SFT, SMALL_PLANNER_NAME, SMALL_PLANNER_TEMPERATURE, smallPlannerPlaces, writeDeployment } from '../../infra/small-planner/demo';
+import { SMALL_GENERALIST_SFT, SMALL_PLANNER_NAME, SMALL_PLANNER_TEMPERATURE, smallPlannerPlaces, withPlannerKey, writeDeployment } from '../../infra/small-planner/demo';
+import { devEnv } from '../../infra/stack';
+import { workerSpec } from '../../infra/worker-process';
 
 /**
  * The deployment `npm run demo -- --planner small` writes and every process of its stack loads
@@ -44,10 +46,25 @@ describe('the small planner demo\'s deployment', () => {
     if (serving.kind !== 'restart') return;
     const command = serving.command.join(' ');
     assert.ok(command.includes(`--model ${deployed.training.basePlanner.path} --checkpoint {path} --name {name} --port 8899`), command);
-    assert.ok(command.endsWith('--seed 3'), command);
-    assert.equal(serving.healthUrl, 'http://127.0.0.1:8899/v1/models');
+    assert.ok(command.endsWith('--seed 3 --api-key-env CODA_PLANNER_API_KEY'), command);
+    assert.equal(serving.healthUrl, 'http://127.0.0.1:8899/health', 'the one route the server answers without its key');
+    assert.equal(planner.apiKeyEnv, 'CODA_PLANNER_API_KEY');
     // The executor, judges and task generator stay where temporal.yaml puts them: the scripted doubles.
     assert.equal(deployed.models.executor.baseUrl, repo.models.executor.baseUrl);
+  });
+
+  it("gives the server and the workers a key made for each start, in the environment, and restarts workers started with another", () => {
+    const env = { CODA_DATA_DIR: path.join(dir, 'data') };
+    const repo = loadConfig(REPO_CONFIG, env);
+    const deployed = writeDeployment(repo, smallPlannerPlaces(repo, env), path.join(dir, 'cache', 'start'), 3, env);
+    const [first, second] = [withPlannerKey(deployed, devEnv(deployed, env)), withPlannerKey(deployed, devEnv(deployed, env))];
+    const [a, b] = [first.CODA_PLANNER_API_KEY!, second.CODA_PLANNER_API_KEY!];
+    assert.notEqual(a, b, 'one key per start');
+    assert.ok(a.length >= 16 && !/\s/.test(a), 'a key the launcher takes (16 characters or more, no whitespace)');
+    assert.equal(devEnv(deployed, first).CODA_PLANNER_API_KEY, a, "the stack's environment keeps the start's key, not the dev default");
+    const spec = workerSpec(deployed, 'gpu', [], first);
+    assert.ok(spec.secretEnv?.includes('CODA_PLANNER_API_KEY'), 'a worker is started again when its key changes');
+    assert.ok(!spec.args.some((arg) => arg.includes(a)), 'the key is in no argument');
   });
 
   it('refuses a port that is not one, naming the variable', () => {
