@@ -13,6 +13,12 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.tools/trainers"
+# The venv itself lives in the user's cache folder, outside the clone, named by this script's
+# digest (its pins): a fresh clone on a machine that installed it before links it in at once
+# instead of unpacking 3.9 GB again (CI runs on a fresh clone). A checkout whose .tools/trainers is
+# a folder of its own keeps it. One install at a time per venv (flock).
+CACHE_ROOT="${CODA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/coda}"
+SHARED_VENV="$CACHE_ROOT/trainers/$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
 LLAMAFACTORY_VERSION="0.9.5"
 TORCH=(torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0)
 
@@ -22,6 +28,15 @@ if [ "${CODA_SKIP_REAL_TRAINERS:-}" = 1 ]; then
   exit 0
 fi
 started=$(date +%s)
+if [ ! -e "$VENV" ]; then
+  mkdir -p "$SHARED_VENV" "$(dirname "$VENV")"
+  ln -s "$SHARED_VENV" "$VENV"
+fi
+# The venv is made and used by its real path: its scripts' first lines name the python they run.
+VENV="$(readlink -f "$VENV")"
+mkdir -p "$CACHE_ROOT"
+exec 9>"$CACHE_ROOT/trainers.lock"
+flock 9
 [ -x "$VENV/bin/python3" ] || python3 -m venv "$VENV"
 pip() { "$VENV/bin/pip" install -q --disable-pip-version-check "$@"; }
 installed() { "$VENV/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
