@@ -66,4 +66,9 @@ function main(): void {
   process.exitCode = runs.every((r) => r.passed) ? 0 : 1;
 }
 
-main();
+try {
+  main();
+} catch (err) {
+  console.error(`bench/seeds: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 2;
+}
