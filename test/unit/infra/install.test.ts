@@ -55,11 +55,11 @@ function scratchInstall(opts: { waitFor?: Partial<Record<(typeof STEPS)[number],
 describe('infra/install.sh: what each command installs', function () {
   this.timeout(120_000);
 
-  it('installs for the demo the desktops\u2019 packages, Node and node_modules, Temporal and MinIO: not the trainers, Chromium, the TLS terminators nor the Kubernetes tools', () => {
+  it('installs for the demo the desktops\u2019 packages, Node and node_modules, Temporal and MinIO: not the trainers, Chromium, the TLS terminators, ImageMagick nor the Kubernetes tools', () => {
     const demo = packageList('DEMO_DEBIAN_PACKAGES');
     const test = packageList('TEST_DEBIAN_PACKAGES');
     for (const pkg of ['xvfb', 'kalgebra', 'texstudio', 'texlive-latex-extra']) assert.ok(demo.includes(pkg), pkg);
-    assert.deepEqual(test, ['chromium', 'stunnel4', 'haproxy', 'openssl']);
+    assert.deepEqual(test, ['chromium', 'stunnel4', 'haproxy', 'openssl', 'imagemagick']); // imagemagick: the screenshots' comparison with import
     const s = scratchInstall();
     try {
       const out = s.run('demo');
