@@ -192,7 +192,7 @@ describe('the real small planner trained by GRPO with the real TRL on the reward
     const base = { model: `small-grpo-sft-${seed}`, path: start.dir };
     if (fullWeights.training.serving.kind !== 'restart') throw new Error('restart serving');
     const [program, ...args] = fullWeights.training.serving.command.map((word) => word.replaceAll('{path}', base.path).replaceAll('{name}', base.model));
-    execFileSync(program!, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(program!, args, { stdio: ['ignore', 'ignore', 'inherit'], env: g.h.env }); // the workers' environment: the server's key
     const grpo = (job: string, queue: string): Promise<TrainResult> => train({ job, kind: 'grpo', datasetKey: grpoKey, checkpoint: job, base }, queue);
     const [job, controlJob] = [`small-grpo-${seed}`, `small-grpo-negated-${seed}`];
     const trainings = Promise.all([grpo(job, fullWeights.taskQueues.gpu), grpo(controlJob, negatedQueue(fullWeights.taskQueues.gpu))]);
