@@ -4,6 +4,7 @@ import type { Config, LocalHostConfig } from '../config/schema';
 import { stopReasonOf } from '../core/episode';
 import { referencePlanFor } from '../apps/policies';
 import type { Task } from '../core/task';
+import type { GuiAction } from '../core/actions';
 import { TaskLibrary } from '../activities/tasks/library';
 import type { LocalDesktop } from '../activities/desktop/local/local-desktop';
 import { processesOf } from '../io/process';
@@ -97,4 +98,31 @@ export function memory(desktopId: string): { program: string; rssMiB: number; ps
     rssMiB: procKib(p.pid, 'VmRSS') / 1024,
     pssMiB: procKib(p.pid, 'Pss', 'smaps_rollup') / 1024,
   }));
+}
+
+/** What a CPU figure of one app measures: its reset task, the action of a step, and their labels. */
+export interface CpuWork {
+  readonly task: Task;
+  readonly resetLabel: string;
+  readonly step: { readonly label: string; readonly action: GuiAction };
+  readonly evaluateLabel: string;
+}
+
+/** What a rollout's activities do, in CPU seconds: a reset and its screenshot; an action, the settle, a screenshot; the checks. */
+export async function cpuFigures(desktop: LocalDesktop, work: CpuWork, settleMs: number, runs: number): Promise<Record<string, number>> {
+  // The screenshots last, on an app at rest: right after a launch the app's own start-up work would count.
+  const figures: Record<string, number> = {
+    [work.resetLabel]: await cpuPerCall(desktop.id, runs, async () => {
+      await desktop.reset(work.task);
+      await desktop.screenshot();
+    }),
+    [work.step.label]: await cpuPerCall(desktop.id, 10, async () => {
+      await desktop.act(work.step.action);
+      await sleep(settleMs);
+      await desktop.screenshot();
+    }),
+    [work.evaluateLabel]: await cpuPerCall(desktop.id, runs, () => desktop.evaluate(work.task, { reason: 'DONE' })),
+  };
+  figures.screenshot = await cpuPerCall(desktop.id, 20, () => desktop.screenshot());
+  return figures;
 }

@@ -4,9 +4,8 @@ import * as path from 'node:path';
 import { loadConfig } from '../config/load';
 import { kalgebraPoint } from '../apps/kalgebra/layout';
 import { median } from './stats';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { benchHost, cpuPerCall, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
-import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
+import { benchHost, cpuFigures, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
+import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 
 /**
  * Figures of one local KAlgebra desktop on this machine: reset time per kind of task, screenshot,
@@ -24,24 +23,13 @@ function option(name: string): number | undefined {
   return at < 0 ? undefined : Number(process.argv[at + 1]);
 }
 
-/** What a rollout's activities do, in CPU seconds: a reset and its screenshot; an action, the settle, a screenshot; the checks. */
-async function cpuFigures(desktop: LocalDesktop, settleMs: number, runs: number): Promise<Record<string, number>> {
-  // The screenshots last, on an app at rest: right after a launch the app's own start-up work would count.
-  const figures: Record<string, number> = {
-    'reset (A-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
-      await desktop.reset(task('A-01'));
-      await desktop.screenshot();
-    }),
-    'step: type 12 chars + Enter, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
-      await desktop.act({ type: 'type', text: 'p := 1+2*3-4', submit: true });
-      await sleep(settleMs);
-      await desktop.screenshot();
-    }),
-    'evaluate a var check': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('A-01'), { reason: 'DONE' })),
-  };
-  figures.screenshot = await cpuPerCall(desktop.id, 20, () => desktop.screenshot());
-  return figures;
-}
+/** The CPU figures' work on KAlgebra (cpuFigures). */
+const CPU_WORK = () => ({
+  task: task('A-01'),
+  resetLabel: 'reset (A-01) + screenshot',
+  step: { label: 'step: type 12 chars + Enter, settle, screenshot', action: { type: 'type', text: 'p := 1+2*3-4', submit: true } as const },
+  evaluateLabel: 'evaluate a var check',
+});
 
 async function run(): Promise<void> {
   const config = loadConfig();
@@ -57,7 +45,7 @@ async function run(): Promise<void> {
   try {
     figures.firstResetMs = await timed(() => desktop.reset(task('A-01')));
     if (process.argv.includes('--cpu-only')) {
-      figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
+      figures.cpuSecondsPer = await cpuFigures(desktop, CPU_WORK(), config.rollouts.settleMs, runs);
       return;
     }
     figures.resetMedianMs = await resetMedians(
@@ -80,7 +68,7 @@ async function run(): Promise<void> {
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
     const input = kalgebraPoint('calculatorInput', desktop.screen);
-    figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
+    figures.cpuSecondsPer = await cpuFigures(desktop, CPU_WORK(), config.rollouts.settleMs, runs);
     figures.actionMedianMs = {
       click: median(await series(10, () => desktop.act({ type: 'click', ...input }))),
       'type 12 chars + Enter': median(await series(10, () => desktop.act({ type: 'type', text: 'p := 1+2*3-4', submit: true }))),

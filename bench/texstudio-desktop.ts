@@ -4,10 +4,9 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load';
 import type { Task } from '../core/task';
-import { createLocalDesktops, type LocalDesktop } from '../activities/desktop/local/local-desktop';
+import { createLocalDesktops } from '../activities/desktop/local/local-desktop';
 import { freeDisplay } from '../infra/ephemeral';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { benchHost, cpuPerCall, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
+import { benchHost, cpuFigures, memory, playReference, resetMedians, series, taskLookup, timed } from './desktop-runs';
 import { median } from './stats';
 
 /**
@@ -22,24 +21,13 @@ import { median } from './stats';
 
 const task = taskLookup('TeXstudio');
 
-/** What a rollout's activities do, in CPU seconds: a reset and its screenshot; an action, the settle, a screenshot; the checks. */
-async function cpuFigures(desktop: LocalDesktop, settleMs: number, runs: number): Promise<Record<string, number>> {
-  // The screenshots last, on an app at rest: right after a launch the app's own start-up work would count.
-  const figures: Record<string, number> = {
-    'reset (B-01) + screenshot': await cpuPerCall(desktop.id, runs, async () => {
-      await desktop.reset(task('B-01'));
-      await desktop.screenshot();
-    }),
-    'step: type 20 chars, settle, screenshot': await cpuPerCall(desktop.id, 10, async () => {
-      await desktop.act({ type: 'type', text: 'some words to type ', submit: false });
-      await sleep(settleMs);
-      await desktop.screenshot();
-    }),
-    'evaluate file + compile with bibtex (B-01)': await cpuPerCall(desktop.id, runs, () => desktop.evaluate(task('B-01'), { reason: 'DONE' })),
-  };
-  figures.screenshot = await cpuPerCall(desktop.id, 20, () => desktop.screenshot());
-  return figures;
-}
+/** The CPU figures' work on TeXstudio (cpuFigures). */
+const CPU_WORK = () => ({
+  task: task('B-01'),
+  resetLabel: 'reset (B-01) + screenshot',
+  step: { label: 'step: type 20 chars, settle, screenshot', action: { type: 'type', text: 'some words to type ', submit: false } as const },
+  evaluateLabel: 'evaluate file + compile with bibtex (B-01)',
+});
 
 async function run(): Promise<void> {
   const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, 'cpu-only': { type: 'boolean', default: false } } });
@@ -53,7 +41,7 @@ async function run(): Promise<void> {
   try {
     figures.firstResetMs = await timed(() => desktop.reset(task('D-01')));
     if (values['cpu-only']) {
-      figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
+      figures.cpuSecondsPer = await cpuFigures(desktop, CPU_WORK(), config.rollouts.settleMs, runs);
       return;
     }
     const withExecute: Task = { ...task('B-01'), initialize: [...task('B-01').initialize, { func: 'execute', command: 'rm -f /home/user/.config/ChimeraX/ui-*', shell: true }] };
@@ -69,7 +57,7 @@ async function run(): Promise<void> {
     figures.memory = memory(desktop.id);
     figures.screenshotMedianMs = median(await series(20, () => desktop.screenshot()));
     figures.screenshotBytes = (await desktop.screenshot()).length;
-    figures.cpuSecondsPer = await cpuFigures(desktop, config.rollouts.settleMs, runs);
+    figures.cpuSecondsPer = await cpuFigures(desktop, CPU_WORK(), config.rollouts.settleMs, runs);
     figures.actionMedianMs = {
       'click in the editor': median(await series(10, () => desktop.act({ type: 'click', x: 900, y: 600 }))),
       'type 20 chars': median(await series(10, () => desktop.act({ type: 'type', text: 'some words to type ', submit: false }))),
