@@ -92,6 +92,8 @@ export function smallPlannerSft(base: TrainingConfig['sft'], program: string, ep
     num_train_epochs: epochs,
     per_device_train_batch_size: 1,
     gradient_accumulation_steps: 1,
+    // LLaMA-Factory recomputes activations by default (memory on a GPU); on a model this small that is only CPU.
+    disable_gradient_checkpointing: true,
     save_strategy: 'no',
     seed,
   };
@@ -129,7 +131,9 @@ export function smallPlannerGrpo(program: string, seed: number, rewardUrl = '{re
   const { learningRate, epochs, promptsPerStep } = SMALL_PLANNER_GRPO;
   const args = ['--model', '{model}', '--prompts', '{prompts}', '--max-images', '{maxImages}', '--reward-url', rewardUrl, '--checkpoints', '{checkpoints}', '--output', '{output}',
     '--cpu', '--seed', seed, '--num-generations', n, '--prompts-per-step', promptsPerStep, '--max-completion-length', maxTokens, '--temperature', temperature,
-    '--learning-rate', learningRate, '--lora-rank', 16, '--lora-alpha', 32, '--epochs', epochs, '--save-steps', 1000];
+    '--learning-rate', learningRate, '--lora-rank', 16, '--lora-alpha', 32, '--epochs', epochs, '--save-steps', 1000,
+    // TRL's own defaults for what only costs CPU here: no KL term (no pass through a reference model), no activations recomputed.
+    '--beta', 0, '--no-gradient-checkpointing'];
   return { backend: 'trl', program, args: args.map(String), env: { ...CPU_ENV, PYTHONPATH: TRL } };
 }
 

@@ -70,7 +70,9 @@ def parse_args(argv):
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=1e-5)
     p.add_argument("--lr-scheduler", default="linear", help="transformers' lr_scheduler_type (linear: down to 0 at the last step)")
-    p.add_argument("--beta", type=float, default=0.001, help="KL coefficient")
+    p.add_argument("--beta", type=float, default=0.001, help="KL coefficient (0: no reference model, no forward pass through it)")
+    p.add_argument("--gradient-checkpointing", action=argparse.BooleanOptionalAction, default=True,
+                   help="recompute activations in the backward pass (TRL's default, for memory on a GPU; a tiny model on the CPU only pays the recompute)")
     p.add_argument("--lora-rank", type=int, default=64)
     p.add_argument("--lora-alpha", type=int, default=128)
     p.add_argument("--epochs", type=float, default=1.0)
@@ -201,6 +203,7 @@ def main(argv):
         num_generations=a.num_generations,
         per_device_train_batch_size=a.prompts_per_step * a.num_generations,
         gradient_accumulation_steps=1,
+        gradient_checkpointing=a.gradient_checkpointing,
         max_completion_length=a.max_completion_length,
         temperature=a.temperature,
         learning_rate=a.learning_rate,
