@@ -3,6 +3,7 @@ import type { EvaluationResult, StopInfo } from '../core/evaluation';
 import type { InitializeStep, Task } from '../core/task';
 import type { Env } from '../io/process';
 import type { AtspiReader } from '../io/atspi';
+import type { Region, RgbImage } from '../io/x11-image';
 import type { Size } from '../core/smart-resize';
 
 /** What a running desktop offers an app driver: its environment and HOME, its screen, the app's process, its AT-SPI reader, and real input. */
@@ -17,6 +18,8 @@ export interface AppSession {
   input(events: readonly InputEvent[]): Promise<void>;
   /** The screen as PNG bytes. */
   screenshot(): Promise<Buffer>;
+  /** The pixels of a part of the screen, as RGB: what a driver watching one widget reads (no PNG made and read back). */
+  pixels(region: Region): Promise<RgbImage>;
 }
 
 export type LaunchStep = Extract<InitializeStep, { func: 'launch' }>;

@@ -40,15 +40,29 @@ export function displaySocket(display: string): string {
   return `/tmp/.X11-unix/X${match[1]}`;
 }
 
-/** The root window of `display`'s first screen as RGB; rejects after `timeoutMs` if the server does not answer. */
-export async function readRootImage(display: string, timeoutMs: number): Promise<RgbImage> {
+/** A rectangle of the screen, in pixels from its top left corner. */
+export interface Region {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+/**
+ * The root window of `display`'s first screen as RGB, or only `region` of it (a part of the screen
+ * a driver watches: a fraction of the bytes, and no PNG to encode and decode again); rejects after
+ * `timeoutMs` if the server does not answer, and for a region not inside the screen.
+ */
+export async function readRootImage(display: string, timeoutMs: number, region?: Region): Promise<RgbImage> {
   const conversation = new Conversation(displaySocket(display), timeoutMs);
   try {
     const screen = parseSetup(await conversation.read(8, (head) => 8 + head.readUInt16LE(6) * 4));
-    conversation.write(getImageRequest(screen));
+    const area = region ?? { x: 0, y: 0, width: screen.width, height: screen.height };
+    checkRegion(area, screen);
+    conversation.write(getImageRequest(screen, area));
     const reply = await conversation.read(32, (head) => (head[0] === 1 ? 32 + head.readUInt32LE(4) * 4 : 32));
     if (reply[0] !== 1) throw new Error(`the X server refused GetImage: error code ${reply[1]}`);
-    return toRgb(screen, reply.subarray(32));
+    return toRgb(screen, area, reply.subarray(32));
   } catch (err) {
     throw new Error(`reading the screen of X display ${display}: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
@@ -172,16 +186,23 @@ function visualMasks(reply: Buffer, from: number, depthCount: number, id: number
   return undefined;
 }
 
-function getImageRequest(screen: Screen): Buffer {
+function checkRegion(r: Region, screen: Screen): void {
+  const whole = [r.x, r.y, r.width, r.height].every(Number.isInteger);
+  if (!whole || r.x < 0 || r.y < 0 || r.width <= 0 || r.height <= 0 || r.x + r.width > screen.width || r.y + r.height > screen.height) {
+    throw new Error(`region ${JSON.stringify(r)} is not a non-empty rectangle of whole pixels inside the ${screen.width}x${screen.height} screen`);
+  }
+}
+
+function getImageRequest(screen: Screen, region: Region): Buffer {
   const request = Buffer.alloc(20);
   request[0] = GET_IMAGE;
   request[1] = Z_PIXMAP;
   request.writeUInt16LE(5, 2);
   request.writeUInt32LE(screen.root, 4);
-  request.writeInt16LE(0, 8);
-  request.writeInt16LE(0, 10);
-  request.writeUInt16LE(screen.width, 12);
-  request.writeUInt16LE(screen.height, 14);
+  request.writeInt16LE(region.x, 8);
+  request.writeInt16LE(region.y, 10);
+  request.writeUInt16LE(region.width, 12);
+  request.writeUInt16LE(region.height, 14);
   request.writeUInt32LE(0xffffffff, 16);
   return request;
 }
@@ -191,8 +212,8 @@ function getImageRequest(screen: Screen): Buffer {
  * this machine's byte order: 32 bits a pixel, each colour one byte of the pixel's word where
  * its mask says, rows with no padding.
  */
-function toRgb(screen: Screen, data: Buffer): RgbImage {
-  const { width, height, bitsPerPixel, scanlinePad, masks } = screen;
+function toRgb(screen: Screen, { width, height }: Region, data: Buffer): RgbImage {
+  const { bitsPerPixel, scanlinePad, masks } = screen;
   const shifts = [masks.red, masks.green, masks.blue].map(byteShift);
   const native = screen.lsbFirst === (os.endianness() === 'LE');
   if (bitsPerPixel !== 32 || scanlinePad !== 32 || !native || shifts.some((s) => s === undefined)) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { freeIdentifiers, splitAssignment, splitEquation, splitLambda } from '../../apps/kalgebra/expressions';
-import { withKeysForControls, xdotoolArgs } from '../../activities/desktop/local/input';
+import { withKeysForControls, xdotoolArgs, xdotoolCalls } from '../../activities/desktop/local/input';
 import { calgebra, parseCalgebraOutput } from '../../apps/kalgebra/local/calgebra';
 import { realPart, sameValue } from '../../apps/kalgebra/local/evaluators';
 import {
@@ -113,5 +113,32 @@ describe('KAlgebra expressions and checks', () => {
     assert.deepEqual(xdotoolArgs({ kind: 'type', text: '--help' }, 12), ['type', '--delay', '12', '--', '--help']);
     assert.deepEqual(xdotoolArgs({ kind: 'key', chord: 'ctrl+l' }, 12), ['key', '--clearmodifiers', 'ctrl+l']);
     assert.deepEqual(xdotoolArgs({ kind: 'click', button: 1, count: 2 }, 12), ['click', '--repeat', '2', '--delay', '60', '1']);
+  });
+
+  it('chains a move and the click at its end into one xdotool call; every other event is a call or a pause of its own', () => {
+    const calls = xdotoolCalls(
+      [
+        { kind: 'move', x: 10, y: 20 },
+        { kind: 'click', button: 1, count: 2 },
+        { kind: 'click', button: 3, count: 1 },
+        { kind: 'move', x: 5, y: 6 },
+        { kind: 'button_down', button: 1 },
+        { kind: 'move', x: 7, y: 8 },
+        { kind: 'sleep', ms: 150 },
+        { kind: 'click', button: 1, count: 1 },
+        { kind: 'type', text: 'ab' },
+      ],
+      12,
+    );
+    assert.deepEqual(calls, [
+      { args: ['mousemove', '10', '20', 'click', '--repeat', '2', '--delay', '60', '1'], timeoutMs: 10_000 },
+      { args: ['click', '--repeat', '1', '--delay', '60', '3'], timeoutMs: 10_000 },
+      { args: ['mousemove', '5', '6'], timeoutMs: 10_000 },
+      { args: ['mousedown', '1'], timeoutMs: 10_000 },
+      { args: ['mousemove', '7', '8'], timeoutMs: 10_000 },
+      { sleepMs: 150 },
+      { args: ['click', '--repeat', '1', '--delay', '60', '1'], timeoutMs: 10_000 },
+      { args: ['type', '--delay', '12', '--', 'ab'], timeoutMs: 10_034 },
+    ]);
   });
 });

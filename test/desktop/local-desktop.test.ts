@@ -14,7 +14,7 @@ import type { LocalDesktop } from '../../activities/desktop/local/local-desktop'
 import { appState, closeTestDesktop, kalgebraTask, pngSize, processOf, testDesktop, untilGone, untilStopped } from '../support/desktop';
 import { APPS } from '../../apps/index';
 import { freeDisplay } from '../../infra/ephemeral';
-import { displaySocket, readRootImage } from '../../io/x11-image';
+import { displaySocket, readRootImage, type RgbImage } from '../../io/x11-image';
 
 /** A PNG's pixels as RGB bytes, decoded by sharp. */
 async function pixels(png: Buffer): Promise<{ width: number; height: number; channels: number; rgb: Buffer }> {
@@ -72,7 +72,7 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     assert.equal(await desktop.healthy(), true);
   });
 
-  it("screenshots, read from the X server without a process per shot, are the pixels of ImageMagick's `import -window root`", async () => {
+  it("screenshots, read from the X server without a process per shot, are the pixels of ImageMagick's `import -window root`; a region read is their crop", async () => {
     await desktop.reset(kalgebraTask('B-03'));
     // A still screen: the stopped app repaints nothing (no blinking cursor) while both read it.
     const app = processOf(desktop.id, /kalgebra$/);
@@ -80,8 +80,11 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     await untilStopped(app.pid);
     let ours: Buffer;
     let theirs: Buffer;
+    const region = { x: 101, y: 57, width: 333, height: 211 };
+    let part: RgbImage;
     try {
       ours = await desktop.screenshot();
+      part = await readRootImage(`:${host.displayBase}`, 5_000, region);
       theirs = execFileSync('import', ['-window', 'root', 'png:-'], { env: { ...process.env, DISPLAY: `:${host.displayBase}` }, maxBuffer: 64 * 1024 * 1024 });
     } finally {
       process.kill(app.pid, 'SIGCONT');
@@ -91,6 +94,11 @@ describe('LocalDesktop on a real Xvfb display with Debian KAlgebra', function ()
     assert.deepEqual([mine.width, mine.height, mine.channels], [1920, 1080, 3]);
     assert.deepEqual([imagemagick.width, imagemagick.height, imagemagick.channels], [1920, 1080, 3]);
     assert.ok(mine.rgb.equals(imagemagick.rgb), 'the same RGB bytes');
+    // A region (what a driver watching one widget reads): the same bytes as that rectangle of the whole screen.
+    const crop = Buffer.concat(Array.from({ length: region.height }, (_, row) => mine.rgb.subarray(((region.y + row) * 1920 + region.x) * 3, ((region.y + row) * 1920 + region.x + region.width) * 3)));
+    assert.deepEqual([part.width, part.height], [region.width, region.height]);
+    assert.ok(part.rgb.equals(crop), "a region's RGB bytes are the crop of the screen's");
+    await assert.rejects(readRootImage(`:${host.displayBase}`, 5_000, { x: 1900, y: 0, width: 21, height: 10 }), /region \{"x":1900,"y":0,"width":21,"height":10\} is not a non-empty rectangle of whole pixels inside the 1920x1080 screen/);
     // Not a blank screen that any two captures would agree on: KAlgebra's window and its plot.
     const colours = new Set<number>();
     for (let i = 0; i < mine.rgb.length; i += 3) colours.add(mine.rgb.readUIntBE(i, 3));

@@ -14,7 +14,7 @@ import { defaultDrivers } from './drivers';
 import { performInputEvents, pointerLocation } from './input';
 import { localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './local-apps';
 import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess } from '../../../io/process';
-import { captureScreen } from './screenshot';
+import { capturePixels, captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
 import { runVmCommand, writeHomeFile } from '../../../io/vm-commands';
 import { X11Display, type Screen } from './x11-display';
@@ -327,6 +327,7 @@ export class LocalDesktop implements Desktop {
       atspi: display.atspi,
       input: (events) => this.perform(display, events),
       screenshot: () => captureScreen(display.name),
+      pixels: (region) => capturePixels(display.name, region),
     };
   }
 

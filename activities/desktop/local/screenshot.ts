@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { readRootImage } from '../../../io/x11-image';
+import { readRootImage, type Region, type RgbImage } from '../../../io/x11-image';
 import { FAST_PNG } from '../../images/variants';
 
 /** As long as ImageMagick's `import` was given: a shot of a stopped X server fails, it does not hang the step. */
@@ -17,4 +17,9 @@ export async function captureScreen(display: string): Promise<Buffer> {
   const png = await sharp(rgb, { raw: { width, height, channels: 3 } }).png(FAST_PNG).toBuffer();
   if (png.length < 8 || png.readUInt32BE(0) !== 0x89504e47) throw new Error(`sharp returned ${png.length} bytes that are not a PNG`);
   return png;
+}
+
+/** The pixels of `region` of the screen of `display`, as RGB: for a driver that watches part of the screen. */
+export function capturePixels(display: string, region: Region): Promise<RgbImage> {
+  return readRootImage(display, TIMEOUT_MS, region);
 }

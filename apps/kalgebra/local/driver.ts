@@ -75,7 +75,19 @@ class KAlgebraGui {
     const tab = state.mainTabs?.tabs.find((t) => t.name === name);
     if (tab === undefined) throw new Error(`KAlgebra has no "${name}" tab`);
     await this.clickAt(session, tab);
-    return this.until(session, (s) => s.mainTabs?.current === name, () => `the "${name}" tab did not open`);
+    // Waited for with the view's reads (the tabs only), then the whole state read once.
+    let shown: string | undefined;
+    await waitFor(
+      async () => {
+        const view = await readKAlgebraView({ reader: session.atspi, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs });
+        shown = view.app ? view.mainTabs?.current : undefined;
+        return shown === name ? true : undefined;
+      },
+      STEP_TIMEOUT_MS,
+      () => `the "${name}" tab did not open (the "${shown ?? 'no'}" tab shows)`,
+      150,
+    );
+    return this.read(session);
   }
 
   async plot2d(session: AppSession, start: RunningKAlgebraState, expression: string): Promise<RunningKAlgebraState> {
@@ -105,7 +117,7 @@ class KAlgebraGui {
       await perform();
       return false;
     }
-    const grab = async (): Promise<string> => viewPrint(await session.screenshot(), view);
+    const grab = async (): Promise<string> => viewPrint(await session.pixels(view));
     const was = await grab();
     await perform();
     if (!(await viewChanged(grab, was))) return false;
@@ -138,7 +150,7 @@ class KAlgebraGui {
     return waitFor(
       async () => {
         if (!running()) throw new Error('KAlgebra is gone');
-        const state = await readKAlgebraState({ reader: session.atspi, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs }).catch(() => undefined);
+        const state = await readKAlgebraView({ reader: session.atspi, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs }).catch(() => undefined);
         if (state === undefined || !state.app) return undefined;
         const { width, height } = state.window;
         seen = `window ${width}x${height}, tabs ${state.mainTabs === null ? 'missing' : 'present'}`;

@@ -3,7 +3,7 @@
 The desktop's reader (io/atspi_reader.py) imports this module once and calls read(pid, args);
 it also runs as a command with the system python (/usr/bin/python3, which has python3-pyatspi)
 and AT_SPI_BUS_ADDRESS set to the desktop's accessibility bus: kalgebra_state.py PID [--view]
-(--view: only the main tabs and the 3D plot's box, a few times faster than the whole state)
+(--view: only the window, the main tabs, the calculator's field and the 3D plot's box, a few times faster than the whole state)
 
 Gives {"app": false} while the KAlgebra with process id PID is not on the bus, else the fields
 read below. The pid matters: the registry may still list a KAlgebra that was just killed.
@@ -163,15 +163,18 @@ def state(pid):
 
 
 def view(pid):
-    """Which tab shows, and where the 3D plot is: what the driver needs before an input."""
+    """The window, which tab shows, the calculator's field and where the 3D plot is: what the driver waits for (a
+    launch, a tab) and needs before an input, without the walks of the log, the docks and the menus."""
     app = application("kalgebra", pid)
     if app is None:
         return {"app": False}
-    _window, tab_list, pages = main_parts(app)
+    window, tab_list, pages = main_parts(app)
     graph3d_page = page(pages, 2)
     return {
         "app": True,
+        "window": extents(window),
         "mainTabs": tabs_of(tab_list) if tab_list is not None else None,
+        "calculatorInput": widget(first(page(pages, 0), by_role("text"), depth=0)),
         "view3d": view_3d(graph3d_page, first(graph3d_page, by_role("text"), depth=0)),
     }
 

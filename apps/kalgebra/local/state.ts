@@ -46,9 +46,9 @@ export const readKAlgebraState = (options: StateReaderOptions): Promise<KAlgebra
 
 const viewSchema = z.discriminatedUnion('app', [
   z.object({ app: z.literal(false) }),
-  z.object({ app: z.literal(true), mainTabs: tabBar.nullable(), view3d: z.object(box).nullable() }),
+  z.object({ app: z.literal(true), window: z.object(box), mainTabs: tabBar.nullable(), calculatorInput: widget.nullable(), view3d: z.object(box).nullable() }),
 ]);
 export type KAlgebraView = z.output<typeof viewSchema>;
 
-/** Only which tab shows and where the 3D plot is (a few times faster than readKAlgebraState). */
+/** Only the window, which tab shows, the calculator's field and where the 3D plot is (a few times faster than readKAlgebraState). */
 export const readKAlgebraView = (options: StateReaderOptions): Promise<KAlgebraView> => readAtspiState(STATE_SCRIPT, viewSchema, options, ['--view']);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import sharp from 'sharp';
+import type { RgbImage } from '../../../io/x11-image';
 
 /**
  * Whether KAlgebra drew a new 3D surface, seen on the screen. Its 3D view is OpenGL, outside the
@@ -11,19 +11,11 @@ import sharp from 'sharp';
  * tooltip the expression field shows over the view is not yellow enough to count.
  */
 
-export interface Box {
-  readonly x: number;
-  readonly y: number;
-  readonly width: number;
-  readonly height: number;
-}
-
-/** A fingerprint of where the surface is drawn in `box` of a screenshot: equal fingerprints, same surface. */
-export async function viewPrint(png: Buffer, box: Box): Promise<string> {
-  const { data, info } = await sharp(png).extract({ left: box.x, top: box.y, width: box.width, height: box.height }).raw().toBuffer({ resolveWithObject: true });
-  const mask = Buffer.alloc(Math.ceil(info.width * info.height / 8));
-  for (let p = 0, i = 0; i < data.length; p++, i += info.channels) {
-    if (surfaceColoured(data[i]!, data[i + 1]!, data[i + 2]!)) mask[p >> 3]! |= 1 << (p & 7);
+/** A fingerprint of where the surface is drawn in the view's pixels: equal fingerprints, same surface. */
+export function viewPrint({ width, height, rgb }: RgbImage): string {
+  const mask = Buffer.alloc(Math.ceil((width * height) / 8));
+  for (let p = 0, i = 0; i < rgb.length; p++, i += 3) {
+    if (surfaceColoured(rgb[i]!, rgb[i + 1]!, rgb[i + 2]!)) mask[p >> 3]! |= 1 << (p & 7);
   }
   return createHash('sha1').update(mask).digest('hex');
 }
