@@ -53,7 +53,26 @@ export interface Region {
  * a driver watches: a fraction of the bytes, and no PNG to encode and decode again); rejects after
  * `timeoutMs` if the server does not answer, and for a region not inside the screen.
  */
-export async function readRootImage(display: string, timeoutMs: number, region?: Region): Promise<RgbImage> {
+export function readRootImage(display: string, timeoutMs: number, region?: Region): Promise<RgbImage> {
+  return readImage(display, timeoutMs, region, (pixels) => Buffer.allocUnsafe(pixels * 3));
+}
+
+/**
+ * The whole screen lent to `use` in buffers kept for the next shot: its RGB bytes are only valid
+ * until `use` settles. A screenshot's 8 MB reply and 6 MB of RGB were new memory outside V8's heap
+ * at every shot, and that much new memory makes V8 collect its whole heap every few shots.
+ */
+export async function withRootImage<T>(display: string, timeoutMs: number, use: (image: RgbImage) => Promise<T>): Promise<T> {
+  let lent: Buffer | undefined;
+  try {
+    const image = await readImage(display, timeoutMs, undefined, (pixels) => (lent = borrow(pixels * 3)).subarray(0, pixels * 3));
+    return await use(image);
+  } finally {
+    if (lent !== undefined) giveBack(lent);
+  }
+}
+
+async function readImage(display: string, timeoutMs: number, region: Region | undefined, output: (pixels: number) => Buffer): Promise<RgbImage> {
   const conversation = new Conversation(displaySocket(display), timeoutMs);
   try {
     const screen = parseSetup(await conversation.read(8, (head) => 8 + head.readUInt16LE(6) * 4));
@@ -62,12 +81,27 @@ export async function readRootImage(display: string, timeoutMs: number, region?:
     conversation.write(getImageRequest(screen, area));
     const reply = await conversation.read(32, (head) => (head[0] === 1 ? 32 + head.readUInt32LE(4) * 4 : 32));
     if (reply[0] !== 1) throw new Error(`the X server refused GetImage: error code ${reply[1]}`);
-    return toRgb(screen, area, reply.subarray(32));
+    return toRgb(screen, area, reply.subarray(32), output);
   } catch (err) {
     throw new Error(`reading the screen of X display ${display}: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
     conversation.close();
   }
+}
+
+/** Large buffers of finished reads, for the next ones (a few: each desktop of a process reads one shot at a time). */
+const spares: Buffer[] = [];
+const MAX_SPARES = 8;
+
+/** A buffer of at least `size` bytes: the smallest spare one large enough, or a new one. */
+function borrow(size: number): Buffer {
+  let best = -1;
+  for (const [i, b] of spares.entries()) if (b.length >= size && (best < 0 || b.length < spares[best]!.length)) best = i;
+  return best < 0 ? Buffer.allocUnsafe(size) : spares.splice(best, 1)[0]!;
+}
+
+function giveBack(buffer: Buffer): void {
+  if (spares.length < MAX_SPARES) spares.push(buffer);
 }
 
 /**
@@ -78,7 +112,8 @@ export async function readRootImage(display: string, timeoutMs: number, region?:
 class Conversation {
   private readonly socket: Socket;
   /** Received bytes not yet taken are data[start, end). */
-  private data = Buffer.allocUnsafe(64 * 1024);
+  private data = borrow(64 * 1024);
+  private readonly chunks = borrow(1024 * 1024);
   private start = 0;
   private end = 0;
   private failure: Error | undefined;
@@ -86,7 +121,7 @@ class Conversation {
   private readonly timer: NodeJS.Timeout;
 
   constructor(path: string, timeoutMs: number) {
-    this.socket = connect({ path, onread: { buffer: Buffer.allocUnsafe(1024 * 1024), callback: (n, chunk) => this.received(chunk, n) } });
+    this.socket = connect({ path, onread: { buffer: this.chunks, callback: (n, chunk) => this.received(chunk, n) } });
     this.timer = setTimeout(() => this.fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     this.socket.on('error', (err) => this.fail(err));
     this.socket.on('close', () => this.fail(new Error('the X server closed the connection')));
@@ -104,9 +139,12 @@ class Conversation {
     return this.take(length(head), true);
   }
 
+  /** Ends the connection; what it read is not to be used after this (its buffers go to the next reads). */
   close(): void {
     clearTimeout(this.timer);
     this.socket.destroy();
+    giveBack(this.data);
+    giveBack(this.chunks);
   }
 
   /** Keeps the `n` bytes Node read into `chunk` (it reads the next ones into the same buffer); true: keep reading. */
@@ -121,8 +159,9 @@ class Conversation {
   /** Room for `n` unread bytes from `start` on: the unread ones move to a larger buffer when they would not fit. */
   private room(n: number): void {
     if (this.start + n <= this.data.length) return;
-    const larger = Buffer.allocUnsafe(Math.max(n, this.data.length));
+    const larger = borrow(Math.max(n, this.data.length));
     this.data.copy(larger, 0, this.start, this.end);
+    giveBack(this.data);
     this.end -= this.start;
     this.start = 0;
     this.data = larger;
@@ -212,7 +251,7 @@ function getImageRequest(screen: Screen, region: Region): Buffer {
  * this machine's byte order: 32 bits a pixel, each colour one byte of the pixel's word where
  * its mask says, rows with no padding.
  */
-function toRgb(screen: Screen, { width, height }: Region, data: Buffer): RgbImage {
+function toRgb(screen: Screen, { width, height }: Region, data: Buffer, output: (pixels: number) => Buffer): RgbImage {
   const { bitsPerPixel, scanlinePad, masks } = screen;
   const shifts = [masks.red, masks.green, masks.blue].map(byteShift);
   const native = screen.lsbFirst === (os.endianness() === 'LE');
@@ -226,7 +265,7 @@ function toRgb(screen: Screen, { width, height }: Region, data: Buffer): RgbImag
   const aligned = data.byteOffset % 4 === 0 ? data : Buffer.from(data);
   const words = new Uint32Array(aligned.buffer, aligned.byteOffset, pixels);
   const [r, g, b] = shifts as [number, number, number];
-  const rgb = Buffer.allocUnsafe(pixels * 3);
+  const rgb = output(pixels);
   for (let i = 0, out = 0; i < pixels; i += 1, out += 3) {
     const word = words[i]!;
     rgb[out] = (word >>> r) & 0xff;

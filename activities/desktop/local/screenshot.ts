@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { readRootImage, type Region, type RgbImage } from '../../../io/x11-image';
+import { readRootImage, withRootImage, type Region, type RgbImage } from '../../../io/x11-image';
 import { FAST_PNG } from '../../images/variants';
 
 /** As long as ImageMagick's `import` was given: a shot of a stopped X server fails, it does not hang the step. */
@@ -13,8 +13,7 @@ const TIMEOUT_MS = 15_000;
  * per shot").
  */
 export async function captureScreen(display: string): Promise<Buffer> {
-  const { width, height, rgb } = await readRootImage(display, TIMEOUT_MS);
-  const png = await sharp(rgb, { raw: { width, height, channels: 3 } }).png(FAST_PNG).toBuffer();
+  const png = await withRootImage(display, TIMEOUT_MS, ({ width, height, rgb }) => sharp(rgb, { raw: { width, height, channels: 3 } }).png(FAST_PNG).toBuffer());
   if (png.length < 8 || png.readUInt32BE(0) !== 0x89504e47) throw new Error(`sharp returned ${png.length} bytes that are not a PNG`);
   return png;
 }
