@@ -38,9 +38,7 @@ mkdir -p "$CACHE_ROOT"
 exec 9>"$CACHE_ROOT/trainers.lock"
 flock 9
 [ -x "$VENV/bin/python3" ] || python3 -m venv "$VENV"
-# --no-compile: pip would compile all of the venv's 18,000 Python files (about a minute of the
-# install); Python compiles the few thousand a run imports, once, into the venv.
-pip() { "$VENV/bin/pip" install -q --disable-pip-version-check --no-compile "$@"; }
+pip() { "$VENV/bin/pip" install -q --disable-pip-version-check "$@"; }
 installed() { "$VENV/bin/python3" -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
 
 if ! installed llamafactory "$LLAMAFACTORY_VERSION" || ! installed torchaudio 2.11.0 || ! installed torch 2.11.0; then
