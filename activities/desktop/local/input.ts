@@ -30,9 +30,12 @@ export async function performInputEvents(events: readonly InputEvent[], options:
   }
 }
 
+/** One xdotool process's arguments and time limit, or a pause between two. */
+export type XdotoolCall = { readonly args: string[]; readonly timeoutMs: number } | { readonly sleepMs: number };
+
 /** The xdotool calls that perform `events` in order: a move followed by a click chained into one, every other event alone. */
-export function xdotoolCalls(events: readonly InputEvent[], typingDelayMs: number): Array<{ readonly args: string[]; readonly timeoutMs: number } | { readonly sleepMs: number }> {
-  const calls: Array<{ args: string[]; timeoutMs: number } | { sleepMs: number }> = [];
+export function xdotoolCalls(events: readonly InputEvent[], typingDelayMs: number): XdotoolCall[] {
+  const calls: XdotoolCall[] = [];
   for (const [i, event] of events.entries()) {
     if (event.kind === 'sleep') {
       calls.push({ sleepMs: event.ms });

@@ -49,6 +49,11 @@ class KAlgebraGui {
     return state;
   }
 
+  /** The view only (window, tabs, calculator field, 3D box): what waits poll, a few times cheaper than `read`. */
+  view(session: AppSession): Promise<KAlgebraView> {
+    return readKAlgebraView({ reader: session.atspi, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs });
+  }
+
   clickAt(session: AppSession, box: Box): Promise<void> {
     return session.input([
       { kind: 'move', x: Math.round(box.x + box.width / 2), y: Math.round(box.y + box.height / 2) },
@@ -79,7 +84,7 @@ class KAlgebraGui {
     let shown: string | undefined;
     await waitFor(
       async () => {
-        const view = await readKAlgebraView({ reader: session.atspi, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs });
+        const view = await this.view(session);
         shown = view.app ? view.mainTabs?.current : undefined;
         return shown === name ? true : undefined;
       },
@@ -150,12 +155,12 @@ class KAlgebraGui {
     return waitFor(
       async () => {
         if (!running()) throw new Error('KAlgebra is gone');
-        const state = await readKAlgebraView({ reader: session.atspi, pid: session.appPid, timeoutMs: this.options.stateTimeoutMs }).catch(() => undefined);
-        if (state === undefined || !state.app) return undefined;
-        const { width, height } = state.window;
-        seen = `window ${width}x${height}, tabs ${state.mainTabs === null ? 'missing' : 'present'}`;
+        const view = await this.view(session).catch(() => undefined);
+        if (view === undefined || !view.app) return undefined;
+        const { width, height } = view.window;
+        seen = `window ${width}x${height}, tabs ${view.mainTabs === null ? 'missing' : 'present'}`;
         const maximized = width === session.screen.width && height === session.screen.height;
-        return maximized && state.mainTabs !== null && state.calculatorInput?.showing === true ? true : undefined;
+        return maximized && view.mainTabs !== null && view.calculatorInput?.showing === true ? true : undefined;
       },
       timeoutMs,
       () => `KAlgebra's window was not ready (maximized, tabs shown) within ${timeoutMs / 1000} s: ${seen}`,
@@ -222,7 +227,7 @@ export function createKAlgebraDriver(options: KAlgebraDriverOptions = DEFAULT_KA
 
     async watchInput(events, session, perform) {
       if (!pressesEnter(events)) return perform();
-      const before = await readKAlgebraView({ reader: session.atspi, pid: session.appPid, timeoutMs: options.stateTimeoutMs }).catch(() => undefined);
+      const before = await gui.view(session).catch(() => undefined);
       if (before === undefined) return perform();
       await gui.watch3d(session, before, perform);
     },
