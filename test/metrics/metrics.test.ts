@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isTerminal } from '../../core/episode';
 import { verdictFileSchema } from '../../core/judge/verdict-file';
@@ -25,8 +24,8 @@ describe('metrics: the Prometheus endpoints of the workers', function () {
     const env = { ...h.env, CODA_ORCHESTRATOR_METRICS_PORT: String(ports.orchestrator) };
     const orchestrator = startDaemon(h.config.dataDir, workerSpec(h.config, 'orchestrator', [], env, 'metrics-orchestrator'));
     const vmHost = startDaemon(h.config.dataDir, workerSpec(h.config, 'vm-host', ['--host', h.hostId], env, 'metrics-vm-host'));
-    await waitForPoller(h, h.config.taskQueues.orchestrator, `${orchestrator.pid}@${hostname()}`, 180_000);
-    await waitForPoller(h, h.config.hosts[0]!.taskQueue, `${vmHost.pid}@${hostname()}`);
+    await waitForPoller(h, orchestrator, h.config.taskQueues.orchestrator);
+    await waitForPoller(h, vmHost, h.config.hosts[0]!.taskQueue);
     urls.orchestrator = `http://127.0.0.1:${ports.orchestrator}/metrics`;
     urls.vmHost = `http://127.0.0.1:${ports.vmHost}/metrics`;
   });

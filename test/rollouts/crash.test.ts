@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { referencePlan } from '../../apps/kalgebra/reference';
 import { isTerminal } from '../../core/episode';
@@ -31,7 +30,7 @@ function expectedActions(taskId: string) {
 /** Starts the harness's vm-host as a real process (its own process group) and waits until it polls. */
 async function spawnVmHost(h: Harness, name: string): Promise<number> {
   const state = startDaemon(h.config.dataDir, workerSpec(h.config, 'vm-host', ['--host', h.hostId], h.env, name));
-  await waitForPoller(h, h.config.hosts[0]!.taskQueue, `${state.pid}@${hostname()}`);
+  await waitForPoller(h, state, h.config.hosts[0]!.taskQueue);
   return state.pid!;
 }
 

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import assert from 'node:assert/strict';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -125,7 +125,7 @@ export async function startGpuHarness(opts: GpuHarnessOptions): Promise<GpuHarne
     async spawnGpuWorker(name, extra = {}) {
       const state = startDaemon(config.dataDir, workerSpec(config, 'gpu', [], { ...env, ...extra }, name));
       processes.push(name);
-      await waitForPoller(h, config.taskQueues.gpu, `${state.pid}@${hostname()}`);
+      await waitForPoller(h, state, config.taskQueues.gpu);
       return state.pid!;
     },
     async stop() {

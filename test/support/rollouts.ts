@@ -1,4 +1,6 @@
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitUntilHealthy, type DaemonState } from '../../infra/daemon';
 import { stageTasks, TaskLibrary } from '../../activities/tasks/library';
 import { type TrajectoryManifest } from '../../core/trajectory';
 import type { RolloutResult } from '../../core/rollout-types';
@@ -23,11 +25,13 @@ export async function manifestOf(h: Harness, result: RolloutResult): Promise<Tra
   return parseTrajectoryManifest(await h.stack.store.getJson(result.manifestKey), result.manifestKey);
 }
 
-/** Resolves once Temporal lists `identity` among the pollers of `taskQueue`. */
-export async function waitForPoller(h: Harness, taskQueue: string, identity: string, timeoutMs = 60_000): Promise<void> {
-  await eventually(`poller ${identity} on ${taskQueue}`, async () =>
-    (await isPolling(h.stack.client.connection, h.config.temporal.namespace, taskQueue, identity)) ? true : undefined,
-  timeoutMs);
+/**
+ * Resolves once Temporal lists the worker daemon (by its identity `pid@host`) among the pollers of
+ * `taskQueue`; fails at once, with the last lines of its log, if the process exits first.
+ */
+export async function waitForPoller(h: Harness, daemon: DaemonState, taskQueue: string, timeoutMs = 180_000): Promise<void> {
+  const identity = `${daemon.pid}@${hostname()}`;
+  await waitUntilHealthy(h.config.dataDir, daemon.name, () => isPolling(h.stack.client.connection, h.config.temporal.namespace, taskQueue, identity), timeoutMs);
 }
 
 /** Polls `check` until it returns a value, failing after `timeoutMs`. */

@@ -6,7 +6,6 @@ import type { TrainingHeartbeat } from '../../activities/training/progress';
 import { checkpointManifestKey, datasetManifestKey, trainingJobPrefix } from '../../core/keys';
 import { checkpointManifestSchema } from '../../core/training';
 import { stopAfterRound, type SpecializationProgress, type SpecializationResult } from '../../workflows/training/progress';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, stopDaemon } from '../../infra/daemon';
 import { workerSpec } from '../../infra/worker-process';
@@ -59,7 +58,7 @@ describe('overlapped specialization rounds (maxStaleness 1; trainer double, real
   /** An orchestrator worker as a real process (its own group, no metrics endpoint), polling once this resolves; its pid. */
   async function spawnOrchestrator(name: string): Promise<number> {
     const state = startDaemon(g.h.config.dataDir, workerSpec(g.h.config, 'orchestrator', [], { ...g.h.env, CODA_ORCHESTRATOR_METRICS_PORT: '0' }, name));
-    await waitForPoller(g.h, g.h.config.taskQueues.orchestrator, `${state.pid}@${hostname()}`, 180_000);
+    await waitForPoller(g.h, state, g.h.config.taskQueues.orchestrator);
     return state.pid!;
   }
 
