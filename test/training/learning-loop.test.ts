@@ -126,6 +126,9 @@ describe('the learning loop: a planner double that learns from what the pipeline
       evaluationAttempts: K,
       evaluationTaskIds: { KAlgebra: KALGEBRA, TeXstudio: TEXSTUDIO },
       baseEvaluationRun: BASE_RUN,
+      // Each specialist is compared on its own software only: its rollouts of the other's (64 of them) would prove nothing here
+      // (crossEvaluation's rows: test/unit/generalization.test.ts).
+      crossEvaluation: false,
     });
     const report = await g.h.stack.store.getJson<EvaluationReport>(result.report.key);
     const generalist = rowOf(report, 'generalist');

@@ -16,6 +16,8 @@ import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities 
 const QUEUE = unitConfig.taskQueues.gpu;
 
 let events: string[] = [];
+/** By report run, the software each row was rolled out on, by planner. */
+const reportSoftware = new Map<string, Record<string, string[]>>();
 
 const stubs = (real: RealActivities) => ({
   resolveGeneralizationInput: real.resolveGeneralizationInput,
@@ -32,7 +34,8 @@ const stubs = (real: RealActivities) => ({
   },
   async buildDataset(request: DatasetRequest): Promise<DatasetSummary> {
     events.push(`dataset ${request.id} of ${request.sources.map((s) => s.run).join(',')}`);
-    return { key: `datasets/${request.id}`, rows: 10, trajectories: 4, bySoftware: { KAlgebra: { trajectories: 4, rows: 10 } }, bytes: { data: 0, images: 0 }, existed: false };
+    const bySoftware = Object.fromEntries(request.sources.map((s) => [s.software, { trajectories: 4, rows: 10 }]));
+    return { key: `datasets/${request.id}`, rows: 10, trajectories: 4, bySoftware, bytes: { data: 0, images: 0 }, existed: false };
   },
   async train(request: TrainRequest) {
     events.push(`train ${request.checkpoint}`);
@@ -42,6 +45,7 @@ const stubs = (real: RealActivities) => ({
     return { model: `served/${request.checkpointKey}` };
   },
   async writeEvaluationReport(request: ReportRequest): Promise<ReportSummary> {
+    reportSoftware.set(request.run, Object.fromEntries(request.rows.map((row) => [row.planner, Object.keys(row.runs).sort()])));
     const figures = { KAlgebra: 0, overall: 0 };
     return { key: `reports/${request.run}`, markdownKey: `reports/${request.run}.md`, rows: request.rows.map((row) => ({ planner: row.planner, averageAtK: figures, passAtK: figures, appNotRunning: figures })) };
   },
@@ -73,5 +77,13 @@ describe('generalization workflow on stub activities', () => {
       'dataset gen-seeds-generalist of gen-seeds-KAlgebra,gen-seeds-spec-r1-eval',
       'train gen-seeds-generalist',
     ]);
+  });
+
+  it('evaluates every specialist on every software by default (crossEvaluation), and each on its own software only when crossEvaluation is false', async () => {
+    const specialists = (run: string) => [{ software: 'KAlgebra', checkpoint: `${run}-k-r1` }, { software: 'TeXstudio', checkpoint: `${run}-t-r1` }];
+    const both = ['KAlgebra', 'TeXstudio'];
+    await Promise.all([generalize('gen-cross', { specialists: specialists('gen-cross'), crossEvaluation: true }), generalize('gen-own', { specialists: specialists('gen-own') })]);
+    assert.deepEqual(reportSoftware.get('gen-cross-eval'), { base: both, 'specialist-KAlgebra': both, 'specialist-TeXstudio': both, generalist: both });
+    assert.deepEqual(reportSoftware.get('gen-own-eval'), { base: both, 'specialist-KAlgebra': ['KAlgebra'], 'specialist-TeXstudio': ['TeXstudio'], generalist: both });
   });
 });
