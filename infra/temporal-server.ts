@@ -34,6 +34,12 @@ export function temporalServerSpec(config: LoadedConfig, opts: { headless: boole
     config.temporal.namespace,
     '--log-level',
     'warn',
+    // One partition per task queue (the server's default is 4): one node has nothing to spread, and
+    // the pollers of 4 partitions, forwarding tasks between them, cost the server CPU for nothing.
+    '--dynamic-config-value',
+    'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueWritePartitions=1',
   ];
   for (const [name, type] of Object.entries(config.temporal.searchAttributes)) {
     args.push('--search-attribute', `${name}=${type}`);

@@ -266,13 +266,35 @@ function toRgb(screen: Screen, { width, height }: Region, data: Buffer, output: 
   const words = new Uint32Array(aligned.buffer, aligned.byteOffset, pixels);
   const [r, g, b] = shifts as [number, number, number];
   const rgb = output(pixels);
-  for (let i = 0, out = 0; i < pixels; i += 1, out += 3) {
+  const done = r === 16 && g === 8 && b === 0 && rgb.byteOffset % 4 === 0 && os.endianness() === 'LE' ? packXrgb(words, rgb) : 0;
+  for (let i = done, out = done * 3; i < pixels; i += 1, out += 3) {
     const word = words[i]!;
     rgb[out] = (word >>> r) & 0xff;
     rgb[out + 1] = (word >>> g) & 0xff;
     rgb[out + 2] = (word >>> b) & 0xff;
   }
   return { width, height, rgb };
+}
+
+/**
+ * The usual layout (red in bits 16-23, green 8-15, blue 0-7; Xvfb's) four pixels at a time: the
+ * 12 bytes of their RGB written as three little-endian 32-bit words, in about half the time of 12 byte writes.
+ * Returns how many pixels it packed (the rest, fewer than four, are left to the caller).
+ */
+function packXrgb(words: Uint32Array, rgb: Buffer): number {
+  const out = new Uint32Array(rgb.buffer, rgb.byteOffset, Math.floor(rgb.length / 4));
+  const whole = words.length - (words.length % 4);
+  const swap = (w: number): number => ((w >>> 16) & 0xff) | (w & 0xff00) | ((w & 0xff) << 16);
+  for (let i = 0, o = 0; i < whole; i += 4, o += 3) {
+    const p0 = swap(words[i]!);
+    const p1 = swap(words[i + 1]!);
+    const p2 = swap(words[i + 2]!);
+    const p3 = swap(words[i + 3]!);
+    out[o] = p0 | (p1 << 24);
+    out[o + 1] = (p1 >>> 8) | (p2 << 16);
+    out[o + 2] = (p2 >>> 16) | (p3 << 8);
+  }
+  return whole;
 }
 
 /** How far a one-byte colour mask is from the word's low end, in bits; undefined for other masks. */
