@@ -7,7 +7,7 @@ import type { Task } from '../core/task';
 import type { GuiAction } from '../core/actions';
 import { TaskLibrary } from '../activities/tasks/library';
 import type { LocalDesktop } from '../activities/desktop/local/local-desktop';
-import { processesOf } from '../io/process';
+import { commandHelperPid, processesOf } from '../io/process';
 import { cpuSeconds, median, procKib } from './stats';
 
 /** What the desktop benchmarks share: their host, timing a call, its CPU, their tasks, resets by kind, replaying a reference plan, memory. */
@@ -35,15 +35,17 @@ export async function series(times: number, fn: () => Promise<unknown>): Promise
 /**
  * CPU seconds this benchmark and its desktop have used so far: this process (every thread, sharp's
  * included), what it has waited for (short commands, ImageMagick's `import` before, the AT-SPI
- * readers, apps that a reset replaced), and the desktop's live processes (Xvfb, the buses,
+ * readers, apps that a reset replaced), its command helper (which starts the short commands, and
+ * waits for them), and the desktop's live processes (Xvfb, the buses,
  * openbox, the app) with what they have waited for. A process that exits between two readings
  * moves from the live sum into its parent's waited-for sum, so a difference counts it once.
  */
 export function desktopCpuSeconds(desktopId: string): number {
   let total = cpuSeconds('self', true);
-  for (const p of processesOf(desktopId)) {
+  const helper = commandHelperPid();
+  for (const pid of [...(helper === undefined ? [] : [helper]), ...processesOf(desktopId).map((p) => p.pid)]) {
     try {
-      total += cpuSeconds(p.pid, true);
+      total += cpuSeconds(pid, true);
     } catch {
       /* exited while we looked: its parent's waited-for sum has it */
     }

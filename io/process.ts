@@ -1,7 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { HelperFailure, HelperReply, HelperRequest } from './command-helper';
 
 /**
  * The processes a local desktop runs (Xvfb, buses, window manager, the app) and the short
@@ -140,32 +142,94 @@ export async function runCommand(command: string, args: readonly string[], optio
   return (await runCommandOutput(command, args, options)).stdout;
 }
 
-/** Same as runCommand, with stderr too (some programs print their results there). */
+/**
+ * Same as runCommand, with stderr too (some programs print their results there). The command is
+ * started by the command helper (io/command-helper.ts), a small process of this one's, which
+ * reports exactly what execFile reports.
+ */
 export function runCommandOutput(command: string, args: readonly string[], options: CommandOptions): Promise<CommandOutput> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      command,
-      [...args],
-      { env: { ...options.env }, cwd: options.cwd, timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 256 * 1024 * 1024, encoding: 'buffer' },
-      (error, stdout, stderr) => {
-        if (error === null) return resolve({ stdout, stderr });
-        const failed = error as NodeJS.ErrnoException & { killed?: boolean; signal?: string; code?: number | string };
-        const detail =
-          failed.code === 'ENOENT'
-            ? 'is not installed'
-            : failed.killed === true
-              ? `timed out after ${options.timeoutMs} ms`
-              : typeof failed.code === 'number'
-                ? `exited with code ${failed.code}`
-                : `failed (${failed.signal ?? failed.message})`;
-        reject(new CommandError([command, ...args], detail, stderr.toString('utf8'), stdout.toString('utf8')));
-      },
-    );
-    // A program that exits without reading its input must not crash us with EPIPE.
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(options.input ?? '');
-  });
+  return helper.run({ command, args, env: options.env, ...(options.cwd === undefined ? {} : { cwd: options.cwd }), timeoutMs: options.timeoutMs, input: options.input ?? '' });
 }
+
+/** What execFile's failure means, in words. */
+function failureDetail(failure: HelperFailure, timeoutMs: number): string {
+  if (failure.code === 'ENOENT') return 'is not installed';
+  if (failure.killed === true) return `timed out after ${timeoutMs} ms`;
+  return typeof failure.code === 'number' ? `exited with code ${failure.code}` : `failed (${failure.signal ?? failure.message})`;
+}
+
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+
+/**
+ * The command helper of this process: started at the first command, started again after it dies
+ * (the commands it was running then fail, and are not run again: they may have acted). It never
+ * keeps this process alive, unless a command is under way.
+ */
+class CommandHelper {
+  private child: ChildProcess | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, { request: HelperRequest; resolve: (output: CommandOutput) => void; reject: (err: Error) => void }>();
+
+  run(fields: Omit<HelperRequest, 'id'>): Promise<CommandOutput> {
+    const request: HelperRequest = { id: (this.nextId += 1), ...fields };
+    return new Promise((resolve, reject) => {
+      const child = this.started();
+      this.pending.set(request.id, { request, resolve, reject });
+      child.channel?.ref();
+      child.send(request, (err) => {
+        if (err !== null) this.settle(request.id, { failure: { message: `the command helper took no command: ${err.message}` } });
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child?.connected === true ? this.child.pid : undefined;
+  }
+
+  /** Ends the helper (its CPU then counts as this process's reaped children); the next command starts another. */
+  close(): Promise<void> {
+    const child = this.child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.ref(); // until it has exited
+    child.disconnect();
+    return exited;
+  }
+
+  private started(): ChildProcess {
+    if (this.child !== undefined && this.child.connected) return this.child;
+    const child = fork(path.join(__dirname, 'command-helper.js'), [], { execArgv: [], env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    child.on('message', (reply: HelperReply) => this.settle(reply.id, reply));
+    child.once('exit', (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      for (const id of [...this.pending.keys()]) this.settle(id, { failure: { message: `the command helper ${describeExit({ code, signal })}` } });
+    });
+    child.unref();
+    child.channel?.unref();
+    this.child = child;
+    return child;
+  }
+
+  private settle(id: number, reply: Pick<HelperReply, 'failure'> & Partial<Pick<HelperReply, 'stdout' | 'stderr'>>): void {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.child?.channel?.unref();
+    const stdout = asBuffer(reply.stdout ?? new Uint8Array());
+    const stderr = asBuffer(reply.stderr ?? new Uint8Array());
+    if (reply.failure === undefined) return entry.resolve({ stdout, stderr });
+    const { command, args, timeoutMs } = entry.request;
+    entry.reject(new CommandError([command, ...args], failureDetail(reply.failure, timeoutMs), stderr.toString('utf8'), stdout.toString('utf8')));
+  }
+}
+
+const helper = new CommandHelper();
+
+/** The pid of this process's command helper while it runs (a benchmark adds its CPU to this process's). */
+export const commandHelperPid = (): number | undefined => helper.pid;
+
+/** Ends this process's command helper, if it runs (the test hooks do, so that its CPU counts as this process's). */
+export const closeCommandHelper = (): Promise<void> => helper.close();
 
 /** The environment variable that tags every process a desktop starts. */
 export const MARKER_VAR = 'CODA_DESKTOP_RUN';

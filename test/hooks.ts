@@ -1,6 +1,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { closeCommandHelper } from '../io/process';
 import { stopTestStack } from './stack';
 import { startUnitEnv, stopUnitEnv } from './unit/workflow-env';
 import { FILE_TIMES_VAR, printFileTimes, type FileTime } from './file-times';
@@ -71,6 +72,8 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
+    // The command helper's CPU (and its commands') counts as this process's once it is reaped.
+    await closeCommandHelper();
     if (lastFile !== undefined) recordTest(lastFile);
     const dir = process.env[FILE_TIMES_VAR];
     if (dir !== undefined && workerId !== undefined) {
