@@ -26,6 +26,7 @@ TRL 0.29.1 is installed beside LLaMA-Factory by infra/install-trainers.sh (put f
 import argparse
 import base64
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -39,7 +40,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import datasets  # noqa: E402
 import torch  # noqa: E402
 from peft import LoraConfig  # noqa: E402
-from transformers import AutoModelForImageTextToText, AutoProcessor, TrainerCallback, set_seed  # noqa: E402
+from PIL import Image  # noqa: E402
+from transformers import AutoModelForImageTextToText, AutoProcessor, BatchFeature, TrainerCallback, set_seed  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
 from reward_token import USER as TOKEN_USER, check_no_credentials, reward_token  # noqa: E402
@@ -174,6 +176,42 @@ class GlobalStepLog(TrainerCallback):
         print(f"Global step {state.global_step}: {figures!r}", flush=True)
 
 
+def flat_images(images):
+    """The images of a possibly nested list, in order."""
+    if isinstance(images, (list, tuple)):
+        return [image for item in images for image in flat_images(item)]
+    return [images]
+
+
+def cache_image_processing(processor):
+    """Keeps the image processor's answer for each image: every step processes its prompts' screenshots
+    again (TRL to sample, the reward function to expand the placeholders), and every epoch the same ones.
+
+    The answer for several images is the concatenation of each one's (Qwen2-VL's processor treats them
+    one by one), so the pixel values are the same floats as without the cache. The processor keeps its
+    class name (a checkpoint's preprocessor config names it); the cache lives outside the instance."""
+    inner = processor.image_processor
+    base = type(inner)
+    cache = {}
+
+    def call(self, images=None, **kwargs):
+        flat = flat_images(images) if images is not None else []
+        if not flat or not all(isinstance(i, Image.Image) for i in flat):
+            return base.__call__(self, images, **kwargs)
+        options = repr(sorted(kwargs.items()))
+        answers = []
+        for image in flat:
+            key = (hashlib.blake2b(image.tobytes(), digest_size=16).digest(), image.size, image.mode, options)
+            if key not in cache:
+                cache[key] = base.__call__(self, [image], **kwargs)
+            answers.append(cache[key])
+        if not all(isinstance(a[k], torch.Tensor) for a in answers for k in a.keys()):
+            return base.__call__(self, images, **kwargs)
+        return BatchFeature({k: torch.cat([a[k] for a in answers]) for k in answers[0].keys()})
+
+    inner.__class__ = type(base.__name__, (base,), {"__call__": call, "__module__": base.__module__})
+
+
 def vision_token_ids(tokenizer):
     """The ids of VISION_TOKENS in this tokenizer (those it has)."""
     ids = [tokenizer.convert_tokens_to_ids(t) for t in VISION_TOKENS]
@@ -193,6 +231,7 @@ def main(argv):
     # Before the model loads: a URL with credentials fails the job at once.
     rewards = RewardClient(a.reward_url, reward_token())
     processor = AutoProcessor.from_pretrained(a.model, padding_side="left")
+    cache_image_processing(processor)
     dtype = torch.float32 if a.cpu else torch.bfloat16
     model = AutoModelForImageTextToText.from_pretrained(a.model, dtype=dtype)
     config = GRPOConfig(
