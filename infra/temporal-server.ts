@@ -9,6 +9,18 @@ const portOf = (address: string): number => Number(address.slice(address.lastInd
 const hostOf = (address: string): string => address.slice(0, address.lastIndexOf(':'));
 
 /**
+ * One partition per task queue (the server's default is 4): a single node has nothing to spread,
+ * and the pollers of 4 partitions, forwarding tasks between them, cost the server CPU and each
+ * task some latency for nothing. The unit tier's in-memory server takes them too.
+ */
+export const SINGLE_NODE_ARGS: readonly string[] = [
+  '--dynamic-config-value',
+  'matching.numTaskqueueReadPartitions=1',
+  '--dynamic-config-value',
+  'matching.numTaskqueueWritePartitions=1',
+];
+
+/**
  * The Temporal CLI's dev server, persisted to SQLite under the data directory, with the
  * namespace and search attributes of temporal.yaml registered at start.
  */
@@ -34,12 +46,7 @@ export function temporalServerSpec(config: LoadedConfig, opts: { headless: boole
     config.temporal.namespace,
     '--log-level',
     'warn',
-    // One partition per task queue (the server's default is 4): one node has nothing to spread, and
-    // the pollers of 4 partitions, forwarding tasks between them, cost the server CPU for nothing.
-    '--dynamic-config-value',
-    'matching.numTaskqueueReadPartitions=1',
-    '--dynamic-config-value',
-    'matching.numTaskqueueWritePartitions=1',
+    ...SINGLE_NODE_ARGS,
   ];
   for (const [name, type] of Object.entries(config.temporal.searchAttributes)) {
     args.push('--search-attribute', `${name}=${type}`);

@@ -7,6 +7,7 @@ import { createRunActivities, type RunActivities } from '../../activities/runs/a
 import { createInputActivities, type InputActivities } from '../../workflows/input-activities';
 import { TaskLibrary } from '../../activities/tasks/library';
 import { REPO_CONFIG } from '../../infra/ephemeral';
+import { SINGLE_NODE_ARGS } from '../../infra/temporal-server';
 import { toolPath } from '../../infra/tools';
 import { quietLogger, SHARED_STACK_VAR, testStack } from '../stack';
 import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/generation';
@@ -42,7 +43,7 @@ async function start(): Promise<UnitEnv> {
   const searchAttributes = Object.entries(unitConfig.temporal.searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
   const [env, bundle] = await Promise.all([
     TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: toolPath('temporal') }, namespace: 'default', log: { format: 'pretty', level: 'error' }, extraArgs: searchAttributes },
+      server: { executable: { type: 'existing-path', path: toolPath('temporal') }, namespace: 'default', log: { format: 'pretty', level: 'error' }, extraArgs: [...searchAttributes, ...SINGLE_NODE_ARGS] },
     }),
     bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger }),
   ]);
