@@ -44,10 +44,19 @@ class Events {
 interface Scenario {
   readonly events: Events;
   /** Runs inside the train activity before it returns: where a test holds a round's training or sends a signal. */
-  readonly duringTraining?: (request: TrainRequest) => Promise<void>;
+  readonly duringTraining?: (request: TrainRequest, events: Events) => Promise<void>;
 }
 
-let scenario: Scenario = { events: new Events() };
+/** Each test's run, by its name: the four run side by side, each activity's events going to the run its id names. */
+const scenarios = new Map<string, Scenario>();
+
+/** The scenario of the run whose name `id` (a run, set, checkpoint or workflow id) holds as a whole word, the longest such name. */
+function scenarioOf(id: string): Scenario {
+  const names = [...scenarios.keys()].filter((name) => new RegExp(`(^|[^A-Za-z0-9])${name}(-|$)`).test(id)).sort((a, b) => b.length - a.length);
+  const found = names[0] === undefined ? undefined : scenarios.get(names[0]);
+  if (found === undefined) throw ApplicationFailure.nonRetryable(`no test's run is named in ${id} (runs: ${[...scenarios.keys()].join(', ')})`);
+  return found;
+}
 
 const judgeMeasurement = (run: string): JudgeMeasurement => {
   const agreement = { trajectories: 4, approved: 2, passed: 2, truePositives: 2, falsePositives: 0, falseNegatives: 0, trueNegatives: 2, precision: 1, recall: 1 };
@@ -57,45 +66,46 @@ const judgeMeasurement = (run: string): JudgeMeasurement => {
 const stubs = (real: RealActivities) => ({
   async resolveSpecializationInput(raw: unknown, workflowId: string) {
     const input = await real.resolveSpecializationInput(raw, workflowId);
-    scenario.events.add(`run of round ${input.carried.round}`);
+    scenarioOf(workflowId).events.add(`run of round ${input.carried.round}`);
     return input;
   },
   async resolveBatchInput(raw: unknown, workflowId: string) {
     const input = await real.resolveBatchInput(raw, workflowId);
-    scenario.events.add(`batch ${input.run} by ${input.planner?.name ?? '?'}`);
+    scenarioOf(input.run).events.add(`batch ${input.run} by ${input.planner?.name ?? '?'}`);
     return input;
   },
   ...emptyTaskSetStubs,
   async generateTaskSet(request: TaskSetRequest): Promise<TaskSetSummary> {
-    scenario.events.add(`generate ${request.version} after [${(request.earlier ?? []).map((e) => `${e.set}/${e.rollouts ?? '-'}`).join(' ')}]`);
+    scenarioOf(request.version).events.add(`generate ${request.version} after [${(request.earlier ?? []).map((e) => `${e.set}/${e.rollouts ?? '-'}`).join(' ')}]`);
     return emptyTaskSetStubs.generateTaskSet(request);
   },
   async listTrajectories(input: { run: string }) {
-    scenario.events.add(`judge ${input.run}`);
+    scenarioOf(input.run).events.add(`judge ${input.run}`);
     return [];
   },
   async measureJudge(input: { run: string; round: number }) {
-    scenario.events.add(`measure ${input.round} on ${input.run}`);
+    scenarioOf(input.run).events.add(`measure ${input.round} on ${input.run}`);
     return judgeMeasurement(input.run);
   },
   async buildDataset(request: DatasetRequest): Promise<DatasetSummary> {
-    scenario.events.add(`dataset ${request.id} of ${request.sources.map((s) => s.run).join(',')}`);
+    scenarioOf(request.id).events.add(`dataset ${request.id} of ${request.sources.map((s) => s.run).join(',')}`);
     // Ten rows per source run: every round brings ten new approved steps.
     const rows = 10 * request.sources.length;
     return { key: `datasets/${request.id}`, rows, trajectories: rows, bySoftware: { [SOFTWARE]: { trajectories: rows, rows } }, bytes: { data: 0, images: 0 }, existed: false };
   },
   async train(request: TrainRequest) {
+    const scenario = scenarioOf(request.checkpoint);
     scenario.events.add(`train ${request.checkpoint} from ${request.parent ?? 'base'} recording [${(request.taskSets ?? []).map((e) => `${e.set}/${e.rollouts ?? '-'}`).join(' ')}]`);
-    await scenario.duringTraining?.(request);
+    await scenario.duringTraining?.(request, scenario.events);
     scenario.events.add(`trained ${request.checkpoint}`);
     return { checkpointKey: `checkpoints/${request.checkpoint}`, steps: 1, metrics: {} };
   },
   async servePlanner(request: { checkpointKey: string }) {
-    scenario.events.add(`serve ${request.checkpointKey}`);
+    scenarioOf(request.checkpointKey).events.add(`serve ${request.checkpointKey}`);
     return { model: `served/${request.checkpointKey}` };
   },
   async writeEvaluationReport(request: ReportRequest): Promise<ReportSummary> {
-    scenario.events.add(`report ${request.run}`);
+    scenarioOf(request.run).events.add(`report ${request.run}`);
     const figures = (n: number) => ({ [SOFTWARE]: n, overall: n });
     return {
       key: `reports/${request.run}`,
@@ -115,7 +125,8 @@ interface SpecializationResult {
 
 /** Runs a specialization to its end; returns its result, the stubs' events, and the workflow runs it took (one per continue-as-new). */
 async function specialize(run: string, input: Record<string, unknown>, duringTraining?: Scenario['duringTraining']) {
-  scenario = { events: new Events(), ...(duringTraining === undefined ? {} : { duringTraining }) };
+  const scenario: Scenario = { events: new Events(), ...(duringTraining === undefined ? {} : { duringTraining }) };
+  scenarios.set(run, scenario);
   const handle = await client().workflow.start('specialization', {
     taskQueue: QUEUE,
     workflowId: `specialization-${SOFTWARE}-${run}`,
@@ -128,11 +139,37 @@ async function specialize(run: string, input: Record<string, unknown>, duringTra
 
 const signalStop = (run: string) => client().workflow.getHandle(`specialization-${SOFTWARE}-${run}`).signal('stopAfterRound');
 
+type Specialized = Awaited<ReturnType<typeof specialize>>;
+
 describe('specialization workflow on stub activities', () => {
   client = unitWorkerForTests(QUEUE, stubs);
+  /** The four runs, started together (each waits on the server most of its time); each test reads its own. */
+  const started = new Map<string, Promise<Specialized>>();
+  before(() => {
+    const start = (run: string, input: Record<string, unknown>, duringTraining?: Scenario['duringTraining']): void => {
+      const done = specialize(run, input, duringTraining);
+      done.catch(() => undefined); // its test reports it
+      started.set(run, done);
+    };
+    start('seq', { rounds: 2, maxStaleness: 0 });
+    start('stop', { rounds: 3, maxStaleness: 0 }, async (request) => {
+      if (request.checkpoint === 'stop-r1') await signalStop('stop');
+    });
+    // Each round's training is held until the next round's collection has measured its judge: without overlap it never would.
+    start('ovl', { rounds: 3, maxStaleness: 1 }, async (request, events) => {
+      const round = Number(request.checkpoint.slice('ovl-r'.length));
+      if (round < 3) await events.waitFor(`measure ${round + 1} on ${round === 1 ? 'ovl-base-eval' : 'ovl-r1-eval'}`);
+    });
+    start('ovlstop', { rounds: 3, maxStaleness: 1 }, async (request, events) => {
+      if (request.checkpoint !== 'ovlstop-r1') return;
+      await events.waitFor('generate ovlstop-r2 after [ovlstop-r1/ovlstop-r1-gen]');
+      await signalStop('ovlstop');
+    });
+  });
+  const finished = (run: string): Promise<Specialized> => started.get(run)!;
 
   it('runs each round in order, one run per round, and carries the history and the new planner across continue-as-new', async () => {
-    const { result, events, runs } = await specialize('seq', { rounds: 2, maxStaleness: 0 });
+    const { result, events, runs } = await finished('seq');
     assert.deepEqual(events, [
       // Round 1: generate, roll out the generated tasks and the base planner's real tasks, judge both, measure the judge on the real ones.
       'generate seq-r1 after []',
@@ -178,9 +215,7 @@ describe('specialization workflow on stub activities', () => {
   });
 
   it('stopAfterRound ends the run after the round it is in: no next round is started', async () => {
-    const { result, events, runs } = await specialize('stop', { rounds: 3, maxStaleness: 0 }, async (request) => {
-      if (request.checkpoint === 'stop-r1') await signalStop('stop');
-    });
+    const { result, events, runs } = await finished('stop');
     assert.deepEqual(runs, ['run of round 1']);
     assert.deepEqual([result.rounds, result.specialist.name, result.history.map((r) => r.round)], [1, 'stop-r1', [1]]);
     assert.equal(events.at(-1), 'report stop-r1-eval');
@@ -188,11 +223,7 @@ describe('specialization workflow on stub activities', () => {
   });
 
   it('at maxStaleness 1, collects round n+1 with round n\'s parent while round n trains, and trains it from round n\'s checkpoint without collecting it again', async () => {
-    // Each round's training is held until the next round's collection has measured its judge: without overlap it never would.
-    const { result, events, runs } = await specialize('ovl', { rounds: 3, maxStaleness: 1 }, async (request) => {
-      const round = Number(request.checkpoint.slice('ovl-r'.length));
-      if (round < 3) await scenario.events.waitFor(`measure ${round + 1} on ${round === 1 ? 'ovl-base-eval' : 'ovl-r1-eval'}`);
-    });
+    const { result, events, runs } = await finished('ovl');
     assert.deepEqual(runs, ['run of round 1', 'run of round 2', 'run of round 3']);
     const once = (prefix: string) => events.filter((e) => e.startsWith(prefix));
     // Every round generated, measured and trained once, in round order.
@@ -228,11 +259,7 @@ describe('specialization workflow on stub activities', () => {
   });
 
   it('stopAfterRound with two rounds in flight ends after the older one: the newer one\'s collection is not trained on or recorded', async () => {
-    const { result, events, runs } = await specialize('ovlstop', { rounds: 3, maxStaleness: 1 }, async (request) => {
-      if (request.checkpoint !== 'ovlstop-r1') return;
-      await scenario.events.waitFor('generate ovlstop-r2 after [ovlstop-r1/ovlstop-r1-gen]');
-      await signalStop('ovlstop');
-    });
+    const { result, events, runs } = await finished('ovlstop');
     assert.deepEqual(runs, ['run of round 1']);
     assert.deepEqual([result.rounds, result.specialist.name, result.history.map((r) => r.round)], [1, 'ovlstop-r1', [1]]);
     assert.deepEqual(events.filter((e) => /^(dataset|train|serve|report) .*-r2/.test(e)), []);
