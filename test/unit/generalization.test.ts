@@ -15,7 +15,8 @@ import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities 
 /** Every workflow of a test runs on the gpu queue, so that the gpu activities are this worker's too. */
 const QUEUE = unitConfig.taskQueues.gpu;
 
-let events: string[] = [];
+/** What the stubs were asked, every run's: `<what> <id>`, each id starting with its run's name. */
+const events: string[] = [];
 /** By report run, the software each row was rolled out on, by planner. */
 const reportSoftware = new Map<string, Record<string, string[]>>();
 
@@ -53,25 +54,42 @@ const stubs = (real: RealActivities) => ({
 
 let client: () => Client;
 
+/** Runs a generalization to its end; the stubs' events of its run, in order. */
 async function generalize(run: string, input: Record<string, unknown>): Promise<string[]> {
-  events = [];
   await client().workflow.execute('generalization', {
     taskQueue: QUEUE,
     workflowId: `generalization-${run}`,
     args: [{ run, specialists: [{ software: 'KAlgebra', checkpoint: `${run}-spec-r1` }], crossEvaluation: false, ...input }],
   });
-  return events;
+  return events.filter((e) => e.split(' ')[1]!.startsWith(`${run}-`));
 }
 
 describe('generalization workflow on stub activities', () => {
   client = unitWorkerForTests(QUEUE, stubs);
+  /** The runs, started together (each waits on the server most of its time); each test reads its own. */
+  const started = new Map<string, Promise<string[]>>();
+  const specialists = (run: string) => [{ software: 'KAlgebra', checkpoint: `${run}-k-r1` }, { software: 'TeXstudio', checkpoint: `${run}-t-r1` }];
+  before(() => {
+    const inputs: Record<string, Record<string, unknown>> = {
+      'gen-plain': {},
+      'gen-seeds': { includeSeeds: true },
+      'gen-cross': { specialists: specialists('gen-cross'), crossEvaluation: true },
+      'gen-own': { specialists: specialists('gen-own') },
+    };
+    for (const [run, input] of Object.entries(inputs)) {
+      const done = generalize(run, input);
+      done.catch(() => undefined); // its test reports it
+      started.set(run, done);
+    }
+  });
+  const finished = (run: string): Promise<string[]> => started.get(run)!;
 
   it('pools only the specialists\' rollouts of generated tasks by default: the real tasks are the evaluation set', async () => {
-    assert.deepEqual(await generalize('gen-plain', {}), ['judge gen-plain-KAlgebra', 'dataset gen-plain-generalist of gen-plain-KAlgebra', 'train gen-plain-generalist']);
+    assert.deepEqual(await finished('gen-plain'), ['judge gen-plain-KAlgebra', 'dataset gen-plain-generalist of gen-plain-KAlgebra', 'train gen-plain-generalist']);
   });
 
   it("with includeSeeds, also judges and pools each specialist's rollouts of its real tasks (its specialization's evaluation run)", async () => {
-    assert.deepEqual(await generalize('gen-seeds', { includeSeeds: true }), [
+    assert.deepEqual(await finished('gen-seeds'), [
       'judge gen-seeds-KAlgebra',
       'judge gen-seeds-spec-r1-eval',
       'dataset gen-seeds-generalist of gen-seeds-KAlgebra,gen-seeds-spec-r1-eval',
@@ -80,9 +98,8 @@ describe('generalization workflow on stub activities', () => {
   });
 
   it('evaluates every specialist on every software by default (crossEvaluation), and each on its own software only when crossEvaluation is false', async () => {
-    const specialists = (run: string) => [{ software: 'KAlgebra', checkpoint: `${run}-k-r1` }, { software: 'TeXstudio', checkpoint: `${run}-t-r1` }];
     const both = ['KAlgebra', 'TeXstudio'];
-    await Promise.all([generalize('gen-cross', { specialists: specialists('gen-cross'), crossEvaluation: true }), generalize('gen-own', { specialists: specialists('gen-own') })]);
+    await Promise.all([finished('gen-cross'), finished('gen-own')]);
     assert.deepEqual(reportSoftware.get('gen-cross-eval'), { base: both, 'specialist-KAlgebra': both, 'specialist-TeXstudio': both, generalist: both });
     assert.deepEqual(reportSoftware.get('gen-own-eval'), { base: both, 'specialist-KAlgebra': ['KAlgebra'], 'specialist-TeXstudio': ['TeXstudio'], generalist: both });
   });
