@@ -168,13 +168,13 @@ const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.
 class CommandHelper {
   private child: ChildProcess | undefined;
   private nextId = 0;
-  private readonly pending = new Map<number, { request: HelperRequest; resolve: (output: CommandOutput) => void; reject: (err: Error) => void }>();
+  private readonly pending = new Map<number, { request: HelperRequest; helper: ChildProcess; resolve: (output: CommandOutput) => void; reject: (err: Error) => void }>();
 
   run(fields: Omit<HelperRequest, 'id'>): Promise<CommandOutput> {
     const request: HelperRequest = { id: (this.nextId += 1), ...fields };
     return new Promise((resolve, reject) => {
       const child = this.started();
-      this.pending.set(request.id, { request, resolve, reject });
+      this.pending.set(request.id, { request, helper: child, resolve, reject });
       child.channel?.ref();
       child.send(request, (err) => {
         if (err !== null) this.settle(request.id, { failure: { message: `the command helper took no command: ${err.message}` } });
@@ -202,7 +202,9 @@ class CommandHelper {
     child.on('message', (reply: HelperReply) => this.settle(reply.id, reply));
     child.once('exit', (code, signal) => {
       if (this.child === child) this.child = undefined;
-      for (const id of [...this.pending.keys()]) this.settle(id, { failure: { message: `the command helper ${describeExit({ code, signal })}` } });
+      // Only its own commands: another helper may have started already and taken new ones.
+      const its = [...this.pending].filter(([, entry]) => entry.helper === child).map(([id]) => id);
+      for (const id of its) this.settle(id, { failure: { message: `the command helper ${describeExit({ code, signal })}` } });
     });
     child.unref();
     child.channel?.unref();
@@ -214,7 +216,7 @@ class CommandHelper {
     const entry = this.pending.get(id);
     if (entry === undefined) return;
     this.pending.delete(id);
-    if (this.pending.size === 0) this.child?.channel?.unref();
+    if (![...this.pending.values()].some((other) => other.helper === entry.helper)) entry.helper.channel?.unref();
     const stdout = asBuffer(reply.stdout ?? new Uint8Array());
     const stderr = asBuffer(reply.stderr ?? new Uint8Array());
     if (reply.failure === undefined) return entry.resolve({ stdout, stderr });
