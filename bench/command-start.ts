@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { closeCommandHelper, commandHelperPid, runCommand } from '../io/process';
+import { cpuSeconds } from './stats';
 
 /**
  * What starting a short command (xdotool, calgebra, xprop: a desktop runs hundreds a rollout)
@@ -17,15 +17,7 @@ const { values } = parseArgs({ options: { rss: { type: 'string', default: '650' 
 const rssMb = Number(values.rss);
 const commands = Number(values.commands);
 
-const TICK_MS = 10;
-
-/** CPU ms of a live process and of the children it has waited for (/proc/pid/stat). */
-function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) * TICK_MS;
-}
-
+/** This process's CPU in ms, to the microsecond (the helper's, from /proc, is counted in 10 ms ticks). */
 const ownCpuMs = (): number => {
   const used = process.cpuUsage();
   return (used.user + used.system) / 1000;
@@ -40,11 +32,11 @@ const byHelper = async (): Promise<void> => void (await runCommand('true', [], {
 async function measure(name: string, run: () => Promise<void>): Promise<void> {
   await run(); // the helper starts at the first command: not counted
   const helper = commandHelperPid();
-  const [ownBefore, helperBefore, start] = [ownCpuMs(), helper === undefined ? 0 : processCpuMs(helper), Date.now()];
+  const [ownBefore, helperBefore, start] = [ownCpuMs(), helper === undefined ? 0 : cpuSeconds(helper, true) * 1000, Date.now()];
   for (let i = 0; i < commands; i += 1) await run();
   const wall = (Date.now() - start) / commands;
   const own = (ownCpuMs() - ownBefore) / commands;
-  const helperMs = helper === undefined ? 0 : (processCpuMs(helper) - helperBefore) / commands;
+  const helperMs = helper === undefined ? 0 : (cpuSeconds(helper, true) * 1000 - helperBefore) / commands;
   console.log(`${name.padEnd(22)} worker ${own.toFixed(2)} CPU ms, helper ${helperMs.toFixed(2)} CPU ms (10 ms ticks), wall ${wall.toFixed(1)} ms a command`);
 }
 

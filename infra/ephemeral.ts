@@ -87,10 +87,23 @@ export function freeDisplay(from: number, count = 1): number {
   throw new Error(`no ${count} free X displays in a row in :${start}..:${start + 199}`);
 }
 
+/**
+ * Free ports for the metrics endpoints of the four kinds of process (temporal.yaml's metrics.ports),
+ * as the environment names them: a stack of its own, or a test's worker processes beside another's.
+ */
+export async function metricsPortsEnv(): Promise<Record<string, string>> {
+  return {
+    CODA_ORCHESTRATOR_METRICS_PORT: String(await freePort()),
+    CODA_VM_HOST_METRICS_PORT: String(await freePort()),
+    CODA_GPU_METRICS_PORT: String(await freePort()),
+    CODA_REWARD_SERVICE_METRICS_PORT: String(await freePort()),
+  };
+}
+
 /** Environment that points temporal.yaml at a stack of its own on free ports under `dataDir`. */
 export async function isolatedEnv(dataDir: string, namespace: string): Promise<Record<string, string>> {
   const [temporal, s3, console, models, viewer, rewards] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
-  const metrics = { orchestrator: await freePort(), vmHost: await freePort(), gpu: await freePort(), rewardService: await freePort() };
+  const metrics = await metricsPortsEnv();
   const modelsUrl = `http://127.0.0.1:${models}/v1`;
   return {
     ...(process.env as Record<string, string>),
@@ -110,10 +123,7 @@ export async function isolatedEnv(dataDir: string, namespace: string): Promise<R
     CODA_GPU_WORK_DIR: path.join(dataDir, 'gpu'),
     CODA_SERVING_DIR: path.join(dataDir, 'served'),
     CODA_VIEWER_PORT: String(viewer),
-    CODA_ORCHESTRATOR_METRICS_PORT: String(metrics.orchestrator),
-    CODA_VM_HOST_METRICS_PORT: String(metrics.vmHost),
-    CODA_GPU_METRICS_PORT: String(metrics.gpu),
-    CODA_REWARD_SERVICE_METRICS_PORT: String(metrics.rewardService),
+    ...metrics,
   };
 }
 

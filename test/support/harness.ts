@@ -16,7 +16,7 @@ import type { OrchestratorMetrics } from '../../activities/metrics';
 import { createOrchestratorWorker } from '../../workers/orchestrator';
 import { createVmHost, type VmHost } from '../../workers/vm-host';
 import type { RolloutSettings } from '../../workflows/rollout/contract';
-import { freeDisplay, freePort } from '../../infra/ephemeral';
+import { freeDisplay, metricsPortsEnv } from '../../infra/ephemeral';
 import { REPO_CONFIG, testStack, type TestStack } from '../stack';
 
 /**
@@ -84,17 +84,6 @@ export function runSeed(env: NodeJS.ProcessEnv = process.env): number {
   return seed;
 }
 
-/**
- * Metrics ports of the harness's own. The worker processes a test spawns listen on them: the
- * stack's environment is shared by both of the suite's mocha processes, and two files spawning a
- * GPU worker at once on its ports would see one exit on EADDRINUSE.
- */
-async function ownMetricsPorts(): Promise<Record<string, string>> {
-  const ports: Record<string, string> = {};
-  for (const name of ['CODA_ORCHESTRATOR_METRICS_PORT', 'CODA_VM_HOST_METRICS_PORT', 'CODA_GPU_METRICS_PORT', 'CODA_REWARD_SERVICE_METRICS_PORT']) ports[name] = String(await freePort());
-  return ports;
-}
-
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const stack = opts.stack ?? (await testStack());
   const dir = mkdtempSync(path.join(tmpdir(), `coda-${opts.name}-`));
@@ -116,7 +105,9 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   writeFileSync(file, stringify(doc));
   const env: Record<string, string> = {
     ...stack.env,
-    ...(await ownMetricsPorts()),
+    // Metrics ports of its own: the stack's environment is shared by both of the suite's mocha
+    // processes, and two files spawning a GPU worker at once on its ports would see one exit on EADDRINUSE.
+    ...(await metricsPortsEnv()),
     CODA_CONFIG: file,
     CODA_PLANNER_URL: models.url,
     CODA_EXECUTOR_URL: models.url,
