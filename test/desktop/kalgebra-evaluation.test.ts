@@ -97,7 +97,7 @@ describe('KAlgebra expressions and checks', () => {
     assert.equal(agrees(1, 1.01), false);
   });
 
-  it('renders typed newlines as Enter and tabs as Tab and a pause, and keeps typed text out of xdotool options', () => {
+  it('renders typed newlines as Enter and tabs as Tab between pauses, and keeps typed text out of xdotool options', () => {
     assert.deepEqual(withKeysForControls([{ kind: 'type', text: 'a := 1\nb := 2' }, { kind: 'key', chord: 'Return' }]), [
       { kind: 'type', text: 'a := 1' },
       { kind: 'key', chord: 'Return' },
@@ -106,8 +106,9 @@ describe('KAlgebra expressions and checks', () => {
     ]);
     assert.deepEqual(withKeysForControls([{ kind: 'type', text: '\\or\t\\vee' }]), [
       { kind: 'type', text: '\\or' },
+      { kind: 'sleep', ms: 300 },
       { kind: 'key', chord: 'Tab' },
-      { kind: 'sleep', ms: 150 },
+      { kind: 'sleep', ms: 300 },
       { kind: 'type', text: '\\vee' },
     ]);
     assert.deepEqual(xdotoolArgs({ kind: 'type', text: '--help' }, 12), ['type', '--delay', '12', '--', '--help']);

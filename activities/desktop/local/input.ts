@@ -12,10 +12,13 @@ export interface InputOptions {
 /** Between the clicks of a double click: well inside Qt's 400 ms double-click interval. */
 const CLICK_GAP_MS = 60;
 /**
- * After a Tab typed within text, before the next characters: a busy TeXstudio was seen to take
- * the first character after a Tab into the field the Tab left (its find field).
+ * Around a Tab typed within text, a pause before it and one after it. After: a busy TeXstudio was
+ * seen to take the first character after a Tab into the field the Tab left (its find field).
+ * Before: a busy TeXstudio, still busy with the text just typed (its find field searches as each
+ * character comes and keeps a history popup), was seen once in CI (and about once in a hundred
+ * replays on a loaded machine) to lose the Tab itself, the text after it joining the find field.
  */
-const FOCUS_MOVE_MS = 150;
+const FOCUS_MOVE_MS = 300;
 const COMMAND_TIMEOUT_MS = 10_000;
 
 /**
@@ -65,13 +68,13 @@ export async function pointerLocation(options: Pick<InputOptions, 'xdotool' | 'e
 /**
  * A newline in typed text is a press of Enter (each line of several typed into KAlgebra's
  * calculator runs on its own); `xdotool type` would send a Linefeed key that apps ignore. A tab
- * is a press of Tab, which moves the focus, and a pause for the app to move it.
+ * is a press of Tab, which moves the focus, between pauses for the app to catch up and move it.
  */
 export function withKeysForControls(events: readonly InputEvent[]): InputEvent[] {
   return events.flatMap((event): InputEvent[] => {
     if (event.kind !== 'type' || !/[\n\t]/.test(event.text)) return [event];
     return event.text.split(/(\r?\n|\t)/).flatMap((part): InputEvent[] => {
-      if (part === '\t') return [{ kind: 'key', chord: 'Tab' }, { kind: 'sleep', ms: FOCUS_MOVE_MS }];
+      if (part === '\t') return [{ kind: 'sleep', ms: FOCUS_MOVE_MS }, { kind: 'key', chord: 'Tab' }, { kind: 'sleep', ms: FOCUS_MOVE_MS }];
       if (/^\r?\n$/.test(part)) return [{ kind: 'key', chord: 'Return' }];
       return part === '' ? [] : [{ kind: 'type', text: part }];
     });
