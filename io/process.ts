@@ -282,9 +282,9 @@ async function killTagged(matches: (markerValue: string) => boolean): Promise<nu
 }
 
 /** The kernel's one-letter state of a process (R, S, T, Z...), or undefined when there is no such process. */
-function processState(pid: number): string | undefined {
+function processState(pid: number, statPath = `/proc/${pid}/stat`): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(statPath, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   } catch {
     return undefined;
@@ -295,6 +295,43 @@ function processState(pid: number): string | undefined {
 export function isAlive(pid: number): boolean {
   const state = processState(pid);
   return state !== undefined && state !== 'Z';
+}
+
+/** How often untilIdle looks at a process's threads, and at how many looks in a row they must all be asleep. */
+const IDLE_POLL_MS = 20;
+const IDLE_LOOKS = 3;
+
+/** The states of `pid`'s threads (R running or runnable, S asleep, D in a disk wait, ...); none once it is gone. */
+export function threadStates(pid: number): string[] {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tids.flatMap((tid) => {
+    const state = processState(Number(tid), `/proc/${pid}/task/${tid}/stat`);
+    return state === undefined ? [] : [state];
+  });
+}
+
+/**
+ * Resolves true once no thread of `pid` has been running, runnable or in a disk wait at IDLE_LOOKS
+ * looks in a row, IDLE_POLL_MS apart; false after `maxMs` without that (or at once when the
+ * process is gone). A runnable thread is busy even while the CPU serves others: on a loaded
+ * machine idle means that the app has caught up with its input, not that it got no CPU.
+ */
+export async function untilIdle(pid: number, maxMs: number): Promise<boolean> {
+  const deadline = Date.now() + maxMs;
+  let quiet = 0;
+  for (;;) {
+    const states = threadStates(pid);
+    if (states.length === 0) return false;
+    quiet = states.some((s) => s === 'R' || s === 'D') ? 0 : quiet + 1;
+    if (quiet >= IDLE_LOOKS) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(IDLE_POLL_MS);
+  }
 }
 
 export interface TaggedProcess {

@@ -97,7 +97,7 @@ describe('KAlgebra expressions and checks', () => {
     assert.equal(agrees(1, 1.01), false);
   });
 
-  it('renders typed newlines as Enter and tabs as Tab between pauses, and keeps typed text out of xdotool options', () => {
+  it('renders typed newlines as Enter and tabs as Tab between settle pauses (300 ms, then until the app is idle), and keeps typed text out of xdotool options', () => {
     assert.deepEqual(withKeysForControls([{ kind: 'type', text: 'a := 1\nb := 2' }, { kind: 'key', chord: 'Return' }]), [
       { kind: 'type', text: 'a := 1' },
       { kind: 'key', chord: 'Return' },
@@ -106,9 +106,9 @@ describe('KAlgebra expressions and checks', () => {
     ]);
     assert.deepEqual(withKeysForControls([{ kind: 'type', text: '\\or\t\\vee' }]), [
       { kind: 'type', text: '\\or' },
-      { kind: 'sleep', ms: 300 },
+      { kind: 'settle', ms: 300 },
       { kind: 'key', chord: 'Tab' },
-      { kind: 'sleep', ms: 300 },
+      { kind: 'settle', ms: 300 },
       { kind: 'type', text: '\\vee' },
     ]);
     assert.deepEqual(xdotoolArgs({ kind: 'type', text: '--help' }, 12), ['type', '--delay', '12', '--', '--help']);
@@ -127,6 +127,7 @@ describe('KAlgebra expressions and checks', () => {
         { kind: 'move', x: 7, y: 8 },
         { kind: 'sleep', ms: 150 },
         { kind: 'click', button: 1, count: 1 },
+        { kind: 'settle', ms: 300 },
         { kind: 'type', text: 'ab' },
       ],
       12,
@@ -139,6 +140,7 @@ describe('KAlgebra expressions and checks', () => {
       { args: ['mousemove', '7', '8'], timeoutMs: 10_000 },
       { sleepMs: 150 },
       { args: ['click', '--repeat', '1', '--delay', '60', '1'], timeoutMs: 10_000 },
+      { settleMs: 300 },
       { args: ['type', '--delay', '12', '--', 'ab'], timeoutMs: 10_034 },
     ]);
   });

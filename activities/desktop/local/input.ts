@@ -7,18 +7,27 @@ export interface InputOptions {
   readonly env: Env;
   /** Pause between typed characters; Qt keeps up with 12 ms (xdotool's default). */
   readonly typingDelayMs: number;
+  /** Resolves once the app has nothing left to do (or after `maxMs`): where input waits for the app to catch up. */
+  readonly untilAppIdle?: (maxMs: number) => Promise<void>;
 }
+
+/** A pause in the events of typed text: at least `ms`, then until the app is idle. */
+export type SettleEvent = { readonly kind: 'settle'; readonly ms: number };
+export type LocalInputEvent = InputEvent | SettleEvent;
 
 /** Between the clicks of a double click: well inside Qt's 400 ms double-click interval. */
 const CLICK_GAP_MS = 60;
 /**
- * Around a Tab typed within text, a pause before it and one after it. After: a busy TeXstudio was
- * seen to take the first character after a Tab into the field the Tab left (its find field).
- * Before: a busy TeXstudio, still busy with the text just typed (its find field searches as each
- * character comes and keeps a history popup), was seen once in CI (and about once in a hundred
- * replays on a loaded machine) to lose the Tab itself, the text after it joining the find field.
+ * Around a Tab typed within text, a settle pause before it and one after it: 300 ms, then until the
+ * app is idle (every thread of it asleep). After: a busy TeXstudio was seen to take the first
+ * character after a Tab into the field the Tab left (its find field). Before: a TeXstudio still
+ * busy with the text just typed (its find field searches as each character comes and keeps a
+ * history popup) was seen to lose the Tab itself, the text after it joining the find field: in
+ * CI twice, and once in 107 replays under six busy loops here, with fixed pauses of 150 or 300 ms.
  */
 const FOCUS_MOVE_MS = 300;
+/** The longest a settle pause waits for the app to be idle, beyond its own length. */
+const SETTLE_MAX_MS = 3_000;
 const COMMAND_TIMEOUT_MS = 10_000;
 
 /**
@@ -29,19 +38,22 @@ const COMMAND_TIMEOUT_MS = 10_000;
 export async function performInputEvents(events: readonly InputEvent[], options: InputOptions): Promise<void> {
   for (const call of xdotoolCalls(withKeysForControls(events), options.typingDelayMs)) {
     if ('sleepMs' in call) await sleep(call.sleepMs);
-    else await runCommand(options.xdotool, call.args, { env: options.env, timeoutMs: call.timeoutMs });
+    else if ('settleMs' in call) {
+      await sleep(call.settleMs);
+      await options.untilAppIdle?.(SETTLE_MAX_MS);
+    } else await runCommand(options.xdotool, call.args, { env: options.env, timeoutMs: call.timeoutMs });
   }
 }
 
-/** One xdotool process's arguments and time limit, or a pause between two. */
-export type XdotoolCall = { readonly args: string[]; readonly timeoutMs: number } | { readonly sleepMs: number };
+/** One xdotool process's arguments and time limit, or a pause between two (a settle pause also waits for the app). */
+export type XdotoolCall = { readonly args: string[]; readonly timeoutMs: number } | { readonly sleepMs: number } | { readonly settleMs: number };
 
 /** The xdotool calls that perform `events` in order: a move followed by a click chained into one, every other event alone. */
-export function xdotoolCalls(events: readonly InputEvent[], typingDelayMs: number): XdotoolCall[] {
+export function xdotoolCalls(events: readonly LocalInputEvent[], typingDelayMs: number): XdotoolCall[] {
   const calls: XdotoolCall[] = [];
   for (const [i, event] of events.entries()) {
-    if (event.kind === 'sleep') {
-      calls.push({ sleepMs: event.ms });
+    if (event.kind === 'sleep' || event.kind === 'settle') {
+      calls.push(event.kind === 'sleep' ? { sleepMs: event.ms } : { settleMs: event.ms });
       continue;
     }
     const args = xdotoolArgs(event, typingDelayMs);
@@ -70,11 +82,11 @@ export async function pointerLocation(options: Pick<InputOptions, 'xdotool' | 'e
  * calculator runs on its own); `xdotool type` would send a Linefeed key that apps ignore. A tab
  * is a press of Tab, which moves the focus, between pauses for the app to catch up and move it.
  */
-export function withKeysForControls(events: readonly InputEvent[]): InputEvent[] {
-  return events.flatMap((event): InputEvent[] => {
+export function withKeysForControls(events: readonly InputEvent[]): LocalInputEvent[] {
+  return events.flatMap((event): LocalInputEvent[] => {
     if (event.kind !== 'type' || !/[\n\t]/.test(event.text)) return [event];
-    return event.text.split(/(\r?\n|\t)/).flatMap((part): InputEvent[] => {
-      if (part === '\t') return [{ kind: 'sleep', ms: FOCUS_MOVE_MS }, { kind: 'key', chord: 'Tab' }, { kind: 'sleep', ms: FOCUS_MOVE_MS }];
+    return event.text.split(/(\r?\n|\t)/).flatMap((part): LocalInputEvent[] => {
+      if (part === '\t') return [{ kind: 'settle', ms: FOCUS_MOVE_MS }, { kind: 'key', chord: 'Tab' }, { kind: 'settle', ms: FOCUS_MOVE_MS }];
       if (/^\r?\n$/.test(part)) return [{ kind: 'key', chord: 'Return' }];
       return part === '' ? [] : [{ kind: 'type', text: part }];
     });

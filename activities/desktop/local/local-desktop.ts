@@ -13,7 +13,7 @@ import type { AppDriver, AppSession, LaunchStep } from '../../../apps/local-driv
 import { defaultDrivers } from './drivers';
 import { performInputEvents, pointerLocation } from './input';
 import { localAppsFor, stepSoftware, UnknownAppError, type TaskApps } from './local-apps';
-import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess } from '../../../io/process';
+import { describeExit, desktopMarker, killMarked, killOrphans, ManagedProcess, untilIdle } from '../../../io/process';
 import { capturePixels, captureScreen } from './screenshot';
 import { DEFAULT_TOOLS, type DesktopTools } from './tools';
 import { runVmCommand, writeHomeFile } from '../../../io/vm-commands';
@@ -140,7 +140,7 @@ export class LocalDesktop implements Desktop {
     // After the agent closed the app, its input goes to the empty screen, as in a VM.
     const { display, app } = this.appClosed() ? { display: this.requireDisplay(task.id, step), app: undefined } : this.requireRunningApp(task.id, step);
     const events = toInputEvents(action); // a RenderError is the action's fault, not the desktop's: it goes up as it is
-    const perform = (): Promise<void> => this.perform(display, events);
+    const perform = (): Promise<void> => this.perform(display, events, app?.process.pid);
     try {
       await (app?.driver.watchInput?.(events, this.session(display, app.process), perform) ?? perform());
     } catch (err) {
@@ -325,14 +325,16 @@ export class LocalDesktop implements Desktop {
       screen: display.screen,
       appPid: app.pid,
       atspi: display.atspi,
-      input: (events) => this.perform(display, events),
+      input: (events) => this.perform(display, events, app.pid),
       screenshot: () => captureScreen(display.name),
       pixels: (region) => capturePixels(display.name, region),
     };
   }
 
-  private perform(display: X11Display, events: readonly InputEvent[]): Promise<void> {
-    return performInputEvents(events, { xdotool: this.options.tools.xdotool, env: display.env(), typingDelayMs: this.options.typingDelayMs });
+  /** Performs input events on the display; where they wait for the app to catch up, they wait for `appPid`. */
+  private perform(display: X11Display, events: readonly InputEvent[], appPid?: number): Promise<void> {
+    const untilAppIdle = appPid === undefined ? undefined : async (maxMs: number) => void (await untilIdle(appPid, maxMs));
+    return performInputEvents(events, { xdotool: this.options.tools.xdotool, env: display.env(), typingDelayMs: this.options.typingDelayMs, ...(untilAppIdle === undefined ? {} : { untilAppIdle }) });
   }
 }
 
