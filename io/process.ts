@@ -281,14 +281,19 @@ async function killTagged(matches: (markerValue: string) => boolean): Promise<nu
   }
 }
 
-/** The kernel's one-letter state of a process (R, S, T, Z...), or undefined when there is no such process. */
-function processState(pid: number, statPath = `/proc/${pid}/stat`): string | undefined {
+/** The kernel's one-letter state (R, S, T, Z...) in a stat file of /proc, or undefined when there is no such process or thread. */
+function stateIn(statPath: string): string | undefined {
   try {
     const stat = readFileSync(statPath, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   } catch {
     return undefined;
   }
+}
+
+/** The kernel's one-letter state of a process (R, S, T, Z...), or undefined when there is no such process. */
+function processState(pid: number): string | undefined {
+  return stateIn(`/proc/${pid}/stat`);
 }
 
 /** True while `pid` runs; a zombie (exited, not yet reaped) counts as gone. */
@@ -310,7 +315,7 @@ export function threadStates(pid: number): string[] {
     return [];
   }
   return tids.flatMap((tid) => {
-    const state = processState(Number(tid), `/proc/${pid}/task/${tid}/stat`);
+    const state = stateIn(`/proc/${pid}/task/${tid}/stat`);
     return state === undefined ? [] : [state];
   });
 }

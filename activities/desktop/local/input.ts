@@ -8,7 +8,7 @@ export interface InputOptions {
   /** Pause between typed characters; Qt keeps up with 12 ms (xdotool's default). */
   readonly typingDelayMs: number;
   /** Resolves once the app has nothing left to do (or after `maxMs`): where input waits for the app to catch up. */
-  readonly untilAppIdle?: (maxMs: number) => Promise<void>;
+  readonly untilAppIdle?: (maxMs: number) => Promise<unknown>;
 }
 
 /** A pause in the events of typed text: at least `ms`, then until the app is idle. */
@@ -22,8 +22,9 @@ const CLICK_GAP_MS = 60;
  * app is idle (every thread of it asleep). After: a busy TeXstudio was seen to take the first
  * character after a Tab into the field the Tab left (its find field). Before: a TeXstudio still
  * busy with the text just typed (its find field searches as each character comes and keeps a
- * history popup) was seen to lose the Tab itself, the text after it joining the find field: in
- * CI twice, and once in 107 replays under six busy loops here, with fixed pauses of 150 or 300 ms.
+ * history popup) was seen to lose the Tab itself, the text after it joining the find field: once
+ * in CI and once in a clean-clone run here, and once in 107 replays under six busy loops, with
+ * fixed pauses of 150 or 300 ms.
  */
 const FOCUS_MOVE_MS = 300;
 /** The longest a settle pause waits for the app to be idle, beyond its own length. */

@@ -333,8 +333,8 @@ export class LocalDesktop implements Desktop {
 
   /** Performs input events on the display; where they wait for the app to catch up, they wait for `appPid`. */
   private perform(display: X11Display, events: readonly InputEvent[], appPid?: number): Promise<void> {
-    const untilAppIdle = appPid === undefined ? undefined : async (maxMs: number) => void (await untilIdle(appPid, maxMs));
-    return performInputEvents(events, { xdotool: this.options.tools.xdotool, env: display.env(), typingDelayMs: this.options.typingDelayMs, ...(untilAppIdle === undefined ? {} : { untilAppIdle }) });
+    const options = { xdotool: this.options.tools.xdotool, env: display.env(), typingDelayMs: this.options.typingDelayMs };
+    return performInputEvents(events, appPid === undefined ? options : { ...options, untilAppIdle: (maxMs: number) => untilIdle(appPid, maxMs) });
   }
 }
 
