@@ -32,7 +32,7 @@ function specInOrder() {
 }
 
 /** Files named on the command line (`npx mocha build/test/x.test.js`) are the run; mocha would add the spec to them. */
-const named = process.argv.slice(2).some((arg) => !arg.startsWith('-') && arg.endsWith('.js'));
+const named = process.argv.slice(2).some((arg) => !arg.startsWith('-') && arg.endsWith('.test.js'));
 
 module.exports = {
   ...(named ? {} : { spec: specInOrder() }),

@@ -54,11 +54,12 @@ function filesOf(suite: Mocha.Suite): string[] {
 }
 
 /**
- * Mocha root hooks. In the whole suite (mocha --parallel) they run around each file in its worker:
- * the records go to the global setup's folder, and the shared servers stay up for the next file
- * (test/global.ts stops them after the run). In a run of one process (the unit tier), they run once:
- * when the run holds unit-tier files (test/unit/), their Temporal server starts and the workflows
- * are bundled at once, beside the tests before them (on a second core); both stop after every test.
+ * Mocha root hooks. In both tiers (mocha --parallel) they run around each file in its worker: the
+ * records go to the global setup's folder, and the shared servers stay up for the next file (the
+ * global setup, test/global.ts or test/unit-global.ts, stops them after the run); a file with
+ * unit-tier tests (test/unit/) connects the worker to the Temporal server and bundles the workflows
+ * at once, beside the tests before it. In a run of one process (a file run with --no-config), they
+ * run once, and that process's servers stop after every test.
  */
 export const mochaHooks = {
   beforeAll(this: Mocha.Context): void {

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { DatasetRequest, DatasetSummary } from '../../activities/datasets/activities';
 import type { ReportRequest, ReportSummary } from '../../activities/reports/activities';
 import type { TrainRequest } from '../../activities/training/contract';
-import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
+import { emptyTaskSetStubs, unitConfigWithGpuQueue, unitWorkerForTests, type RealActivities } from './workflow-env';
 
 /**
  * The generalization workflow on stub activities, through its real children (task generation,
@@ -12,8 +12,9 @@ import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities 
  * test/training/pipeline.test.ts.
  */
 
-/** Every workflow of a test runs on the gpu queue, so that the gpu activities are this worker's too. */
-const QUEUE = unitConfig.taskQueues.gpu;
+/** Every workflow of a test runs on the file's own GPU queue, so that the GPU activities are this worker's too. */
+const CONFIG = unitConfigWithGpuQueue('unit-generalization');
+const QUEUE = CONFIG.taskQueues.gpu;
 
 /** What the stubs were asked, every run's: `<what> <id>`, each id starting with its run's name. */
 const events: string[] = [];
@@ -65,7 +66,7 @@ async function generalize(run: string, input: Record<string, unknown>): Promise<
 }
 
 describe('generalization workflow on stub activities', () => {
-  client = unitWorkerForTests(QUEUE, stubs);
+  client = unitWorkerForTests(QUEUE, stubs, CONFIG);
   /** The runs, started together (each waits on the server most of its time); each test reads its own. */
   const started = new Map<string, Promise<string[]>>();
   const specialists = (run: string) => [{ software: 'KAlgebra', checkpoint: `${run}-k-r1` }, { software: 'TeXstudio', checkpoint: `${run}-t-r1` }];

@@ -6,7 +6,7 @@ import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/gene
 import type { DatasetRequest, DatasetSummary } from '../../activities/datasets/activities';
 import type { ReportRequest, ReportSummary } from '../../activities/reports/activities';
 import type { TrainRequest } from '../../activities/training/contract';
-import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities } from './workflow-env';
+import { emptyTaskSetStubs, unitConfig, unitConfigWithGpuQueue, unitWorkerForTests, type RealActivities } from './workflow-env';
 
 /**
  * The specialization workflow's rounds on stub activities, through its real children (task
@@ -16,8 +16,9 @@ import { emptyTaskSetStubs, unitConfig, unitWorkerForTests, type RealActivities 
  * desktop, GPU worker and killed processes, are test/training/pipeline.test.ts and overlap.test.ts.
  */
 
-/** Every workflow of a test runs on the gpu queue, so that the gpu activities are this worker's too. */
-const QUEUE = unitConfig.taskQueues.gpu;
+/** Every workflow of a test runs on the file's own GPU queue, so that the GPU activities are this worker's too. */
+const CONFIG = unitConfigWithGpuQueue('unit-specialization');
+const QUEUE = CONFIG.taskQueues.gpu;
 const SOFTWARE = 'KAlgebra';
 
 /** What the stubs were asked, in order, and a way to wait for a given event (what makes rounds overlap here). */
@@ -142,7 +143,7 @@ const signalStop = (run: string) => client().workflow.getHandle(`specialization-
 type Specialized = Awaited<ReturnType<typeof specialize>>;
 
 describe('specialization workflow on stub activities', () => {
-  client = unitWorkerForTests(QUEUE, stubs);
+  client = unitWorkerForTests(QUEUE, stubs, CONFIG);
   /** The four runs, started together (each waits on the server most of its time); each test reads its own. */
   const started = new Map<string, Promise<Specialized>>();
   before(() => {

@@ -15,7 +15,7 @@ import type { TaskSetRequest, TaskSetSummary } from '../../activities/tasks/gene
 /**
  * The unit tier's Temporal: the Temporal CLI's dev server that infra/install.sh installs
  * (.tools/bin/temporal), started in memory by @temporalio/testing on a free port — nothing is
- * downloaded — with the workflows bundled once per mocha run. No MinIO, no desktop, no model:
+ * downloaded — with the workflows bundled once per mocha process. No MinIO, no desktop, no model:
  * every activity but the input checks is a stub the test file writes, so the workflows' own logic
  * (retries, resumes, voting, rounds) runs on the real server in seconds.
  */
@@ -30,9 +30,34 @@ let started: Promise<UnitEnv> | undefined;
 export const unitConfig: LoadedConfig = parseConfig(readFileSync(REPO_CONFIG, 'utf8'), 'temporal.yaml', {});
 
 /**
- * In the whole suite, the run's shared Temporal server (test/global.ts started it; its namespace
- * has the search attributes) and the shared stack's bundle: a worker process starts no server of
- * its own. Alone (the unit tier), the dev server in memory.
+ * unitConfig with a GPU queue of a test file's own: a file whose workflows run on the GPU queue
+ * (so that the GPU activities are its worker's too) shares it with no file running beside it.
+ */
+export function unitConfigWithGpuQueue(gpu: string): LoadedConfig {
+  const config = structuredClone(unitConfig);
+  config.taskQueues.gpu = gpu;
+  return config;
+}
+
+/**
+ * The variable through which the unit tier's global setup (test/unit-global.ts) hands its dev
+ * server's address to mocha's worker processes.
+ */
+export const UNIT_SERVER_VAR = 'CODA_UNIT_TEMPORAL';
+
+/** The Temporal CLI's dev server in memory on a free port, with the repository's search attributes. */
+export function startUnitServer(): Promise<TestWorkflowEnvironment> {
+  const searchAttributes = Object.entries(unitConfig.temporal.searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
+  return TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: toolPath('temporal') }, namespace: 'default', log: { format: 'pretty', level: 'error' }, extraArgs: [...searchAttributes, ...SINGLE_NODE_ARGS] },
+  });
+}
+
+/**
+ * The server this process's unit tests run on: in the whole suite, the run's shared Temporal server
+ * (test/global.ts started it; its namespace has the search attributes) and the shared stack's
+ * bundle; in the unit tier, the dev server its global setup started (UNIT_SERVER_VAR); a file run
+ * alone with --no-config, a dev server of its own. The workflows are bundled once per process.
  */
 async function start(): Promise<UnitEnv> {
   if (process.env[SHARED_STACK_VAR] !== undefined) {
@@ -40,11 +65,9 @@ async function start(): Promise<UnitEnv> {
     const env = await TestWorkflowEnvironment.createFromExistingServer({ address: config.temporal.address, namespace: config.temporal.namespace });
     return { env, bundle: workflowBundle };
   }
-  const searchAttributes = Object.entries(unitConfig.temporal.searchAttributes).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
+  const address = process.env[UNIT_SERVER_VAR];
   const [env, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: toolPath('temporal') }, namespace: 'default', log: { format: 'pretty', level: 'error' }, extraArgs: [...searchAttributes, ...SINGLE_NODE_ARGS] },
-    }),
+    address === undefined ? startUnitServer() : TestWorkflowEnvironment.createFromExistingServer({ address, namespace: 'default' }),
     bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger }),
   ]);
   return { env, bundle };
@@ -74,13 +97,13 @@ export type RealActivities = RunActivities & InputActivities;
 
 /**
  * Starts one worker for a test file (call it in `before`, `stop` in `after`). The input checks are
- * the real ones (workflows/input-activities.ts on the repository's temporal.yaml and task library),
- * so a workflow sees the inputs it sees in production; `stubs` give every other activity, and may
+ * the real ones (workflows/input-activities.ts on `config`, the repository's temporal.yaml by
+ * default, and the task library), so a workflow sees the inputs it sees in production; `stubs` give every other activity, and may
  * wrap the real ones (given to it) to record what a workflow asked.
  */
-export async function startUnitWorker(taskQueue: string, stubs: object | ((real: RealActivities) => object)): Promise<UnitWorker> {
+export async function startUnitWorker(taskQueue: string, stubs: object | ((real: RealActivities) => object), config = unitConfig): Promise<UnitWorker> {
   const { env, bundle } = await startUnitEnv();
-  const real = { ...createRunActivities(env.client), ...createInputActivities(unitConfig, new TaskLibrary()) };
+  const real = { ...createRunActivities(env.client), ...createInputActivities(config, new TaskLibrary()) };
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
@@ -103,11 +126,11 @@ export async function startUnitWorker(taskQueue: string, stubs: object | ((real:
  * A test file's worker (startUnitWorker): started before its tests, stopped after them. Call it in
  * the file's `describe`; what it returns gives the worker's client once it has started.
  */
-export function unitWorkerForTests(taskQueue: string, stubs: Parameters<typeof startUnitWorker>[1]): () => Client {
+export function unitWorkerForTests(taskQueue: string, stubs: Parameters<typeof startUnitWorker>[1], config = unitConfig): () => Client {
   let worker: UnitWorker | undefined;
   before(async function () {
     this.timeout(120_000);
-    worker = await startUnitWorker(taskQueue, stubs);
+    worker = await startUnitWorker(taskQueue, stubs, config);
   });
   after(async () => worker?.stop());
   return () => {
