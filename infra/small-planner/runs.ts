@@ -125,10 +125,12 @@ export const SMALL_PLANNER_GRPO = { learningRate: 2e-3, epochs: 10, promptsPerSt
  * epoch the planner's entropy rose step by step and its rewards fell (docs/real-trainers.md).
  * `rewardUrl` is the worker's own reward service unless a test puts something in front of it; it carries
  * no credentials (the worker gives TRL the token in its environment: infra/trainers/reward_token.py).
+ * `epochs` shortens a run that needs fewer (the negated-rewards control).
  */
-export function smallPlannerGrpo(program: string, seed: number, rewardUrl = '{rewardUrl}'): TrainingConfig['grpo'] {
+export function smallPlannerGrpo(program: string, seed: number, options: { readonly rewardUrl?: string; readonly epochs?: number } = {}): TrainingConfig['grpo'] {
   const { n, temperature, maxTokens } = SMALL_PLANNER_SAMPLING;
-  const { learningRate, epochs, promptsPerStep } = SMALL_PLANNER_GRPO;
+  const { learningRate, promptsPerStep } = SMALL_PLANNER_GRPO;
+  const { rewardUrl = '{rewardUrl}', epochs = SMALL_PLANNER_GRPO.epochs } = options;
   const args = ['--model', '{model}', '--prompts', '{prompts}', '--max-images', '{maxImages}', '--reward-url', rewardUrl, '--checkpoints', '{checkpoints}', '--output', '{output}',
     '--cpu', '--seed', seed, '--num-generations', n, '--prompts-per-step', promptsPerStep, '--max-completion-length', maxTokens, '--temperature', temperature,
     '--learning-rate', learningRate, '--lora-rank', 16, '--lora-alpha', 32, '--epochs', epochs, '--save-steps', 1000,
