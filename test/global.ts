@@ -1,7 +1,6 @@
 import { startEphemeralStack, type EphemeralStack } from '../infra/ephemeral';
 import { SHARED_STACK_VAR } from './stack';
-import { writeRecordedTimes } from './file-times';
-import { startRunClock, stopRunClock, type RunClock } from './run-times';
+import { startRunClock, stopRunClock, writeRecordedTimes, type RunClock } from './file-times';
 
 /**
  * The whole suite's global fixtures (.mocharc.js), run once in mocha's main process before its
