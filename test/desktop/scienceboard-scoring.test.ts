@@ -67,7 +67,7 @@ function stopAfter(reply: string): StopInfo {
 /** A VM app's task evaluated after the agent left its test state (test/desktop/app-states), changed by `edit` when given. */
 async function onVm(env: Env, software: string, id: string, variant: 'pass' | 'off', edit?: (vm: DoubledVm) => void): Promise<EvaluationResult> {
   const task = env.task(software, id);
-  env.vm.prepare(task, variant);
+  await env.vm.prepare(task, variant);
   await env.vmDesktop.reset(task);
   await env.vmDesktop.screenshot();
   edit?.(env.vm);

@@ -46,7 +46,7 @@ class StatefulVmDesktop extends OsworldDesktop {
     super(vm.desktopOptions(id));
   }
   override async reset(task: Task): Promise<void> {
-    this.vm.prepare(task, 'pass');
+    await this.vm.prepare(task, 'pass');
     return super.reset(task);
   }
 }

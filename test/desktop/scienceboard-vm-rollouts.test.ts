@@ -61,7 +61,7 @@ async function deploy(name: string, errorRate: number): Promise<Deployment> {
 
 async function rollout(d: Deployment, run: string, task: Task, variant: Variant): Promise<RolloutResult> {
   const [entry] = await stageTasks(d.h.stack.store, d.h.config.storage.prefix, [task]);
-  d.vm.prepare(task, variant);
+  await d.vm.prepare(task, variant);
   const input: RolloutInput = { run, stage: 'test', task: entry!, attempt: 0, settings: d.h.settings };
   const ref = { run, software: task.type, task: task.id, attempt: 0 };
   return d.h.stack.client.workflow.execute('rollout', { taskQueue: d.h.config.taskQueues.orchestrator, workflowId: rolloutWorkflowId(ref), args: [input] }) as Promise<RolloutResult>;

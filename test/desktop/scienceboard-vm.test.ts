@@ -6,7 +6,8 @@ import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop
 import type { Task } from '../../core/task';
 import { BASIC_LEAN, leanHeader } from '../../apps/lean/vm';
 import { loadTasks, rejectsWith } from '../support/desktop';
-import { desktopOn, startDoubledVm, STATES, type DoubledVm } from './scienceboard-vm';
+import { desktopOn, midnightWaitMs, MIDNIGHT_MARGIN_MS, startDoubledVm, STATES, type DoubledVm } from './scienceboard-vm';
+import { pythonToday } from './app-states/ChimeraX';
 
 /**
  * The VM path of Celestia, ChimeraX, GRASS GIS and Lean against the app-server TEST DOUBLES:
@@ -43,7 +44,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
   describe('Celestia', () => {
     it('sets the tree depth through /opt, launches with the port, and checks info on /dump with the task query (B-09)', async () => {
       const t = task('Celestia', 'B-09');
-      vm.prepare(t, 'pass');
+      await vm.prepare(t, 'pass');
       await desktop.reset(t);
       assert.equal(vm.server.treeDepth(), 6);
       assert.match(String(vm.server.launched[0]?.command), new RegExp(`celestia-qt6 ${vm.vm.appStatePort}$`));
@@ -69,7 +70,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
 
     it('scores a Celestia the agent closed as a failed check, and a /dump that fails otherwise as the VM\'s fault', async () => {
       const t = task('Celestia', 'A-01');
-      vm.prepare(t, 'pass');
+      await vm.prepare(t, 'pass');
       await desktop.reset(t);
       await desktop.screenshot();
       vm.celestia.fail({ kind: 'status', status: 500 });
@@ -85,7 +86,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
   describe('GRASS GIS', () => {
     it('runs map, layer and scale through the app with their bodies (A-08), and reads /dump', async () => {
       const t = task('GrassGIS', 'A-08');
-      vm.prepare(t, 'pass');
+      await vm.prepare(t, 'pass');
       await desktop.reset(t);
       assert.deepEqual(vm.grass.initialized, ['map natural_earth_dataset/PERMANENT', 'layer countries', 'scale 25']);
       const map = vm.grass.requests.find((r) => r.path === '/init/map');
@@ -104,7 +105,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
 
     it('reads a db check from the module\'s stdout through /gcmd (D-04)', async () => {
       const t = task('GrassGIS', 'D-04');
-      vm.prepare(t, 'off');
+      await vm.prepare(t, 'off');
       await desktop.reset(t);
       await desktop.screenshot();
       const off = await desktop.evaluate(t, { reason: 'DONE' });
@@ -119,7 +120,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
   describe('ChimeraX', () => {
     it('sends its funcs as REST commands through /chimerax/run with the port, and reads the states dump the VM writes (B-02)', async () => {
       const t = task('ChimeraX', 'B-02');
-      vm.prepare(t, 'pass');
+      await vm.prepare(t, 'pass');
       await desktop.reset(t);
       assert.deepEqual(vm.chimerax.commands.slice(0, 3), ['log clear', 'open 4tut', 'turn y 1']);
       assert.ok(bodiesOf(vm, '/chimerax/run').every((b) => (b as { port: number }).port === vm.vm.appStatePort));
@@ -147,12 +148,27 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
       assert.match(err.message, /ConnectionError|500/);
     });
 
+    it('writes D-03\'s AlphaFold log with the day it is written, and starts no task in the last minutes of a day (its check asks for the day at evaluation)', async () => {
+      const t = task('ChimeraX', 'D-03');
+      await vm.prepare(t, 'pass');
+      await desktop.reset(t);
+      await desktop.screenshot();
+      const log = readFileSync(path.join(vm.root, 'home/user/Downloads/ChimeraX/AlphaFold/prediction_1/log.txt'), 'utf8');
+      assert.equal(log, `${pythonToday()} 10:00:00 AlphaFold prediction finished\n`);
+      const at = (h: number, m: number, s: number) => new Date(2026, 10, 29, h, m, s);
+      assert.equal(midnightWaitMs(at(12, 0, 0)), 0);
+      assert.equal(midnightWaitMs(at(23, 54, 59)), 0);
+      assert.equal(midnightWaitMs(at(23, 55, 1)), MIDNIGHT_MARGIN_MS);
+      assert.equal(midnightWaitMs(at(23, 59, 59)), 2000);
+      assert.equal(pythonToday(new Date(at(23, 59, 59).getTime() + midnightWaitMs(at(23, 59, 59)))), '2026-11-30');
+    });
+
     it('scores a ChimeraX the agent closed as its own outcome, the app not running at evaluation: never a pass, not the VM\'s fault (states A-08, info A-05, files only D-03)', async () => {
       // ScienceBoard's eval raises here (sci/ChimeraX/task.py: states_dump first) and its tester skips the task;
       // the project departs on purpose: an agent that closes the app must not escape a failure (docs/scoring.md).
       for (const id of ['A-08', 'A-05', 'D-03']) {
         const t = task('ChimeraX', id);
-        vm.prepare(t, 'pass');
+        await vm.prepare(t, 'pass');
         await desktop.reset(t);
         await desktop.screenshot();
         assert.equal((await desktop.evaluate(t, { reason: 'DONE' })).passed, true, `${id} passes while ChimeraX runs`);
@@ -165,7 +181,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
 
     it('checks info by the set of logged lines (A-05)', async () => {
       const t = task('ChimeraX', 'A-05');
-      vm.prepare(t, 'off');
+      await vm.prepare(t, 'off');
       await desktop.reset(t);
       await desktop.screenshot();
       const off = await desktop.evaluate(t, { reason: 'DONE' });
@@ -177,7 +193,7 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
   describe('Lean', () => {
     it('appends the headers and the theorem to Basic.lean as ScienceBoard does, and passes when lake builds it without sorry (A-05)', async () => {
       const t = task('Lean', 'A-05');
-      vm.prepare(t, 'pass');
+      await vm.prepare(t, 'pass');
       await desktop.reset(t);
       const text = readFileSync(path.join(vm.root, BASIC_LEAN), 'utf8');
       assert.ok(text.startsWith('import Mathlib\n\nopen Ordinal Cardinal\n\ndef ℷ (κ : Cardinal) : Cardinal := κ ^ cof κ.ord\n\ntheorem ST_3 '), JSON.stringify(text.slice(0, 120)));

@@ -13,7 +13,7 @@ import { createKalgebraState } from '../../apps/kalgebra/vm';
 import { appStateUrl, OsworldDesktop, type OsworldDesktopOptions } from '../../activities/desktop/osworld/osworld-desktop';
 import { freePort } from '../../infra/ephemeral';
 import { CELESTIA_STATES } from './app-states/Celestia';
-import { CHIMERAX_STATES, type ChimeraxTaskState } from './app-states/ChimeraX';
+import { CHIMERAX_STATES, DAY_MARK, pythonToday, type ChimeraxTaskState } from './app-states/ChimeraX';
 import { GRASS_STATES } from './app-states/GrassGIS';
 import { LEAN_STATES, type LeanState } from './app-states/Lean';
 import { withValue, type TaskState } from './app-states/types';
@@ -45,8 +45,8 @@ export interface DoubledVm {
   readonly grass: GrassDouble;
   readonly chimerax: ChimeraxDouble;
   readonly lean: LeanDouble;
-  /** What the next reset runs, and which of its states the agent leaves. */
-  prepare(task: Task, variant: Variant): void;
+  /** What the next reset runs, and which of its states the agent leaves; waits out the minutes before midnight (`midnightWaitMs`). */
+  prepare(task: Task, variant: Variant): Promise<void>;
   /** The VM's reverts so far. */
   reverts(): number;
   /** Options for an OsworldDesktop on this VM (no pauses, no waits). */
@@ -58,6 +58,20 @@ export interface DoubledVm {
 export const DOWNLOADS: Readonly<Record<string, string>> = {
   'https://files.rcsb.org/download/3ppd.cif': 'data_3PPD\n#\n_entry.id 3PPD\n',
 };
+
+/** How long before local midnight a test's task is not started: longer than any test takes from its reset to its evaluation. */
+export const MIDNIGHT_MARGIN_MS = 5 * 60_000;
+
+/**
+ * How long a task waits before it starts: none, or, in the last MIDNIGHT_MARGIN_MS of a day,
+ * until just after midnight. A file written with the day (ChimeraX D-03's log) is then evaluated
+ * on the day it was written, as ScienceBoard's check (`datetime.today()` at evaluation) requires
+ * of the agent's own work.
+ */
+export function midnightWaitMs(now: Date): number {
+  const left = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1).getTime() - now.getTime();
+  return left < MIDNIGHT_MARGIN_MS ? left + 1000 : 0;
+}
 
 export async function startDoubledVm(): Promise<DoubledVm> {
   const root = mkdtempSync(path.join(tmpdir(), 'coda-sb-vm-'));
@@ -101,7 +115,7 @@ export async function startDoubledVm(): Promise<DoubledVm> {
         chimerax.state = app;
         for (const [file, text] of Object.entries(files)) {
           mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-          writeFileSync(path.join(root, file), text);
+          writeFileSync(path.join(root, file), text.replaceAll(DAY_MARK, pythonToday()));
         }
         break;
       }
@@ -155,7 +169,9 @@ export async function startDoubledVm(): Promise<DoubledVm> {
     grass,
     chimerax,
     lean,
-    prepare(task, variant) {
+    async prepare(task, variant) {
+      const wait = midnightWaitMs(new Date());
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       current = { task, variant };
     },
     reverts: () => reverts,
