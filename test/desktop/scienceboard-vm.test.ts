@@ -6,8 +6,8 @@ import { OsworldDesktop } from '../../activities/desktop/osworld/osworld-desktop
 import type { Task } from '../../core/task';
 import { BASIC_LEAN, leanHeader } from '../../apps/lean/vm';
 import { loadTasks, rejectsWith } from '../support/desktop';
-import { desktopOn, midnightWaitMs, MIDNIGHT_MARGIN_MS, startDoubledVm, STATES, type DoubledVm } from './scienceboard-vm';
-import { pythonToday } from './app-states/ChimeraX';
+import { desktopOn, MIDNIGHT_MARGIN_MS, startDoubledVm, STATES, type DoubledVm } from './scienceboard-vm';
+import { midnightWaitMs, pythonToday } from '../support/day';
 
 /**
  * The VM path of Celestia, ChimeraX, GRASS GIS and Lean against the app-server TEST DOUBLES:
@@ -156,11 +156,11 @@ describe('ScienceBoard VM apps through OsworldDesktop (app-server doubles)', fun
       const log = readFileSync(path.join(vm.root, 'home/user/Downloads/ChimeraX/AlphaFold/prediction_1/log.txt'), 'utf8');
       assert.equal(log, `${pythonToday()} 10:00:00 AlphaFold prediction finished\n`);
       const at = (h: number, m: number, s: number) => new Date(2026, 10, 29, h, m, s);
-      assert.equal(midnightWaitMs(at(12, 0, 0)), 0);
-      assert.equal(midnightWaitMs(at(23, 54, 59)), 0);
-      assert.equal(midnightWaitMs(at(23, 55, 1)), MIDNIGHT_MARGIN_MS);
-      assert.equal(midnightWaitMs(at(23, 59, 59)), 2000);
-      assert.equal(pythonToday(new Date(at(23, 59, 59).getTime() + midnightWaitMs(at(23, 59, 59)))), '2026-11-30');
+      assert.equal(midnightWaitMs(at(12, 0, 0), MIDNIGHT_MARGIN_MS), 0);
+      assert.equal(midnightWaitMs(at(23, 54, 59), MIDNIGHT_MARGIN_MS), 0);
+      assert.equal(midnightWaitMs(at(23, 55, 1), MIDNIGHT_MARGIN_MS), MIDNIGHT_MARGIN_MS);
+      assert.equal(midnightWaitMs(at(23, 59, 59), MIDNIGHT_MARGIN_MS), 2000);
+      assert.equal(pythonToday(new Date(at(23, 59, 59).getTime() + midnightWaitMs(at(23, 59, 59), MIDNIGHT_MARGIN_MS))), '2026-11-30');
     });
 
     it('scores a ChimeraX the agent closed as its own outcome, the app not running at evaluation: never a pass, not the VM\'s fault (states A-08, info A-05, files only D-03)', async () => {

@@ -13,7 +13,8 @@ import { createKalgebraState } from '../../apps/kalgebra/vm';
 import { appStateUrl, OsworldDesktop, type OsworldDesktopOptions } from '../../activities/desktop/osworld/osworld-desktop';
 import { freePort } from '../../infra/ephemeral';
 import { CELESTIA_STATES } from './app-states/Celestia';
-import { CHIMERAX_STATES, DAY_MARK, pythonToday, type ChimeraxTaskState } from './app-states/ChimeraX';
+import { CHIMERAX_STATES, DAY_MARK, type ChimeraxTaskState } from './app-states/ChimeraX';
+import { clearOfMidnight, pythonToday } from '../support/day';
 import { GRASS_STATES } from './app-states/GrassGIS';
 import { LEAN_STATES, type LeanState } from './app-states/Lean';
 import { withValue, type TaskState } from './app-states/types';
@@ -45,7 +46,7 @@ export interface DoubledVm {
   readonly grass: GrassDouble;
   readonly chimerax: ChimeraxDouble;
   readonly lean: LeanDouble;
-  /** What the next reset runs, and which of its states the agent leaves; waits out the minutes before midnight (`midnightWaitMs`). */
+  /** What the next reset runs, and which of its states the agent leaves; waits out the minutes before midnight (`clearOfMidnight`). */
   prepare(task: Task, variant: Variant): Promise<void>;
   /** The VM's reverts so far. */
   reverts(): number;
@@ -61,17 +62,6 @@ export const DOWNLOADS: Readonly<Record<string, string>> = {
 
 /** How long before local midnight a test's task is not started: longer than any test takes from its reset to its evaluation. */
 export const MIDNIGHT_MARGIN_MS = 5 * 60_000;
-
-/**
- * How long a task waits before it starts: none, or, in the last MIDNIGHT_MARGIN_MS of a day,
- * until just after midnight. A file written with the day (ChimeraX D-03's log) is then evaluated
- * on the day it was written, as ScienceBoard's check (`datetime.today()` at evaluation) requires
- * of the agent's own work.
- */
-export function midnightWaitMs(now: Date): number {
-  const left = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1).getTime() - now.getTime();
-  return left < MIDNIGHT_MARGIN_MS ? left + 1000 : 0;
-}
 
 export async function startDoubledVm(): Promise<DoubledVm> {
   const root = mkdtempSync(path.join(tmpdir(), 'coda-sb-vm-'));
@@ -170,8 +160,7 @@ export async function startDoubledVm(): Promise<DoubledVm> {
     chimerax,
     lean,
     async prepare(task, variant) {
-      const wait = midnightWaitMs(new Date());
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      await clearOfMidnight(MIDNIGHT_MARGIN_MS);
       current = { task, variant };
     },
     reverts: () => reverts,

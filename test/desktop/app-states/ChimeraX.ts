@@ -13,16 +13,7 @@ const base = (name: string, extra: Record<string, unknown> = {}): ChimeraxTaskSt
 const colors = (residues: number, color: string, last = color) => Array.from({ length: residues }, (_, i) => `#1/A:${i + 1} color ${i === residues - 1 ? last : color}`);
 /** The hydrogen-bond pseudobond group ChimeraX adds as submodel (1, 1). */
 const HBONDS = `_state_containers.models._models.(1, 1)`;
-/**
- * The day as Python's datetime.today() prints it here, when called: D-03's log check asks for the
- * prediction's day at evaluation, so the day is read when the prediction is written (see
- * `midnightWaitMs` in ../scienceboard-vm.ts), not when this module loads (a run that crossed
- * midnight failed D-03 with a day written the evening before).
- */
-export function pythonToday(now = new Date()): string {
-  return `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, '0')}-${String(now.getDate()).padStart(2, '0')}`;
-}
-/** Where a file's text has the day it is written on. */
+/** Where a file's text has the day it is written on (test/support/day.ts: D-03's log check asks for the day at evaluation). */
 export const DAY_MARK = '{day}';
 const BEST_MODEL = '/home/user/Downloads/ChimeraX/AlphaFold/prediction_1/best_model.pdb';
 /** AlphaFold's prediction in the VM (D-03): its model's atoms and its log of the day it is written. */

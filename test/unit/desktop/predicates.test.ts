@@ -5,6 +5,7 @@ import path from 'node:path';
 import { compileErrors, describePredicate, evaluateChecks, MAX_CHECKS, type PredicateCheck } from '../../../io/predicates/sandbox';
 import { parseTask, pythonSources, type Evaluator, type Task } from '../../../core/task';
 import { APPS } from '../../../apps/index';
+import { clearOfMidnight, pythonToday } from '../../support/day';
 
 const ROOT = path.resolve(__dirname, '../../../../data/scienceboard');
 const task = (software: string, id: string): Task => parseTask(APPS, JSON.parse(readFileSync(path.join(ROOT, software, `${id}.json`), 'utf8')), id);
@@ -75,8 +76,8 @@ describe('Python predicate sandbox', function () {
       const d03 = task('ChimeraX', 'D-03');
       const dated = check(d03, 3);
       assert.ok(dated.type === 'file' && 'key' in dated);
-      const today = new Date();
-      const stamp = `${today.getFullYear()}-${String(today.getMonth() + 1).padStart(2, '0')}-${String(today.getDate()).padStart(2, '0')}`;
+      await clearOfMidnight(10_000);
+      const stamp = pythonToday();
       const [withDate, without] = await evaluateChecks(
         [
           { kind: 'file', value: dated.value, content: `started ${stamp} 10:00` },
