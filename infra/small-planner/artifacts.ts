@@ -4,11 +4,11 @@ import * as path from 'node:path';
 import type { TrainingConfig } from '../../config/schema';
 import type { Size } from '../../core/images';
 import { writeSftInputs, type PreparedDataset } from '../../activities/training/trainer-inputs';
-import { cachedArtifact, sha256, type CacheOptions, type KeyInputs } from '../artifact-cache';
+import { cachedArtifact, sha256, type CacheOptions, type KeyInputs } from '../../io/artifact-cache';
 import { buildQwen, QWEN_BUILDER, qwenOptions, TRAINERS_VENV, trainSft, type QwenModel } from './runs';
 
 /**
- * The small planner's expensive artifacts, each built once per machine and shared (infra/artifact-cache.ts):
+ * The small planner's expensive artifacts, each built once per machine and shared (io/artifact-cache.ts):
  * the models tiny_qwen2_5_vl.py builds, and the starts the real LLaMA-Factory trains from them.
  * A key holds everything the artifact is built from: for a model the builder's bytes, its options
  * (size, seed, box) and the tokenizer's corpus; for a start the parent model's key, the trainer's

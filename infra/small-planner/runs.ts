@@ -7,7 +7,7 @@ import type { TrainingConfig } from '../../config/schema';
 import type { Size } from '../../core/images';
 import { writeSftInputs, type PreparedDataset } from '../../activities/training/trainer-inputs';
 import { startTrainer } from '../../activities/training/trainer-process';
-import { childrenCpuSeconds } from '../cpu-time';
+import { childrenCpuSeconds } from '../../io/cpu-time';
 import { type ReferenceRow } from './rows';
 
 /**

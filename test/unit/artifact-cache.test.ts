@@ -6,18 +6,18 @@ import * as path from 'node:path';
 import type { TrainingConfig } from '../../config/schema';
 import { datasetManifestSchema, DATASET_SCHEMA } from '../../core/training';
 import type { PreparedDataset } from '../../activities/training/trainer-inputs';
-import { artifactKey, cacheRoot, cachedArtifact, ENTRY_FILE, type Artifact } from '../../infra/artifact-cache';
+import { artifactKey, cacheRoot, cachedArtifact, ENTRY_FILE, type Artifact } from '../../io/artifact-cache';
 import { modelInputs, sftInputs, trainersVenv } from '../../infra/small-planner/artifacts';
 
 /**
- * The artifact cache (infra/artifact-cache.ts, issue 43 item 2) and the small planner's keys
+ * The artifact cache (io/artifact-cache.ts, issue 43 item 2) and the small planner's keys
  * (infra/small-planner/artifacts.ts): a key changes with each thing an artifact is built from and
  * not with where its inputs lie; two processes asking at once build once; what a crashed builder
  * left (its lock, its temporary folder) and an entry that is incomplete or changed are never
  * served: the entry is built again. No trainer runs here: the builders write files.
  */
 
-const CACHE = path.resolve(__dirname, '..', '..', 'infra', 'artifact-cache.js');
+const CACHE = path.resolve(__dirname, '..', '..', 'io', 'artifact-cache.js');
 
 /** A node process that asks the cache for `kind` with inputs `{ n: 1 }`, its builder taking `buildMs`, logging its pid to `log` and, when `crash`, killing itself mid-build; prints the artifact as JSON. */
 function child(root: string, log: string, buildMs: number, crash = false): Promise<{ code: number | null; out: string; err: string }> {

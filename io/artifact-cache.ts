@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,6 +40,19 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
+/** A file's sha256, read 8 MiB at a time: a VM image's disk is gigabytes, more than one Buffer holds. */
+export function fileSha256(file: string): string {
+  const hash = createHash('sha256');
+  const chunk = Buffer.alloc(8 * 1024 * 1024);
+  const fd = openSync(file, 'r');
+  try {
+    for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) hash.update(chunk.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
 
 function canonical(value: KeyValue): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -145,7 +158,7 @@ export function readEntry<I>(dir: string, key: string): EntryRecord<I> | string 
   if (extra !== undefined) return `${extra} was added after the entry was published`;
   const missing = recorded.find((f) => !present.includes(f));
   if (missing !== undefined) return `${missing} is missing`;
-  const changed = recorded.find((f) => sha256(readFileSync(path.join(dir, f))) !== record.files[f]);
+  const changed = recorded.find((f) => fileSha256(path.join(dir, f)) !== record.files[f]);
   return changed === undefined ? record : `${changed} changed after the entry was published`;
 }
 
@@ -160,7 +173,7 @@ async function buildEntry<I>(spec: ArtifactSpec<I>, key: string, kindDir: string
   try {
     const [began, cpu] = [Date.now(), childrenCpuSeconds() + cpuSeconds(process.cpuUsage())];
     const info = await spec.build(tmp);
-    const files = Object.fromEntries(filesBelow(tmp).map((f) => [f, sha256(readFileSync(path.join(tmp, f)))]));
+    const files = Object.fromEntries(filesBelow(tmp).map((f) => [f, fileSha256(path.join(tmp, f))]));
     const built = { at: new Date().toISOString(), pid: process.pid, wallSeconds: (Date.now() - began) / 1000, cpuSeconds: childrenCpuSeconds() + cpuSeconds(process.cpuUsage()) - cpu };
     const record: EntryRecord<I> = { kind: spec.kind, key, inputs: spec.inputs, info, files, built };
     writeFileSync(path.join(tmp, ENTRY_FILE), `${JSON.stringify(record, null, 2)}\n`);
