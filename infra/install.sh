@@ -21,6 +21,12 @@
 #       of the dev server, and openssl, which makes their throwaway certificates
 #     - kustomize and kubernetes-validate for the Kubernetes manifests' test
 #       (infra/install-kubernetes-tools.sh)
+#     - what the project's in-VM server (infra/vm-image/server) runs on in the VM, for the client's
+#       contract test to start it here: Debian's python3-flask, -xlib, -pil and -tk (pyautogui's
+#       mouseinfo exits without tkinter), and pyautogui from PyPI into the cache folder's vm-python
+#       (infra/vm-image/install-vm-python.sh, which builds it with python3-pip, -setuptools, -wheel)
+#     - QEMU and mmdebstrap, which build the project's VM image and run its VMs (infra/vm-image;
+#       the image itself is built by the first test that needs it, into the cache folder)
 #     - the real trainers the tests run on CPU (infra/install-trainers.sh, about 3.9 GB;
 #       CODA_SKIP_REAL_TRAINERS=1 skips them)
 #   bash infra/install.sh demo trainers   the demo's and the real trainers (a demo option that trains for real)
@@ -38,7 +44,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # screenshots are read from the X server by Node (io/x11-image.ts), and its `import` is used only
 # by the test that compares their pixels with its own (test/desktop/local-desktop.test.ts).
 DEMO_DEBIAN_PACKAGES=(xvfb openbox xdotool x11-utils dbus-x11 dbus-daemon dbus-bin at-spi2-core python3-pyatspi kalgebra texstudio texlive-latex-base texlive-science texlive-latex-extra)
-TEST_DEBIAN_PACKAGES=(chromium stunnel4 haproxy openssl imagemagick)
+TEST_DEBIAN_PACKAGES=(chromium stunnel4 haproxy openssl imagemagick python3-flask python3-xlib python3-pil python3-tk python3-pip python3-setuptools python3-wheel qemu-system-x86 qemu-utils mmdebstrap)
+# The user's cache folder, outside the clone, as infra/install-trainers.sh picks it.
+CACHE_ROOT="${CODA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/coda}"
 
 parts=("$@")
 ((${#parts[@]} > 0)) || parts=(test)
@@ -115,11 +123,14 @@ if ((demo)); then
   queue debian minio
   chain step debian bash "$ROOT/infra/install-debian.sh" "${packages[@]}"
   if ((test)); then
-    queue kubernetes-tools
+    queue kubernetes-tools vm-python
     chain bash -c "$(declare -f status step after); LOGS='$LOGS'; set -e
       step minio bash '$ROOT/infra/install-minio.sh'
       after temporal
       step kubernetes-tools bash '$ROOT/infra/install-kubernetes-tools.sh'"
+    chain bash -c "$(declare -f status step after); LOGS='$LOGS'; set -e
+      after debian
+      step vm-python bash '$ROOT/infra/vm-image/install-vm-python.sh' '$CACHE_ROOT/vm-python'"
   else
     chain step minio bash "$ROOT/infra/install-minio.sh"
   fi

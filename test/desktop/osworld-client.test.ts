@@ -1,18 +1,109 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { connect } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import sharp from 'sharp';
 import { createOsworldClient, type OsworldClient } from '../../io/osworld-client';
 import { VmHttpError } from '../../io/vm-http-error';
+import { desktopMarker, killMarked, ManagedProcess, waitFor } from '../../io/process';
+import { X11Display } from '../../activities/desktop/local/x11-display';
+import { DEFAULT_TOOLS } from '../../activities/desktop/local/tools';
 import { startOsworldServerDouble, type OsworldServerDouble } from '../../doubles/osworld-server';
+import { listenLocally } from '../../apps/double-server';
 import { rejectsWith } from '../support/desktop';
-import { freePort } from '../../infra/ephemeral';
+import { freeDisplay, freePort } from '../../infra/ephemeral';
 
 /**
- * The contract suite runs against the test double, or against a real in-VM server when
- * OSWORLD_SERVER_URL names one (it needs /tmp, sh and printf there, as every OSWorld VM has).
+ * The contract suite runs against every in-VM server the client may meet: the test double of
+ * ScienceBoard's server, the project's own server (infra/vm-image/server/osworld_server.py, started
+ * here on a desktop of its own), and a real in-VM server when OSWORLD_SERVER_URL names one (it needs
+ * /tmp, sh and printf there, as every OSWorld VM has).
  */
 const realServer = process.env.OSWORLD_SERVER_URL;
+
+const REPO = path.resolve(__dirname, '..', '..', '..');
+const SERVER_PY = path.join(REPO, 'infra', 'vm-image', 'server', 'osworld_server.py');
+/** Where infra/install.sh puts the VM's PyPI packages (infra/vm-image/install-vm-python.sh), by infra/install-trainers.sh's cache root. */
+const VM_PYTHON = path.join(process.env.CODA_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'coda'), 'vm-python');
+
+/** A server under test: its URL, and how to stop it and what it started. */
+interface Served {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+interface Target {
+  readonly name: string;
+  start(): Promise<Served>;
+}
+
+/**
+ * The project's in-VM server as the VM runs it: Debian's /usr/bin/python3 on an X display with an
+ * AT-SPI bus (a local desktop's Xvfb, buses and openbox, activities/desktop/local/x11-display.ts),
+ * `python` on its PATH being that python, with the VM's pyautogui on PYTHONPATH.
+ */
+async function startProjectServer(): Promise<Served> {
+  if (!existsSync(path.join(VM_PYTHON, 'pyautogui'))) {
+    throw new Error(`no pyautogui in ${VM_PYTHON}: run bash infra/install.sh test (or bash infra/vm-image/install-vm-python.sh ${VM_PYTHON})`);
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'coda-vm-server-'));
+  const marker = desktopMarker('vm-server-test');
+  const display = new X11Display({ display: freeDisplay(840), screen: { width: 1280, height: 800 }, dir, marker, tools: DEFAULT_TOOLS });
+  let server: ManagedProcess | undefined;
+  const stop = async () => {
+    await server?.stop();
+    await display.stop();
+    await killMarked(marker); // what the server launched and left running
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await display.start();
+    const bin = path.join(dir, 'bin');
+    mkdirSync(bin);
+    symlinkSync('/usr/bin/python3', path.join(bin, 'python'));
+    const env = display.env();
+    const port = await freePort();
+    server = ManagedProcess.start({
+      name: 'osworld_server.py',
+      command: '/usr/bin/python3',
+      args: [SERVER_PY, '--host', '127.0.0.1', '--port', String(port)],
+      env: { ...env, PATH: `${bin}:${env.PATH}`, PYTHONPATH: VM_PYTHON },
+      log: path.join(dir, 'server.log'),
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const started = server;
+    await waitFor(
+      async () => {
+        // The log's end, since the folder that holds it goes with the display.
+        if (started.exit !== undefined) throw new Error(`osworld_server.py ${started.problem() ?? 'exited'} while starting: ${readFileSync(started.spec.log, 'utf8').trim().split('\n').slice(-5).join(' | ')}`);
+        return (await fetch(`${url}/platform`).then((r) => r.ok, () => false)) ? true : undefined;
+      },
+      15_000,
+      () => `osworld_server.py did not answer on ${url} within 15 s`,
+      50,
+    );
+    return { url, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+const TARGETS: readonly Target[] = [
+  {
+    name: 'the in-VM server test double',
+    async start() {
+      const double = await startOsworldServerDouble({ execute: pyautoguiStandIn() });
+      return { url: double.url, stop: () => double.close() };
+    },
+  },
+  { name: "the project's in-VM server (infra/vm-image/server/osworld_server.py)", start: () => startProjectServer() },
+  ...(realServer ? [{ name: `the in-VM server at ${realServer}`, start: async () => ({ url: realServer, stop: async () => {} }) }] : []),
+];
 
 function pngSize(png: Buffer): { width: number; height: number } {
   assert.equal(png.subarray(12, 16).toString('latin1'), 'IHDR');
@@ -57,191 +148,352 @@ function exchange(url: string, request: string): Promise<{ response: string; clo
 /** The text of a page's <title>. */
 const titleOf = (page: string): string => /<title>([\s\S]*?)<\/title>/.exec(page)?.[1] ?? '';
 
-describe(`OSWorld client against ${realServer ? `the in-VM server at ${realServer}` : 'the in-VM server test double'}`, () => {
-  let double: OsworldServerDouble | undefined;
-  let client: OsworldClient;
-  /** A scratch folder on the server's machine. */
-  const dir = `/tmp/coda-osworld-test-${randomUUID()}`;
+/** The methods a 405 of `url`/execute (a POST route) names in Allow, in its order. */
+async function methodsOf405(url: string): Promise<string[] | undefined> {
+  const response = await fetch(`${url}/execute`);
+  assert.equal(response.status, 405);
+  assert.equal(titleOf(await response.text()), '405 Method Not Allowed');
+  return response.headers.get('allow')?.split(', ');
+}
 
-  before(async () => {
-    if (!realServer) double = await startOsworldServerDouble({ execute: pyautoguiStandIn() });
-    client = createOsworldClient(realServer ?? (double as OsworldServerDouble).url, { retries: 0 });
+/** The client's contract with an in-VM server: what every server of the protocol must do. */
+function contract(target: Target): void {
+  describe(`OSWorld client against ${target.name}`, () => {
+    let served: Served | undefined;
+    let client: OsworldClient;
+    /** A scratch folder on the server's machine. */
+    const dir = `/tmp/coda-osworld-test-${randomUUID()}`;
+
+    before(async function () {
+      this.timeout(60_000);
+      served = await target.start();
+      client = createOsworldClient(served.url, { retries: 0 });
+      assert.equal((await client.execute(['mkdir', '-p', dir])).returncode, 0);
+    });
+
+    after(async () => {
+      if (served === undefined) return;
+      await client.execute(['rm', '-rf', dir]);
+      await served.stop();
+    });
+
+    it('GET /platform answers Linux', async () => {
+      assert.equal(await client.platform(), 'Linux');
+    });
+
+    it('GET /screenshot is a PNG of the size POST /screen_size reports', async () => {
+      const png = await client.screenshot();
+      const size = await client.screenSize();
+      assert.deepEqual(pngSize(png), size);
+      assert.ok(size.width >= 320 && size.height >= 240, `implausible screen ${JSON.stringify(size)}`);
+    });
+
+    it('POST /execute runs an argv list without a shell: metacharacters arrive as data', async () => {
+      const marker = `${dir}/pwned`;
+      const payload = `a'b"c; touch ${marker} $(touch ${marker}) \`touch ${marker}\` | cat && echo x\nnext line`;
+      const result = await client.execute(['printf', '%s', payload]);
+      assert.deepEqual(result, { output: payload, error: '', returncode: 0 });
+      const check = await client.execute(['test', '-e', marker]);
+      assert.equal(check.returncode, 1, 'the marker file must not exist');
+    });
+
+    it('POST /execute reports a failing command by its exit code and stderr', async () => {
+      const result = await client.execute(['sh', '-c', 'echo partial; echo broken >&2; exit 3']);
+      assert.deepEqual(result, { output: 'partial\n', error: 'broken\n', returncode: 3 });
+    });
+
+    it('POST /execute with shell: true goes through the shell', async () => {
+      const result = await client.execute('echo $((6 * 7))', { shell: true });
+      assert.equal(result.output, '42\n');
+    });
+
+    it('POST /execute of a missing program fails with the server, endpoint, status and reason', async () => {
+      const err = await rejectsWith(client.execute(['/nonexistent/coda-binary']), VmHttpError);
+      assert.equal(err.status, 500);
+      assert.equal(err.failure, 'status');
+      assert.match(err.message, /^POST \/execute on http:\/\/\S+: HTTP 500/);
+      assert.ok(err.message.includes(client.url));
+      assert.match(err.message, /nonexistent\/coda-binary/);
+    });
+
+    it('POST /write, /append and GET /read round-trip UTF-8 text', async () => {
+      const path = `${dir}/notes é.txt`;
+      await client.writeFile(path, 'a := vector{-1, root(3, 3)}\n');
+      await client.appendFile(path, 'ß ∑ "quoted"\n');
+      assert.equal(await client.readFile(path), 'a := vector{-1, root(3, 3)}\nß ∑ "quoted"\n');
+      await client.writeFile(path, 'replaced');
+      assert.equal(await client.readFile(path), 'replaced');
+    });
+
+    it('GET /read of a missing file fails naming the endpoint, the 500 and the exception, never the debugger page', async () => {
+      const err = await rejectsWith(client.readFile(`${dir}/missing.txt`), VmHttpError);
+      assert.equal(err.status, 500);
+      assert.equal(err.endpoint, 'GET /read');
+      assert.equal(err.message, `GET /read on ${client.url}: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: [Errno 2] No such file or directory: '${dir}/missing.txt'`);
+    });
+
+    it('POST /setup/launch starts a command without waiting for it', async () => {
+      const path = `${dir}/launched.txt`;
+      const started = Date.now();
+      await client.launch(['sh', '-c', `sleep 0.5; echo started > '${path}'`]);
+      assert.ok(Date.now() - started < 500, 'launch must not wait for the command');
+      let content = '';
+      for (let i = 0; i < 50 && content === ''; i++) {
+        await sleep(100);
+        content = await client.readFile(path).catch(() => '');
+      }
+      assert.equal(content, 'started\n');
+    });
+
+    it('a pyautogui click sent through POST /execute moves the pointer that cursorPosition reads', async () => {
+      const click = await client.execute(['python', '-c', 'import pyautogui; pyautogui.FAILSAFE = False; pyautogui.click(321, 123)']);
+      assert.equal(click.returncode, 0, click.error);
+      assert.deepEqual(await client.cursorPosition(), { x: 321, y: 123 });
+      const move = await client.execute(['python', '-c', 'import pyautogui; pyautogui.moveTo(17, 9)']);
+      assert.equal(move.returncode, 0, move.error);
+      assert.deepEqual(await client.cursorPosition(), { x: 17, y: 9 });
+    });
+
+    it('GET /accessibility answers the AT-SPI tree as XML', async () => {
+      const tree = await client.accessibilityTree();
+      assert.match(tree, /^<desktop-frame[\s>]/);
+    });
+
+    it('answers an uncaught exception with a 500 debugger page: the exception line in the title, the secret in a script', async () => {
+      const response = await fetch(`${client.url}/read?path=${encodeURIComponent(`${dir}/missing.txt`)}`);
+      const page = await response.text();
+      assert.equal(response.status, 500);
+      assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
+      assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${dir}/missing.txt&#39;\n // Werkzeug Debugger`);
+      assert.match(page, /<script>[^<]*SECRET = "\w+";/);
+    });
+
+    it('answers 405 with the allowed methods, in any order (Werkzeug\'s follows the hash seed), to a known route called with another', async () => {
+      assert.deepEqual(new Set(await methodsOf405(client.url)), new Set(['POST', 'OPTIONS']));
+    });
+
+    it('answers 415 when a JSON route gets a body of another Content-Type', async () => {
+      const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"command": ["true"]}' });
+      assert.equal(response.status, 415);
+      assert.match(await response.text(), /<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application\/json&#39;.<\/p>/);
+    });
+
+    it('answers 400 to malformed JSON', async () => {
+      const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"command": [' });
+      assert.equal(response.status, 400);
+      assert.match(await response.text(), /<p>Failed to decode JSON object: /);
+    });
+
+    it('POST /execute splits a string command like shlex when there is no shell', async () => {
+      const result = await client.execute(`printf %s| 'a b' "c \\"d\\" \\\\" e\\ f '$HOME'`);
+      assert.deepEqual(result, { output: 'a b|c "d" \\|e f|$HOME|', error: '', returncode: 0 });
+    });
+
+    it('POST /execute with shell: true runs only the first element of a list; the rest become $0, $1', async () => {
+      const result = await client.execute(['echo run: "$0" "$1"', 'second', 'third'], { shell: true });
+      assert.equal(result.output, 'run: second third\n');
+    });
+
+    it('POST /execute expands arguments that start with ~/ and no others', async () => {
+      const home = (await client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
+      const result = await client.execute(['printf', '%s|', '~/notes.txt', '~', 'a~/b', '~root/x']);
+      assert.equal(result.output, `${home}/notes.txt|~|a~/b|~root/x|`);
+    });
+
+    it('POST /execute reads the output as text: \\r\\n and \\r become \\n', async () => {
+      const result = await client.execute(['printf', 'a\\r\\nb\\rc\\n']);
+      assert.equal(result.output, 'a\nb\nc\n');
+    });
+
+    it('POST /execute answers a 500 for output that is not UTF-8', async () => {
+      const err = await rejectsWith(client.execute(['printf', '\\377']), VmHttpError);
+      assert.equal(err.status, 500);
+      assert.match(err.message, /'utf-8' codec can't decode byte 0xff in position 0: invalid start byte$/);
+    });
+
+    it('GET /read reads text mode: \\r\\n and \\r become \\n', async () => {
+      const path = `${dir}/crlf.txt`;
+      await client.writeFile(path, 'a\r\nb\rc\n');
+      assert.equal((await client.execute(['od', '-An', '-c', path])).output.replace(/\s+/g, ''), 'a\\r\\nb\\rc\\n');
+      assert.equal(await client.readFile(path), 'a\nb\nc\n');
+    });
+
+    it('POST /setup/launch answers a 500 for a program that cannot start, but 200 when a shell starts it', async () => {
+      const err = await rejectsWith(client.launch(['/nonexistent/kalgebra', '8000']), VmHttpError);
+      assert.equal(err.status, 500);
+      assert.match(err.message, /\[Errno 2\] No such file or directory: '\/nonexistent\/kalgebra'$/);
+      await client.launch('/nonexistent/kalgebra 8000', { shell: true });
+    });
+
+    it('closes the connection after each response', async () => {
+      const { response, closed } = await exchange(client.url, 'GET /platform HTTP/1.1\r\nHost: vm\r\nConnection: keep-alive\r\n\r\n');
+      assert.match(response, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.match(response, /\r\nConnection: close\r\n/i);
+      assert.equal(closed, true, 'the server kept the connection open');
+    });
+  });
+}
+
+for (const target of TARGETS) contract(target);
+
+/** A PNG's pixels as RGB bytes, decoded by sharp. */
+async function rgbOf(png: Buffer): Promise<{ data: Buffer; width: number }> {
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width };
+}
+
+/** The RGB bytes of the `size`-pixel square whose top-left corner is (x, y). */
+function square(image: { data: Buffer; width: number }, x: number, y: number, size: number): Buffer {
+  const rows = Array.from({ length: size }, (_, row) => {
+    const at = ((y + row) * image.width + x) * 3;
+    return image.data.subarray(at, at + size * 3);
+  });
+  return Buffer.concat(rows);
+}
+
+/**
+ * What the project's server does that the contract does not ask, or does otherwise than
+ * ScienceBoard's server (infra/vm-image/server/osworld_server.py's header lists how and why).
+ */
+describe("the project's in-VM server beyond the contract (infra/vm-image/server/osworld_server.py)", () => {
+  let served: Served;
+  let client: OsworldClient;
+  const dir = `/tmp/coda-vm-server-test-${randomUUID()}`;
+
+  before(async function () {
+    this.timeout(60_000);
+    served = await startProjectServer();
+    client = createOsworldClient(served.url, { retries: 0 });
     assert.equal((await client.execute(['mkdir', '-p', dir])).returncode, 0);
   });
 
   after(async () => {
+    if (served === undefined) return;
     await client.execute(['rm', '-rf', dir]);
-    await double?.close();
+    await served.stop();
   });
 
-  it('GET /platform answers Linux', async () => {
-    assert.equal(await client.platform(), 'Linux');
+  const pyautogui = async (code: string): Promise<void> => {
+    const result = await client.execute(['python', '-c', `import pyautogui; ${code}`]);
+    assert.equal(result.returncode, 0, result.error);
+  };
+
+  it('answers GET /cursor_position itself, with [x, y] (ScienceBoard\'s answers 500: OSWorld #117)', async () => {
+    await pyautogui('pyautogui.moveTo(44, 55)');
+    const response = await fetch(`${served.url}/cursor_position`);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), [44, 55]);
   });
 
-  it('GET /screenshot is a PNG of the size POST /screen_size reports', async () => {
-    const png = await client.screenshot();
-    const size = await client.screenSize();
-    assert.deepEqual(pngSize(png), size);
-    assert.ok(size.width >= 320 && size.height >= 240, `implausible screen ${JSON.stringify(size)}`);
+  it('draws the pointer into the screenshot where it is', async () => {
+    await pyautogui('pyautogui.moveTo(200, 150)');
+    const here = await rgbOf(await client.screenshot());
+    await pyautogui('pyautogui.moveTo(900, 600)');
+    const there = await rgbOf(await client.screenshot());
+    // The pointer's picture starts at most its hotspot (under 32 pixels) above and left of it.
+    assert.notDeepEqual(square(here, 170, 120, 40), square(there, 170, 120, 40), 'no pointer drawn at (200, 150)');
+    assert.notDeepEqual(square(here, 870, 570, 40), square(there, 870, 570, 40), 'no pointer drawn at (900, 600)');
   });
 
-  it('POST /execute runs an argv list without a shell: metacharacters arrive as data', async () => {
-    const marker = `${dir}/pwned`;
-    const payload = `a'b"c; touch ${marker} $(touch ${marker}) \`touch ${marker}\` | cat && echo x\nnext line`;
-    const result = await client.execute(['printf', '%s', payload]);
-    assert.deepEqual(result, { output: payload, error: '', returncode: 0 });
-    const check = await client.execute(['test', '-e', marker]);
-    assert.equal(check.returncode, 1, 'the marker file must not exist');
-  });
-
-  it('POST /execute reports a failing command by its exit code and stderr', async () => {
-    const result = await client.execute(['sh', '-c', 'echo partial; echo broken >&2; exit 3']);
-    assert.deepEqual(result, { output: 'partial\n', error: 'broken\n', returncode: 3 });
-  });
-
-  it('POST /execute with shell: true goes through the shell', async () => {
-    const result = await client.execute('echo $((6 * 7))', { shell: true });
-    assert.equal(result.output, '42\n');
-  });
-
-  it('POST /execute of a missing program fails with the server, endpoint, status and reason', async () => {
-    const err = await rejectsWith(client.execute(['/nonexistent/coda-binary']), VmHttpError);
-    assert.equal(err.status, 500);
-    assert.equal(err.failure, 'status');
-    assert.match(err.message, /^POST \/execute on http:\/\/\S+: HTTP 500/);
-    assert.ok(err.message.includes(client.url));
-    assert.match(err.message, /nonexistent\/coda-binary/);
-  });
-
-  it('POST /write, /append and GET /read round-trip UTF-8 text', async () => {
-    const path = `${dir}/notes é.txt`;
-    await client.writeFile(path, 'a := vector{-1, root(3, 3)}\n');
-    await client.appendFile(path, 'ß ∑ "quoted"\n');
-    assert.equal(await client.readFile(path), 'a := vector{-1, root(3, 3)}\nß ∑ "quoted"\n');
-    await client.writeFile(path, 'replaced');
-    assert.equal(await client.readFile(path), 'replaced');
-  });
-
-  it('GET /read of a missing file fails naming the endpoint, the 500 and the exception, never the debugger page', async () => {
-    const err = await rejectsWith(client.readFile(`${dir}/missing.txt`), VmHttpError);
-    assert.equal(err.status, 500);
-    assert.equal(err.endpoint, 'GET /read');
-    assert.equal(err.message, `GET /read on ${client.url}: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: [Errno 2] No such file or directory: '${dir}/missing.txt'`);
-  });
-
-  it('POST /setup/launch starts a command without waiting for it', async () => {
-    const path = `${dir}/launched.txt`;
-    const started = Date.now();
-    await client.launch(['sh', '-c', `sleep 0.5; echo started > '${path}'`]);
-    assert.ok(Date.now() - started < 500, 'launch must not wait for the command');
-    let content = '';
-    for (let i = 0; i < 50 && content === ''; i++) {
-      await sleep(100);
-      content = await client.readFile(path).catch(() => '');
+  it('answers overlapping screenshots each with a complete PNG (no file shared between them)', async () => {
+    const shots = await Promise.all(Array.from({ length: 6 }, () => fetch(`${served.url}/screenshot`).then(async (r) => Buffer.from(await r.arrayBuffer()))));
+    for (const png of shots) {
+      assert.deepEqual(pngSize(png), { width: 1280, height: 800 });
+      assert.equal(png.subarray(-8, -4).toString('latin1'), 'IEND');
     }
-    assert.equal(content, 'started\n');
   });
 
-  it('a pyautogui click sent through POST /execute moves the pointer that cursorPosition reads', async () => {
-    const click = await client.execute(['python', '-c', 'import pyautogui; pyautogui.FAILSAFE = False; pyautogui.click(321, 123)']);
-    assert.equal(click.returncode, 0, click.error);
-    assert.deepEqual(await client.cursorPosition(), { x: 321, y: 123 });
-    const move = await client.execute(['python', '-c', 'import pyautogui; pyautogui.moveTo(17, 9)']);
-    assert.equal(move.returncode, 0, move.error);
-    assert.deepEqual(await client.cursorPosition(), { x: 17, y: 9 });
+  it('saves a POST /setup/upload byte for byte at file_path, ~/ expanded, and serves it back from POST /file', async () => {
+    const bytes = Buffer.from([0xff, 0x00, 0x0d, 0x0a, 0x0d, 0x41, 0xe9]);
+    const name = `upload-${randomUUID()}.bin`;
+    const upload = async (fields: Record<string, string | Blob>) => {
+      const form = new FormData();
+      for (const [key, value] of Object.entries(fields)) form.set(key, value);
+      return fetch(`${served.url}/setup/upload`, { method: 'POST', body: form });
+    };
+    const saved = await upload({ file_path: `~/${name}`, file_data: new Blob([bytes]) });
+    assert.equal(saved.status, 200);
+    assert.equal(await saved.text(), 'File Uploaded');
+    const home = (await client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
+    assert.equal((await client.execute(['od', '-An', '-tx1', `${home}/${name}`])).output.replace(/\s+/g, ''), 'ff000d0a0d41e9');
+    const form = new FormData();
+    form.set('file_path', `~/${name}`);
+    const file = await fetch(`${served.url}/file`, { method: 'POST', body: form });
+    assert.equal(file.status, 200);
+    assert.deepEqual(Buffer.from(await file.arrayBuffer()), bytes);
+    const missing = await upload({ file_path: `${dir}/nothing` });
+    assert.equal(missing.status, 400);
+    assert.deepEqual(await missing.json(), { error: 'file_path and file_data are required' });
+    await client.execute(['rm', '-f', `${home}/${name}`]);
   });
 
-  it('GET /accessibility answers the AT-SPI tree as XML', async () => {
-    const tree = await client.accessibilityTree();
-    assert.match(tree, /^<desktop-frame[\s>]/);
+  it('reads an application\'s accessibility tree, as deep as POST /opt says', async function () {
+    this.timeout(60_000);
+    // Qt's accessibility on without a screen reader, and Chromium's sandbox off (the test may run as root), as temporal.yaml starts it.
+    const qt = 'QT_ACCESSIBILITY=1 QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 QTWEBENGINE_DISABLE_SANDBOX=1 QT_QUICK_BACKEND=software';
+    await client.launch(`echo $$ > ${dir}/kalgebra.pid; exec env ${qt} QTWEBENGINE_CHROMIUM_FLAGS=--disable-gpu kalgebra`, { shell: true });
+    const opt = async (depth: number) => {
+      const response = await fetch(`${served.url}/opt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ depth }) });
+      assert.equal(await response.text(), 'OK');
+    };
+    try {
+      const tree = await waitFor(
+        async () => {
+          const xml = await client.accessibilityTree();
+          return /<application name="kalgebra"[^>]*>[\s\S]*<page-tab name="2D Graph"/.test(xml) ? xml : undefined;
+        },
+        40_000,
+        () => "KAlgebra's tabs never reached the accessibility tree",
+        250,
+      );
+      assert.match(tree, /^<desktop-frame xmlns:\w+="https:\/\/accessibility\.ubuntu\.example\.org\/ns\/\w+"/);
+      assert.match(tree, /<frame name="[^"]*"[^>]* st:showing="true"[^>]* cp:screencoord="\(\d+, \d+\)" cp:size="\(1280, 800\)"/);
+      await opt(1);
+      assert.match(await client.accessibilityTree(), /^<desktop-frame[^>]*><application name="kalgebra"[^>]*\/><\/desktop-frame>$/);
+    } finally {
+      await opt(50);
+      const pid = await client.readFile(`${dir}/kalgebra.pid`).catch(() => '');
+      if (/^\d+\n$/.test(pid)) await client.execute(['kill', pid.trim()]);
+    }
   });
 
-  it('answers an uncaught exception with a 500 debugger page: the exception line in the title, the secret in a script', async () => {
-    const response = await fetch(`${client.url}/read?path=${encodeURIComponent(`${dir}/missing.txt`)}`);
+  it('compiles a document by POST /tex/check, and fails one that has an error without waiting for a terminal', async function () {
+    this.timeout(60_000);
+    await client.writeFile(`${dir}/good.tex`, '\\documentclass{article}\\begin{document}Hello\\end{document}\n');
+    await client.writeFile(`${dir}/bad.tex`, '\\documentclass{article}\\begin{document}\\undefinedcommand\\end{document}\n');
+    assert.equal(await client.texCheck(dir, 'good', false), true);
+    assert.equal(await client.texCheck(dir, 'bad', false), false);
+    assert.equal((await client.execute(['test', '-s', `${dir}/good.pdf`])).returncode, 0);
+  });
+
+  it('asks ChimeraX\'s REST server for POST /chimerax/run, and answers 500 when none listens', async () => {
+    const asked: string[] = [];
+    const chimerax = createServer((req, res) => {
+      const command = new URL(req.url ?? '/', 'http://chimerax').searchParams.get('command') ?? '';
+      asked.push(command);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: command.startsWith('open') ? null : { type: 'UserError', message: `Unknown command: ${command}` } }));
+    });
+    const port = await listenLocally(chimerax);
+    try {
+      assert.equal(await client.chimeraxRun('open 1abc', port), null);
+      assert.equal(await client.chimeraxRun('frobnicate', port), 'Unknown command: frobnicate');
+      assert.deepEqual(asked, ['open 1abc', 'frobnicate']);
+    } finally {
+      await new Promise<void>((resolve) => chimerax.close(() => resolve()));
+    }
+    const err = await rejectsWith(client.chimeraxRun('open 1abc', port), VmHttpError);
+    assert.equal(err.status, 500);
+    assert.match(err.message, /Connection refused/);
+  });
+
+  it('serves the debugger page without its console, the exception line escaped in the title', async () => {
+    const response = await fetch(`${served.url}/read?path=${encodeURIComponent(`${dir}/<b>x</b>`)}`);
     const page = await response.text();
     assert.equal(response.status, 500);
-    assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
-    assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${dir}/missing.txt&#39;\n // Werkzeug Debugger`);
-    assert.match(page, /<script>[^<]*SECRET = "\w+";/);
-  });
-
-  it('answers 405 with the allowed methods, in any order (Werkzeug\'s follows the hash seed), to a known route called with another', async () => {
-    const methodsOf405 = async (url: string): Promise<string[] | undefined> => {
-      const response = await fetch(`${url}/execute`);
-      assert.equal(response.status, 405);
-      assert.equal(titleOf(await response.text()), '405 Method Not Allowed');
-      return response.headers.get('allow')?.split(', ');
-    };
-    assert.deepEqual(new Set(await methodsOf405(client.url)), new Set(['POST', 'OPTIONS']));
-    if (realServer) return;
-    // The other order, which the real server sends after some of its starts.
-    const reversed = await startOsworldServerDouble({ allowOrder: 'reversed' });
-    try {
-      assert.deepEqual(await methodsOf405(reversed.url), ['OPTIONS', 'POST']);
-      assert.deepEqual(new Set(await methodsOf405(reversed.url)), new Set(['POST', 'OPTIONS']));
-    } finally {
-      await reversed.close();
-    }
-  });
-
-  it('answers 415 when a JSON route gets a body of another Content-Type', async () => {
-    const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"command": ["true"]}' });
-    assert.equal(response.status, 415);
-    assert.match(await response.text(), /<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application\/json&#39;.<\/p>/);
-  });
-
-  it('answers 400 to malformed JSON', async () => {
-    const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"command": [' });
-    assert.equal(response.status, 400);
-    assert.match(await response.text(), /<p>Failed to decode JSON object: /);
-  });
-
-  it('POST /execute splits a string command like shlex when there is no shell', async () => {
-    const result = await client.execute(`printf %s| 'a b' "c \\"d\\" \\\\" e\\ f '$HOME'`);
-    assert.deepEqual(result, { output: 'a b|c "d" \\|e f|$HOME|', error: '', returncode: 0 });
-  });
-
-  it('POST /execute with shell: true runs only the first element of a list; the rest become $0, $1', async () => {
-    const result = await client.execute(['echo run: "$0" "$1"', 'second', 'third'], { shell: true });
-    assert.equal(result.output, 'run: second third\n');
-  });
-
-  it('POST /execute expands arguments that start with ~/ and no others', async () => {
-    const home = (await client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
-    const result = await client.execute(['printf', '%s|', '~/notes.txt', '~', 'a~/b', '~root/x']);
-    assert.equal(result.output, `${home}/notes.txt|~|a~/b|~root/x|`);
-  });
-
-  it('POST /execute reads the output as text: \\r\\n and \\r become \\n', async () => {
-    const result = await client.execute(['printf', 'a\\r\\nb\\rc\\n']);
-    assert.equal(result.output, 'a\nb\nc\n');
-  });
-
-  it('POST /execute answers a 500 for output that is not UTF-8', async () => {
-    const err = await rejectsWith(client.execute(['printf', '\\377']), VmHttpError);
-    assert.equal(err.status, 500);
-    assert.match(err.message, /'utf-8' codec can't decode byte 0xff in position 0: invalid start byte$/);
-  });
-
-  it('GET /read reads text mode: \\r\\n and \\r become \\n', async () => {
-    const path = `${dir}/crlf.txt`;
-    await client.writeFile(path, 'a\r\nb\rc\n');
-    assert.equal((await client.execute(['od', '-An', '-c', path])).output.replace(/\s+/g, ''), 'a\\r\\nb\\rc\\n');
-    assert.equal(await client.readFile(path), 'a\nb\nc\n');
-  });
-
-  it('POST /setup/launch answers a 500 for a program that cannot start, but 200 when a shell starts it', async () => {
-    const err = await rejectsWith(client.launch(['/nonexistent/kalgebra', '8000']), VmHttpError);
-    assert.equal(err.status, 500);
-    assert.match(err.message, /\[Errno 2\] No such file or directory: '\/nonexistent\/kalgebra'$/);
-    await client.launch('/nonexistent/kalgebra 8000', { shell: true });
-  });
-
-  it('closes the connection after each response', async () => {
-    const { response, closed } = await exchange(client.url, 'GET /platform HTTP/1.1\r\nHost: vm\r\nConnection: keep-alive\r\n\r\n');
-    assert.match(response, /^HTTP\/1\.1 200 OK\r\n/);
-    assert.match(response, /\r\nConnection: close\r\n/i);
-    assert.equal(closed, true, 'the server kept the connection open');
+    assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${dir}/&lt;b&gt;x&lt;/b&gt;&#39;\n // Werkzeug Debugger`);
+    assert.match(page, /EVALEX = false,/);
+    assert.equal((await fetch(`${served.url}/console`)).status, 404);
   });
 });
 
@@ -257,6 +509,16 @@ describe('OSWorld client failure handling (in-VM server test double)', () => {
   });
 
   const requestsTo = (path: string) => double.requests.filter((r) => r.path.split('?')[0] === path).length;
+
+  it('takes a 405\'s Allow in either order, as the real server sends it after different starts (its hash seed)', async () => {
+    const reversed = await startOsworldServerDouble({ allowOrder: 'reversed' });
+    try {
+      assert.deepEqual(await methodsOf405(reversed.url), ['OPTIONS', 'POST']);
+      assert.deepEqual(new Set(await methodsOf405(reversed.url)), new Set(['POST', 'OPTIONS']));
+    } finally {
+      await reversed.close();
+    }
+  });
 
   it('sends /execute as {command: argv, shell: false}, the argv untouched', async () => {
     const client = createOsworldClient(double.url);

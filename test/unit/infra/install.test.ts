@@ -7,7 +7,9 @@ import { readStageTimes } from '../../../cli/stage-times';
 import { REPO_CONFIG } from '../../../infra/ephemeral';
 
 const ROOT = path.dirname(REPO_CONFIG);
-const STEPS = ['debian', 'node-modules', 'temporal', 'minio', 'kubernetes-tools', 'trainers'] as const;
+const STEPS = ['debian', 'node-modules', 'temporal', 'minio', 'kubernetes-tools', 'trainers', 'vm-python'] as const;
+/** Where a step's script is, under infra/ (install-STEP.sh unless named here). */
+const SCRIPTS: Partial<Record<(typeof STEPS)[number], string>> = { 'vm-python': 'vm-image/install-vm-python.sh' };
 
 /** A package list of infra/install.sh (`NAME=(a b c)`). */
 function packageList(name: string): string[] {
@@ -23,7 +25,7 @@ function packageList(name: string): string[] {
  */
 function scratchInstall(opts: { waitFor?: Partial<Record<(typeof STEPS)[number], readonly string[]>>; failing?: string } = {}) {
   const root = mkdtempSync(path.join(tmpdir(), 'coda-install-'));
-  mkdirSync(path.join(root, 'infra'));
+  mkdirSync(path.join(root, 'infra', 'vm-image'), { recursive: true });
   copyFileSync(path.join(ROOT, 'infra', 'install.sh'), path.join(root, 'infra', 'install.sh'));
   const marks = path.join(root, 'marks');
   mkdirSync(marks);
@@ -38,7 +40,7 @@ function scratchInstall(opts: { waitFor?: Partial<Record<(typeof STEPS)[number],
       opts.failing === step ? 'echo "the last words of a failure"; exit 3' : '',
       `touch "${marks}/${step}.ended"`,
     ].join('\n');
-    writeFileSync(path.join(root, 'infra', `install-${step}.sh`), script);
+    writeFileSync(path.join(root, 'infra', SCRIPTS[step] ?? `install-${step}.sh`), script);
   }
   return {
     root,
@@ -59,7 +61,8 @@ describe('infra/install.sh: what each command installs', function () {
     const demo = packageList('DEMO_DEBIAN_PACKAGES');
     const test = packageList('TEST_DEBIAN_PACKAGES');
     for (const pkg of ['xvfb', 'kalgebra', 'texstudio', 'texlive-latex-extra']) assert.ok(demo.includes(pkg), pkg);
-    assert.deepEqual(test, ['chromium', 'stunnel4', 'haproxy', 'openssl', 'imagemagick']); // imagemagick: the screenshots' comparison with import
+    // imagemagick: the screenshots' comparison with import; python3-*: the in-VM server the OSWorld client's contract test starts; qemu and mmdebstrap: the VM image and its VMs
+    assert.deepEqual(test, ['chromium', 'stunnel4', 'haproxy', 'openssl', 'imagemagick', 'python3-flask', 'python3-xlib', 'python3-pil', 'python3-tk', 'python3-pip', 'python3-setuptools', 'python3-wheel', 'qemu-system-x86', 'qemu-utils', 'mmdebstrap']);
     const s = scratchInstall();
     try {
       const out = s.run('demo');
@@ -140,7 +143,7 @@ describe('infra/install.sh: what each command installs', function () {
     }
   });
 
-  it('runs the apt, node_modules, Temporal, MinIO and trainer steps side by side, and the Kubernetes tools after MinIO and Temporal', () => {
+  it('runs the apt, node_modules, Temporal, MinIO and trainer steps side by side, the Kubernetes tools after MinIO and Temporal, and the VM\'s python packages after apt', () => {
     // Each of the first five waits for all five to have started: run one after another, the first would time out.
     const first = ['debian', 'node-modules', 'temporal', 'minio', 'trainers'];
     const s = scratchInstall({ waitFor: Object.fromEntries(first.map((step) => [step, first])) });
@@ -152,6 +155,8 @@ describe('infra/install.sh: what each command installs', function () {
       assert.ok(before.includes('minio') && before.includes('temporal'), `the Kubernetes tools started after ${before.join(', ')}`);
       const log = readFileSync(path.join(s.root, '.tools', 'install-logs', 'kubernetes-tools.log'), 'utf8');
       assert.equal(log, '[install-kubernetes-tools] working\n');
+      assert.ok(s.endedBefore('vm-python').includes('debian'), 'the VM\'s python packages are built with apt\'s python3-pip');
+      assert.match(s.args('vm-python')[0] ?? '', /\/vm-python$/);
     } finally {
       s.remove();
     }
