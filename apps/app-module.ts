@@ -20,6 +20,15 @@ export interface AppModule {
   readonly seeds: readonly Template[];
   /** How a ScienceBoard VM runs its funcs and reads its state through its own server (vm.ts); absent when the VM server's own routes do. */
   readonly vm?: VmApp;
+  /** What the project's VM image (infra/vm-image) holds for it; absent when the image does not run it. */
+  readonly vmImage?: VmImageNeeds;
+}
+
+export interface VmImageNeeds {
+  /** The Debian 12 packages it runs on. */
+  readonly debianPackages: readonly string[];
+  /** Folders of ScienceBoard's VM snapshot its tasks write into, made empty in the image (owned by the VM's user). */
+  readonly folders?: readonly string[];
 }
 
 export interface Policy {

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chooseAccelerator } from '../../activities/desktop/qemu/accelerator';
+import { projectVmImage } from '../../activities/desktop/qemu/image';
+import { QemuProvider } from '../../activities/desktop/qemu/qemu-provider';
+import { vmSnapshot, type VmShape } from '../../activities/desktop/qemu/snapshot';
+import { freePort } from '../../infra/ephemeral';
+import { runCommand } from '../../io/process';
+import { VmHttpError } from '../../io/vm-http-error';
+import { rejectsWith } from '../support/desktop';
+
+/**
+ * Real QEMU VMs of the project's image (infra/vm-image: Debian 12, its apps, the project's in-VM
+ * server), under TCG on these machines (their /dev/kvm boots no stock kernel). The image and its
+ * snapshot come from the artifact cache, built on a cold one (minutes, said on stderr).
+ */
+
+const digest = (png: Buffer): string => createHash('sha256').update(png).digest('hex');
+
+/** The pids of the QEMU processes whose command line names `dir` (from /proc, as the issue asks). */
+function qemusIn(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return argv[0]?.endsWith('qemu-system-x86_64') === true && argv.some((a) => a.includes(dir));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe('QEMU VMs a vm-host runs itself: the project image, its cached snapshot, loadvm resets', function () {
+  this.timeout(1_800_000);
+  let dir: string;
+  let shape: VmShape;
+  let provider: QemuProvider;
+  const snapshotOf = (s: VmShape) => () => vmSnapshot(s, { bootTimeoutMs: 900_000, port: freePort });
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'coda-qemu-'));
+    const image = await projectVmImage();
+    const { accelerator } = await chooseAccelerator('auto', image.kernel);
+    shape = { image, memoryMiB: 2048, cpus: 2, accelerator, screen: { width: 1280, height: 800 } };
+    await snapshotOf(shape)();
+    provider = new QemuProvider({ ...shape, name: 'qemu-test/0', dir: path.join(dir, 'vm-0'), serverPort: await freePort(), appPort: await freePort() }, snapshotOf(shape), 120_000);
+  });
+
+  after(async () => {
+    await provider?.stop();
+    assert.deepEqual(qemusIn(dir), [], 'no QEMU is left running after stop');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('decides the accelerator once per machine and says why', async () => {
+    const first = await chooseAccelerator('auto', shape.image.kernel);
+    const again = await chooseAccelerator('auto', shape.image.kernel);
+    assert.deepEqual(again, first);
+    assert.equal(first.accelerator, shape.accelerator);
+    assert.match(first.reason, /KVM|kvm/);
+    assert.deepEqual(await chooseAccelerator('tcg', shape.image.kernel), { accelerator: 'tcg', reason: "named in the host's config" });
+  });
+
+  it('starts from the snapshot, and a loadvm reset brings back its screen and its files, in the same QEMU', async () => {
+    await provider.revert();
+    const clean = digest(await provider.client.screenshot());
+    await provider.client.writeFile('/home/user/Downloads/left-by-the-agent.txt', 'dirty\n');
+    await provider.client.launch(['xmessage', '-geometry', '+200+200', 'left by the agent']);
+    let dirty = clean;
+    for (let i = 0; i < 60 && dirty === clean; i++) {
+      await sleep(1000);
+      dirty = digest(await provider.client.screenshot());
+    }
+    assert.notEqual(dirty, clean, 'the window the agent opened shows');
+    assert.equal(await provider.client.readFile('/home/user/Downloads/left-by-the-agent.txt'), 'dirty\n');
+
+    await provider.revert();
+    assert.equal(digest(await provider.client.screenshot()), clean, "the snapshot's screen");
+    const gone = await rejectsWith(provider.client.readFile('/home/user/Downloads/left-by-the-agent.txt'), VmHttpError);
+    assert.equal(gone.status, 500);
+    assert.equal(provider.starts, 1, 'reset by loadvm, not by a new QEMU');
+  });
+
+  it("runs the image's own server on the image's desktop: pyautogui moves the pointer, AT-SPI answers, pdflatex compiles", async () => {
+    await provider.revert();
+    const clicked = await provider.client.execute(['python', '-c', 'import pyautogui; pyautogui.FAILSAFE = False; pyautogui.moveTo(321, 234)']);
+    assert.equal(clicked.returncode, 0, clicked.error);
+    assert.deepEqual(await provider.client.cursorPosition(), { x: 321, y: 234 });
+    assert.match(await provider.client.accessibilityTree(), /^<\?xml|^<desktop-frame|<desktop/);
+    await provider.client.writeFile('/home/user/doc.tex', '\\documentclass{article}\\begin{document}Hello\\end{document}\n');
+    assert.equal(await provider.client.texCheck('/home/user', 'doc', false), true);
+    await provider.client.writeFile('/home/user/bad.tex', '\\documentclass{article}\\begin{document}\\undefinedcommand\\end{document}\n');
+    assert.equal(await provider.client.texCheck('/home/user', 'bad', false), false);
+  });
+
+  it('brings back a VM whose QEMU was killed (kill -9): the next revert starts it from the snapshot', async () => {
+    const pid = provider.pid;
+    assert.ok(pid !== undefined);
+    process.kill(pid, 'SIGKILL');
+    await sleep(500);
+    assert.equal(await provider.running(), false);
+    await provider.revert();
+    assert.equal(provider.starts, 2);
+    assert.notEqual(provider.pid, pid);
+    assert.equal(await provider.client.platform(), 'Linux');
+    assert.deepEqual(qemusIn(dir), [provider.pid]);
+  });
+
+  it('leaves no QEMU behind when the process that started it is killed (kill -9 of a vm-host): QEMU gets its parent-death signal', async () => {
+    const childDir = path.join(dir, 'child-vm');
+    // A vm-host in miniature: a Node process that starts a VM from the snapshot, says so, and waits.
+    const script = `
+      const { QemuProvider } = require(${JSON.stringify(path.resolve(__dirname, '../../activities/desktop/qemu/qemu-provider'))});
+      const shape = ${JSON.stringify(shape)};
+      const spec = { ...shape, name: 'qemu-test/child', dir: ${JSON.stringify(childDir)}, serverPort: ${await freePort()}, appPort: ${await freePort()} };
+      const provider = new QemuProvider(spec, async () => ${JSON.stringify(await snapshotOf(shape)())}, 120000);
+      provider.revert().then(() => console.log('started ' + provider.pid), (err) => { console.error(err); process.exit(1); });
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const started = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => resolve(chunk.toString()));
+      child.once('exit', (code) => reject(new Error(`the child exited with ${code} before its VM started`)));
+    });
+    assert.match(started, /^started \d+/);
+    assert.equal(qemusIn(childDir).length, 1);
+    child.kill('SIGKILL');
+    for (let i = 0; i < 50 && qemusIn(childDir).length > 0; i++) await sleep(100);
+    assert.deepEqual(qemusIn(childDir), []);
+  });
+
+  it('refuses an image whose in-VM server never answers, with the reason and the console\'s last lines', async () => {
+    const broken = { ...shape, image: { ...shape.image, id: `${shape.image.id}-no-root`, disk: path.join(dir, 'empty.qcow2') } };
+    await runCommand('qemu-img', ['create', '-q', '-f', 'qcow2', broken.image.disk, '64M'], { env: { PATH: process.env.PATH ?? '' }, timeoutMs: 30_000 });
+    const err = await rejectsWith(vmSnapshot(broken, { bootTimeoutMs: 45_000, port: freePort, root: path.join(dir, 'cache') }), Error);
+    assert.match(err.message, /did not answer with a settled screen within 45 s/);
+    assert.match(err.message, /console's last lines: .+/);
+    assert.deepEqual(qemusIn(dir).filter((pid) => pid !== provider.pid), [], 'the refused boot leaves no QEMU');
+  });
+});
