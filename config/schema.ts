@@ -134,7 +134,40 @@ const osworldHost = z.strictObject({
   metricsPort: localHost.shape.metricsPort,
 });
 
-const host = z.discriminatedUnion('kind', [localHost, osworldHost]);
+/**
+ * A host that runs its own VMs with QEMU (activities/desktop/qemu): `vms` VMs from one image
+ * through qcow2 overlays of their own, started from the image's memory snapshot and reset by
+ * `loadvm` of it; each VM is driven through its in-VM server as an osworld host's VMs are.
+ */
+const qemuHost = z.strictObject({
+  id: localHost.shape.id,
+  kind: z.literal('qemu'),
+  taskQueue: taskQueueName,
+  /** How many VMs this host runs at once; each is leased to one rollout at a time. */
+  vms: z.number().int().min(1).max(256),
+  /** Each VM's memory (MiB) and virtual CPUs: part of the snapshot, which is taken once per shape. */
+  memoryMiB: z.number().int().min(512).max(1_048_576).default(2048),
+  cpus: z.number().int().min(1).max(64).default(2),
+  /** kvm, tcg (QEMU's emulation), or auto: KVM when a probe boot under it succeeds on this machine (decided once and cached). */
+  accelerator: z.enum(['auto', 'kvm', 'tcg']).default('auto'),
+  /** `project`: the project's image (infra/vm-image), built into the cache when missing; or a lab's own qcow2 disk with the kernel and initrd it boots. */
+  image: z
+    .union([z.literal('project'), z.strictObject({ disk: z.string().min(1), kernel: z.string().min(1), initrd: z.string().min(1) })], {
+      error: 'expected "project" or { disk, kernel, initrd } (paths of a qcow2 disk and the kernel and initrd it boots)',
+    })
+    .default('project'),
+  screen: screen.default({ width: 1280, height: 800 }),
+  /** How long a first boot may take until the in-VM server answers with a settled screen (the snapshot is taken then). */
+  bootTimeoutSeconds: z.number().positive().default(900),
+  readyTimeoutSeconds: osworldHost.shape.readyTimeoutSeconds,
+  initializePauseSeconds: osworldHost.shape.initializePauseSeconds,
+  initializeWaitScale: osworldHost.shape.initializeWaitScale,
+  downloads: osworldHost.shape.downloads,
+  appTimeoutSeconds: osworldHost.shape.appTimeoutSeconds,
+  metricsPort: localHost.shape.metricsPort,
+});
+
+const host = z.discriminatedUnion('kind', [localHost, osworldHost, qemuHost]);
 
 const localApp = z.strictObject({
   /** ScienceBoard `type` of the tasks this app serves. */
@@ -647,10 +680,11 @@ export type JudgeStrategy = NonNullable<Config['judging']['strategies']>[number]
 export type HostConfig = Config['hosts'][number];
 
 /** How many desktops a host runs: its local displays, or its VMs. */
-export const hostCapacity = (host: HostConfig): number => (host.kind === 'local' ? host.desktops : host.vms.length);
+export const hostCapacity = (host: HostConfig): number => (host.kind === 'local' ? host.desktops : host.kind === 'qemu' ? host.vms : host.vms.length);
 export type LocalHostConfig = Extract<HostConfig, { kind: 'local' }>;
 export type OsworldHostConfig = Extract<HostConfig, { kind: 'osworld' }>;
 export type OsworldVmConfig = OsworldHostConfig['vms'][number];
+export type QemuHostConfig = Extract<HostConfig, { kind: 'qemu' }>;
 export type ModelEndpoint = z.output<typeof modelEndpoint>;
 export type LocalApp = Config['localApps'][number];
 export type JudgeEndpoint = Config['models']['judges'][number];

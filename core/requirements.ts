@@ -19,7 +19,7 @@ import { commandLine, type AppSchema } from './task-common';
 export interface Capabilities {
   /** Host id in temporal.yaml. */
   readonly host: string;
-  readonly kind: 'local' | 'osworld';
+  readonly kind: 'local' | 'osworld' | 'qemu';
   /** The apps its desktops run, by software name; 'any' for ScienceBoard's VM image, which has every one. */
   readonly apps: readonly string[] | 'any';
   /** Helper programs its desktops' checks can run (pdflatex, bibtex). */
@@ -253,7 +253,7 @@ export function probesOf(apps: readonly AppSchema[], tasks: readonly Task[]): { 
 
 /** The parts of temporal.yaml that say what hosts are (structurally: config/schema.ts's Config fits). */
 export interface DeploymentDescription {
-  readonly hosts: ReadonlyArray<{ readonly id: string; readonly kind: 'local' | 'osworld' }>;
+  readonly hosts: ReadonlyArray<{ readonly id: string; readonly kind: 'local' | 'osworld' | 'qemu'; readonly image?: unknown }>;
   readonly localApps: ReadonlyArray<{ readonly software: string }>;
 }
 
@@ -269,16 +269,25 @@ export interface LocalHostFacts {
 export const SCIENCEBOARD_VM = { apps: 'any', programs: 'any', texFiles: 'any', network: true, vmSnapshot: true } as const;
 
 /**
- * What each host of a deployment offers: an osworld host runs ScienceBoard's VMs (SCIENCEBOARD_VM);
+ * The project's own VM image (infra/vm-image) as far as tasks have been shown to run on it: none
+ * yet. It holds KAlgebra and TeXstudio, but the osworld path reads KAlgebra through ScienceBoard's
+ * modified build's state server, which the image does not serve yet, and no TeXstudio task has
+ * been run on it; a qemu host with it is routed no task until one has.
+ */
+export const PROJECT_VM = { apps: [], programs: [], texFiles: [], network: false, vmSnapshot: false } as const;
+
+/**
+ * What each host of a deployment offers: an osworld host runs ScienceBoard's VMs (SCIENCEBOARD_VM),
+ * a qemu host its image's (ScienceBoard's own image converted: SCIENCEBOARD_VM; the project's: PROJECT_VM);
  * a local host runs what `facts` found (its Xvfb desktops on this machine, no network, an empty
  * HOME). Without facts, a local host is taken at temporal.yaml's word: the apps of `localApps`, and
  * no program or TeX file known (enough to route a task by software, never to call it supported).
  */
 export function deploymentCapabilities(config: DeploymentDescription, facts?: LocalHostFacts): Capabilities[] {
   const local: LocalHostFacts = facts ?? { apps: [...new Set(config.localApps.map((a) => a.software))], programs: [], texFiles: [] };
-  return config.hosts.map((host) =>
-    host.kind === 'local'
-      ? { host: host.id, kind: 'local', apps: local.apps, programs: local.programs, texFiles: local.texFiles, network: false, vmSnapshot: false }
-      : { host: host.id, kind: 'osworld', ...SCIENCEBOARD_VM },
-  );
+  return config.hosts.map((host): Capabilities => {
+    if (host.kind === 'local') return { host: host.id, kind: 'local', apps: local.apps, programs: local.programs, texFiles: local.texFiles, network: false, vmSnapshot: false };
+    if (host.kind === 'qemu') return { host: host.id, kind: 'qemu', ...(host.image === 'project' ? PROJECT_VM : SCIENCEBOARD_VM) };
+    return { host: host.id, kind: 'osworld', ...SCIENCEBOARD_VM };
+  });
 }

@@ -18,7 +18,7 @@ import { APPS } from '../../apps/index';
 export interface TaskCensus {
   readonly folder: string;
   /** The columns: the deployment's hosts, then one per host kind. */
-  readonly columns: ReadonlyArray<{ readonly name: string; readonly kind: 'local' | 'osworld'; readonly inDeployment: boolean }>;
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly kind: Capabilities['kind']; readonly inDeployment: boolean }>;
   readonly applications: readonly ApplicationCensus[];
 }
 

@@ -476,8 +476,16 @@ export function createOsworldDesktop(
 ): OsworldDesktop {
   const vm = host.vms[index];
   if (vm === undefined) throw new Error(`host ${host.id} has no VM ${index} (it has ${host.vms.length})`);
+  return osworldDesktopOf(host, `${host.id}/${index}`, vm, provider);
+}
+
+/** How a host drives its VMs' servers and apps: the settings an osworld host and a qemu host share. */
+export type VmPathSettings = Pick<OsworldHostConfig, 'appTimeoutSeconds' | 'readyTimeoutSeconds' | 'initializePauseSeconds' | 'initializeWaitScale' | 'downloads'>;
+
+/** The desktop of one VM, reverted by `provider`, driven with the host's settings. */
+export function osworldDesktopOf(host: VmPathSettings, id: string, vm: OsworldVmConfig, provider: VmProvider): OsworldDesktop {
   return new OsworldDesktop({
-    id: `${host.id}/${index}`,
+    id,
     vm,
     provider,
     client: createOsworldClient(vm.url),
