@@ -12,7 +12,9 @@ import { vmSnapshot, type VmShape } from '../../activities/desktop/qemu/snapshot
 import { freePort } from '../../infra/ephemeral';
 import { runCommand } from '../../io/process';
 import { VmHttpError } from '../../io/vm-http-error';
-import { rejectsWith } from '../support/desktop';
+import { rejectsWith, taskOf } from '../support/desktop';
+import type { QemuHostConfig } from '../../config/schema';
+import { QemuDesktop } from '../../activities/desktop/qemu/qemu-desktop';
 
 /**
  * Real QEMU VMs of the project's image (infra/vm-image: Debian 12, its apps, the project's in-VM
@@ -135,11 +137,35 @@ describe('QEMU VMs a vm-host runs itself: the project image, its cached snapshot
     assert.deepEqual(qemusIn(childDir), []);
   });
 
-  it('refuses an image whose in-VM server never answers, with the reason and the console\'s last lines', async () => {
+  it("is a desktop of a qemu host's pool: TeXstudio D-01 resets on its VM, is answered and scored there; a dead QEMU makes it unhealthy; close stops it", async () => {
+    const host: QemuHostConfig = {
+      id: 'qemu-test', kind: 'qemu', taskQueue: 'coda-vm-qemu-test', vms: 1, memoryMiB: shape.memoryMiB, cpus: shape.cpus, accelerator: shape.accelerator,
+      image: 'project', screen: shape.screen, bootTimeoutSeconds: 900, readyTimeoutSeconds: 120, initializePauseSeconds: 0, initializeWaitScale: 0,
+      downloads: { allowHosts: [], maxBytes: 1 << 20 }, appTimeoutSeconds: 60,
+    };
+    const desktop = new QemuDesktop(host, 0, { dir: path.join(dir, 'pool'), port: freePort });
+    try {
+      assert.equal(await desktop.healthy(), true, 'a desktop whose VM is not started yet is not a fault');
+      const task = taskOf('TeXstudio', 'D-01');
+      await desktop.reset(task);
+      assert.equal((await desktop.evaluate(task, { reason: 'ANS', answer: '13' })).passed, true);
+      assert.equal((await desktop.evaluate(task, { reason: 'ANS', answer: '14' })).passed, false);
+      assert.equal(await provider.client.platform(), 'Linux', 'the first VM runs on beside it');
+      process.kill(desktop.provider?.pid ?? -1, 'SIGKILL');
+      await sleep(500);
+      assert.equal(await desktop.healthy(), false);
+    } finally {
+      await desktop.close();
+    }
+    assert.deepEqual(qemusIn(path.join(dir, 'pool')), []);
+  });
+
+  it('refuses an image whose in-VM server will never answer (no root file system), as soon as its console says so, with the reason', async () => {
     const broken = { ...shape, image: { ...shape.image, id: `${shape.image.id}-no-root`, disk: path.join(dir, 'empty.qcow2') } };
     await runCommand('qemu-img', ['create', '-q', '-f', 'qcow2', broken.image.disk, '64M'], { env: { PATH: process.env.PATH ?? '' }, timeoutMs: 30_000 });
-    const err = await rejectsWith(vmSnapshot(broken, { bootTimeoutMs: 45_000, port: freePort, root: path.join(dir, 'cache') }), Error);
-    assert.match(err.message, /did not answer with a settled screen within 45 s/);
+    // The boot timeout is far away: the refusal comes from the console (its message says so), not from the clock.
+    const err = await rejectsWith(vmSnapshot(broken, { bootTimeoutMs: 600_000, port: freePort, root: path.join(dir, 'cache') }), Error);
+    assert.match(err.message, /will not answer: its boot failed \((ALERT!|Dropping to a shell|Kernel panic)/);
     assert.match(err.message, /console's last lines: .+/);
     assert.deepEqual(qemusIn(dir).filter((pid) => pid !== provider.pid), [], 'the refused boot leaves no QEMU');
   });

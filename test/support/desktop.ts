@@ -26,7 +26,7 @@ export function loadTasks(software: string): Task[] {
     .map((f) => parseTaskText(APPS, readFileSync(path.join(dir, f), 'utf8'), f.slice(0, -'.json'.length)));
 }
 
-const taskOf = (software: string, id: string): Task => {
+export const taskOf = (software: string, id: string): Task => {
   const task = loadTasks(software).find((t) => t.id === id);
   if (task === undefined) throw new Error(`no ${software} task ${id}`);
   return task;

@@ -56,7 +56,8 @@ export function qemuArgs(spec: QemuVmSpec, overlay: string): string[] {
     '-nodefaults', '-display', 'none', '-vga', 'none',
     '-kernel', spec.image.kernel,
     '-initrd', spec.image.initrd,
-    '-append', `root=/dev/vda rw console=ttyS0 quiet coda.screen=${spec.screen.width}x${spec.screen.height}`,
+    // rootdelay: how long the initramfs waits for a root device that is not there (30 s by default); a virtio disk is there at once.
+    '-append', `root=/dev/vda rw rootdelay=10 console=ttyS0 quiet coda.screen=${spec.screen.width}x${spec.screen.height}`,
     '-drive', `file=${overlay},if=virtio,format=qcow2,discard=unmap`,
     // The guest reaches nothing beyond its forwards (restrict=on): tasks' downloads are fetched on the host.
     '-netdev', `user,id=net0,restrict=on,${forwards.join(',')}`,

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cachedArtifact, type CacheOptions } from '../../../io/artifact-cache';
 import { createOsworldClient, type OsworldClient } from '../../../io/osworld-client';
 import { runCommand } from '../../../io/process';
-import { overlayOf, QemuVm, type Accelerator, type QemuVmSpec, type VmImage } from './qemu-vm';
+import { overlayOf, QemuVm, qemuArgs, type Accelerator, type QemuVmSpec, type VmImage } from './qemu-vm';
 
 /**
  * The memory snapshot VMs start from and reset to: the image booted once, its in-VM server
@@ -40,7 +40,9 @@ export async function qemuVersion(): Promise<string> {
 export async function vmSnapshot(shape: VmShape, options: SnapshotOptions): Promise<string> {
   const log = options.log ?? ((line: string) => console.error(line));
   const { image, memoryMiB, cpus, accelerator, screen } = shape;
-  const inputs = { image: image.id, memoryMiB, cpus, accelerator, screen: `${screen.width}x${screen.height}`, qemu: await qemuVersion() };
+  // The command line as any VM of this shape gets it (its folder and ports aside): a snapshot loads only on the line it was taken on.
+  const line = qemuArgs({ ...shape, name: 'vm', dir: '/vm', serverPort: 1, appPort: 2 }, '/vm/disk.qcow2').join(' ');
+  const inputs = { image: image.id, memoryMiB, cpus, accelerator, screen: `${screen.width}x${screen.height}`, qemu: await qemuVersion(), line };
   const entry = await cachedArtifact(
     {
       kind: 'vm-snapshot',
@@ -83,6 +85,8 @@ export async function untilSettled(client: OsworldClient, timeoutMs: number, pro
   while (Date.now() < deadline) {
     const gone = problem();
     if (gone !== undefined) throw new Error(`QEMU ${spec.name} ${gone} before its in-VM server answered; ${consoleTail(spec)}`);
+    const fatal = bootFailure(spec);
+    if (fatal !== undefined) throw new Error(`the in-VM server of ${spec.name} (${client.url}) will not answer: its boot failed (${fatal}); ${consoleTail(spec)}`);
     try {
       const shot = createHash('sha256').update(await client.screenshot({ timeoutMs: 10_000, retries: 0 })).digest('hex');
       if (shot === last) return;
@@ -94,6 +98,17 @@ export async function untilSettled(client: OsworldClient, timeoutMs: number, pro
     await sleep(1000);
   }
   throw new Error(`the in-VM server of ${spec.name} (${client.url}) did not answer with a settled screen within ${timeoutMs / 1000} s: ${lastError}; ${consoleTail(spec)}`);
+}
+
+/** What the console says of a boot that cannot go on (no root file system, a kernel panic, systemd's emergency shell), or undefined. */
+const BOOT_FAILURES = /Kernel panic[^\n]*|ALERT![^\n]*|Dropping to a shell[^\n]*|You are in emergency mode[^\n]*/;
+
+function bootFailure(spec: QemuVmSpec): string | undefined {
+  try {
+    return BOOT_FAILURES.exec(readFileSync(path.join(spec.dir, 'console.log'), 'utf8'))?.[0]?.trim();
+  } catch {
+    return undefined;
+  }
 }
 
 function consoleTail(spec: QemuVmSpec): string {
