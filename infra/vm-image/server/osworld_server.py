@@ -391,17 +391,19 @@ def read():
 
 @app.route("/write", methods=["POST"])
 def write():
-    data = request.json
-    with open(data.get("path", "/dev/null"), mode="w", encoding="utf-8") as writable:
-        writable.write(data.get("content", ""))
-    return "OK"
+    return write_text("w")
 
 
 @app.route("/append", methods=["POST"])
 def append():
+    return write_text("a")
+
+
+def write_text(mode):
+    """ScienceBoard's /write and /append: the JSON body's content into its path, as UTF-8 text."""
     data = request.json
-    with open(data.get("path", "/dev/null"), mode="a", encoding="utf-8") as appendable:
-        appendable.write(data.get("content", ""))
+    with open(data.get("path", "/dev/null"), mode=mode, encoding="utf-8") as writable:
+        writable.write(data.get("content", ""))
     return "OK"
 
 
