@@ -16,6 +16,8 @@ export function desktopMetrics(registry: Registry = new Registry()) {
     steps: new Counter({ name: 'coda_steps_total', help: 'GUI actions performed on desktops', labelNames: ['host', 'outcome'] as const, registers: [registry] }),
     resets: new Counter({ name: 'coda_desktop_resets_total', help: 'Desktop resets to a task (a resume replays the steps after it)', labelNames: ['host', 'kind', 'outcome'] as const, registers: [registry] }),
     resetSeconds: new Histogram({ name: 'coda_desktop_reset_seconds', help: 'Time of a desktop reset, replay included', labelNames: ['host', 'kind'] as const, buckets: SECONDS, registers: [registry] }),
+    /** Only for desktops whose machine is one process of the host (a qemu host's VMs): QEMU's CPU over the reset. */
+    resetCpuSeconds: new Histogram({ name: 'coda_desktop_reset_cpu_seconds', help: "CPU of a desktop's machine over a reset, replay included (a qemu host's VM: its QEMU)", labelNames: ['host', 'kind'] as const, buckets: SECONDS, registers: [registry] }),
     leaseExpiries: new Counter({ name: 'coda_lease_expiries_total', help: 'Desktop leases taken back after their time-to-live without use', labelNames: ['host'] as const, registers: [registry] }),
     /** Desktops leased to a rollout now, and the host's desktops (leased / desktops = how busy the host is). */
     leased: new Gauge({ name: 'coda_desktops_leased', help: 'Desktops leased to a rollout now', labelNames: ['host'] as const, registers: [registry] }),

@@ -117,6 +117,13 @@ async function leaseDesktop({ deps }: Host, request: LeaseRequest): Promise<Leas
   }
 }
 
+type CpuReading = { readonly pid: number; readonly seconds: number } | undefined;
+
+/** A reset's CPU, when the desktop's machine is one process that ran through it (a VM whose QEMU was started again in between is not). */
+function observeResetCpu(host: Host, kind: string, before: CpuReading, after: CpuReading): void {
+  if (before !== undefined && after !== undefined && before.pid === after.pid) host.metrics.resetCpuSeconds.observe({ host: host.id, kind }, after.seconds - before.seconds);
+}
+
 /** Resets the desktop to the task's initial state, replays `replay`, and stores the screenshot. */
 async function resetDesktop(host: Host, input: ResetInput): Promise<Observation> {
   const { deps, metrics } = host;
@@ -131,12 +138,14 @@ async function resetDesktop(host: Host, input: ResetInput): Promise<Observation>
         const desktop = deps.pool.use(input.leaseId);
         const leased = deps.pool.softwareOf(input.leaseId);
         if (task.type !== leased) throw new DesktopError(`the desktop is leased for ${leased}, the task is a ${task.type} task`, desktop.id, task.id, 'reset', true);
+        const cpuBefore = desktop.cpu?.();
         await desktop.reset(task);
         for (const action of input.replay) {
           await desktop.act(action);
           await sleep(deps.settleMs);
           replayed++;
         }
+        observeResetCpu(host, kind, cpuBefore, desktop.cpu?.());
         return await capture(host, input.leaseId, input.ref, input.step);
       },
       () => ({ phase: replayed === 0 ? 'reset' : 'replay', replayed, of: input.replay.length }),

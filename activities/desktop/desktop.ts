@@ -27,6 +27,12 @@ export interface Desktop {
   healthy(): Promise<boolean>;
   /** Stops everything the desktop started. */
   close(): Promise<void>;
+  /**
+   * The CPU its own machine has used so far, where all of it is one process of this host (a VM
+   * the host runs: QEMU's); absent where it is not (a local desktop's processes come and go, an
+   * osworld VM runs elsewhere). A reset's CPU is the difference across it, in the same process.
+   */
+  cpu?(): { readonly pid: number; readonly seconds: number } | undefined;
 }
 
 /**

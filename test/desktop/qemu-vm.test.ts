@@ -12,6 +12,14 @@ import { vmSnapshot, type VmShape } from '../../activities/desktop/qemu/snapshot
 import { freePort } from '../../infra/ephemeral';
 import { runCommand } from '../../io/process';
 import { VmHttpError } from '../../io/vm-http-error';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { Registry } from 'prom-client';
+import { createDesktopActivities, type Observation } from '../../activities/desktop/activities';
+import { DesktopPool } from '../../activities/desktop/pool';
+import { desktopMetrics } from '../../activities/metrics';
+import { s3TaskReader, stageTasks } from '../../activities/tasks/library';
+import { testStack } from '../stack';
 import { rejectsWith, taskOf } from '../support/desktop';
 import type { QemuHostConfig } from '../../config/schema';
 import { QemuDesktop } from '../../activities/desktop/qemu/qemu-desktop';
@@ -137,20 +145,34 @@ describe('QEMU VMs a vm-host runs itself: the project image, its cached snapshot
     assert.deepEqual(qemusIn(childDir), []);
   });
 
-  it("is a desktop of a qemu host's pool: TeXstudio D-01 resets on its VM, is answered and scored there; a dead QEMU makes it unhealthy; close stops it", async () => {
+  it("is a desktop of a qemu host's pool: the vm-host's reset activity resets TeXstudio D-01 on its VM and records QEMU's CPU over a loadvm reset; D-01 is scored there; a dead QEMU makes it unhealthy; close stops it", async () => {
     const host: QemuHostConfig = {
       id: 'qemu-test', kind: 'qemu', taskQueue: 'coda-vm-qemu-test', vms: 1, memoryMiB: shape.memoryMiB, cpus: shape.cpus, accelerator: shape.accelerator,
       image: 'project', screen: shape.screen, bootTimeoutSeconds: 900, readyTimeoutSeconds: 120, initializePauseSeconds: 0, initializeWaitScale: 0,
       downloads: { allowHosts: [], maxBytes: 1 << 20 }, appTimeoutSeconds: 60,
     };
     const desktop = new QemuDesktop(host, 0, { dir: path.join(dir, 'pool'), port: freePort });
+    const pool = new DesktopPool({ hostId: host.id, hostQueue: host.taskQueue, size: 1, leaseTtlMs: 600_000, serves: 'any', deploymentServes: 'any', createDesktop: () => desktop });
+    const { store } = await testStack();
+    const prefix = `test/qemu-vm/${Date.now()}`;
+    const registry = new Registry();
+    const activities = createDesktopActivities({ pool, store, prefix, tasks: s3TaskReader(store), settleMs: 0, metrics: desktopMetrics(registry) });
+    const task = taskOf('TeXstudio', 'D-01');
+    const [entry] = await stageTasks(store, prefix, [task]);
+    const lease = pool.lease({ requestId: 'qemu-test#0', software: 'TeXstudio' });
+    const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+    const reset = (): Promise<Observation> => env.run(activities.resetDesktop, { leaseId: lease.leaseId, taskKey: entry!.key, ref: { run: 'qemu-test', software: 'TeXstudio', task: 'D-01', attempt: 0 }, replay: [], step: 0 });
     try {
       assert.equal(await desktop.healthy(), true, 'a desktop whose VM is not started yet is not a fault');
-      const task = taskOf('TeXstudio', 'D-01');
-      await desktop.reset(task);
+      await reset(); // starts the VM from the snapshot: no CPU figure (no QEMU before it)
+      assert.ok(await store.exists((await reset()).screenshotKey));
+      const text = await registry.metrics();
+      const figure = (name: string) => Number(new RegExp(`^${name}\\{host="qemu-test",kind="fresh"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+      const [count, sum] = [figure('coda_desktop_reset_cpu_seconds_count'), figure('coda_desktop_reset_cpu_seconds_sum')];
+      assert.equal(count, 1, 'one loadvm reset measured');
+      assert.ok(sum > 0, `QEMU's CPU over the reset: ${sum} s`);
       assert.equal((await desktop.evaluate(task, { reason: 'ANS', answer: '13' })).passed, true);
       assert.equal((await desktop.evaluate(task, { reason: 'ANS', answer: '14' })).passed, false);
-      assert.equal(await provider.client.platform(), 'Linux', 'the first VM runs on beside it');
       process.kill(desktop.provider?.pid ?? -1, 'SIGKILL');
       await sleep(500);
       assert.equal(await desktop.healthy(), false);

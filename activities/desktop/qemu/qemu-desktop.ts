@@ -4,6 +4,7 @@ import type { QemuHostConfig } from '../../../config/schema';
 import type { GuiAction, Point } from '../../../core/actions';
 import type { EvaluationResult, StopInfo } from '../../../core/evaluation';
 import type { Task } from '../../../core/task';
+import { processCpuSeconds } from '../../../io/cpu-time';
 import { freeLoopbackPort } from '../../../io/ports';
 import { DesktopError, type Desktop } from '../desktop';
 import { osworldDesktopOf, type OsworldDesktop } from '../osworld/osworld-desktop';
@@ -85,6 +86,12 @@ export class QemuDesktop implements Desktop {
   async healthy(): Promise<boolean> {
     if (this.started === undefined) return true;
     return (await this.started.provider.running()) && (await this.started.desktop.healthy());
+  }
+
+  cpu(): { pid: number; seconds: number } | undefined {
+    const pid = this.started?.provider.pid;
+    const seconds = pid === undefined ? undefined : processCpuSeconds(pid);
+    return pid === undefined || seconds === undefined ? undefined : { pid, seconds };
   }
 
   async close(): Promise<void> {
