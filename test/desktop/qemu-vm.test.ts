@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -98,7 +98,7 @@ describe('QEMU VMs a vm-host runs itself: the project image, its cached snapshot
     assert.equal(provider.starts, 1, 'reset by loadvm, not by a new QEMU');
   });
 
-  it("runs the image's own server on the image's desktop: pyautogui moves the pointer, AT-SPI answers, pdflatex compiles", async () => {
+  it("runs the image's own server on the image's desktop: pyautogui moves the pointer, AT-SPI answers, pdflatex compiles (a failing compile is the host-run server's test)", async () => {
     await provider.revert();
     const clicked = await provider.client.execute(['python', '-c', 'import pyautogui; pyautogui.FAILSAFE = False; pyautogui.moveTo(321, 234)']);
     assert.equal(clicked.returncode, 0, clicked.error);
@@ -106,8 +106,6 @@ describe('QEMU VMs a vm-host runs itself: the project image, its cached snapshot
     assert.match(await provider.client.accessibilityTree(), /^<\?xml|^<desktop-frame|<desktop/);
     await provider.client.writeFile('/home/user/doc.tex', '\\documentclass{article}\\begin{document}Hello\\end{document}\n');
     assert.equal(await provider.client.texCheck('/home/user', 'doc', false), true);
-    await provider.client.writeFile('/home/user/bad.tex', '\\documentclass{article}\\begin{document}\\undefinedcommand\\end{document}\n');
-    assert.equal(await provider.client.texCheck('/home/user', 'bad', false), false);
   });
 
   it('brings back a VM whose QEMU was killed (kill -9): the next revert starts it from the snapshot', async () => {
@@ -182,12 +180,15 @@ describe('QEMU VMs a vm-host runs itself: the project image, its cached snapshot
     assert.deepEqual(qemusIn(path.join(dir, 'pool')), []);
   });
 
-  it('refuses an image whose in-VM server will never answer (no root file system), as soon as its console says so, with the reason', async () => {
-    const broken = { ...shape, image: { ...shape.image, id: `${shape.image.id}-no-root`, disk: path.join(dir, 'empty.qcow2') } };
+  it('refuses an image whose in-VM server will never answer (it cannot boot), as soon as its console says so, with the reason', async () => {
+    // No root file system on the disk and an initrd that is not one: the kernel panics about 3 s into its boot.
+    const initrd = path.join(dir, 'not-an-initrd.img');
+    writeFileSync(initrd, 'not an initramfs\n'.repeat(32));
+    const broken = { ...shape, image: { ...shape.image, id: `${shape.image.id}-unbootable`, disk: path.join(dir, 'empty.qcow2'), initrd } };
     await runCommand('qemu-img', ['create', '-q', '-f', 'qcow2', broken.image.disk, '64M'], { env: { PATH: process.env.PATH ?? '' }, timeoutMs: 30_000 });
     // The boot timeout is far away: the refusal comes from the console (its message says so), not from the clock.
     const err = await rejectsWith(vmSnapshot(broken, { bootTimeoutMs: 600_000, port: freePort, root: path.join(dir, 'cache') }), Error);
-    assert.match(err.message, /will not answer: its boot failed \((ALERT!|Dropping to a shell|Kernel panic)/);
+    assert.match(err.message, /will not answer: its boot failed \(Kernel panic - not syncing: VFS: Unable to mount root fs/);
     assert.match(err.message, /console's last lines: .+/);
     assert.deepEqual(qemusIn(dir).filter((pid) => pid !== provider.pid), [], 'the refused boot leaves no QEMU');
   });
