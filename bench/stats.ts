@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { textTable } from '../cli/table';
+import { processCpuSeconds } from '../io/cpu-time';
 
 /** Small helpers shared by the benchmarks. */
 
@@ -26,10 +27,9 @@ export function procKib(pid: number, field: string, file = 'status'): number {
  * those of the children it has waited for (cutime + cstime).
  */
 export function cpuSeconds(pid: number | 'self', children = false): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-  const own = fields[11]! + fields[12]!;
-  return (children ? own + fields[13]! + fields[14]! : own) / 100;
+  const seconds = processCpuSeconds(pid, children);
+  if (seconds === undefined) throw new Error(`no process ${pid} in /proc`);
+  return seconds;
 }
 
 /** A benchmark's table under its title, indented, the figures lined up (cli/table.ts). */

@@ -3,7 +3,7 @@ import { hostname, release } from 'node:os';
 import * as path from 'node:path';
 import { cacheRoot, sha256 } from '../../../io/artifact-cache';
 import { ManagedProcess } from '../../../io/process';
-import type { Accelerator } from './qemu-vm';
+import { hostEnv, type Accelerator } from './qemu-vm';
 
 /**
  * Whether this machine's VMs run under KVM or QEMU's emulation (TCG), decided once per machine and
@@ -48,7 +48,7 @@ async function probeKvm(kernel: string, dir: string): Promise<AcceleratorChoice>
     command: 'setpriv',
     args: ['--pdeathsig', 'SIGKILL', '--', 'qemu-system-x86_64', '-accel', 'kvm', '-cpu', 'host', '-m', '256', '-nodefaults', '-display', 'none', '-no-reboot',
       '-kernel', kernel, '-append', 'console=ttyS0 panic=-1', '-serial', `file:${consoleLog}`],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    env: hostEnv(),
     log: `${consoleLog}.qemu`,
   });
   const began = Date.now();

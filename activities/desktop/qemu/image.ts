@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { APP_MODULES } from '../../../apps/index';
 import { artifactKey, cachedArtifact, sha256, type CacheOptions } from '../../../io/artifact-cache';
 import { runCommand } from '../../../io/process';
-import type { VmImage } from './qemu-vm';
+import { hostEnv, type VmImage } from './qemu-vm';
 
 /**
  * The project's VM image (infra/vm-image): Debian 12 with the real apps and the project's in-VM
@@ -48,8 +48,6 @@ export function imageApps(): { software: string[]; debianPackages: string[]; fol
   };
 }
 
-const env = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' });
-
 /** The project's image, from the cache or built into it (`log` says when it builds). */
 export async function projectVmImage(options: CacheOptions = {}): Promise<VmImage & { readonly id: string }> {
   const log = options.log ?? ((line: string) => console.error(line));
@@ -59,7 +57,7 @@ export async function projectVmImage(options: CacheOptions = {}): Promise<VmImag
     inputs: { ...digests(ROOTFS_FILES), appPackages: apps.debianPackages },
     build: async (dir: string) => {
       log('VM image: building the root file system with mmdebstrap (Debian 12 and the apps; several minutes, once per package list)');
-      await runCommand('bash', [recipeFile('build-rootfs.sh'), path.join(dir, 'rootfs.tar'), ...apps.debianPackages], { env: env(), timeoutMs: BUILD_TIMEOUT_MS });
+      await runCommand('bash', [recipeFile('build-rootfs.sh'), path.join(dir, 'rootfs.tar'), ...apps.debianPackages], { env: hostEnv(), timeoutMs: BUILD_TIMEOUT_MS });
       return {};
     },
   };
@@ -71,7 +69,7 @@ export async function projectVmImage(options: CacheOptions = {}): Promise<VmImag
       build: async (dir) => {
         const rootfs = await cachedArtifact(rootfsSpec, options);
         log('VM image: building the disk (the project\'s server and desktop over the root file system)');
-        await runCommand('bash', [recipeFile('build-disk.sh'), path.join(rootfs.dir, 'rootfs.tar'), dir, ...apps.folders], { env: env(), timeoutMs: BUILD_TIMEOUT_MS });
+        await runCommand('bash', [recipeFile('build-disk.sh'), path.join(rootfs.dir, 'rootfs.tar'), dir, ...apps.folders], { env: hostEnv(), timeoutMs: BUILD_TIMEOUT_MS });
         return {};
       },
     },

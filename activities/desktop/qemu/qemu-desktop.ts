@@ -90,7 +90,7 @@ export class QemuDesktop implements Desktop {
 
   cpu(): { pid: number; seconds: number } | undefined {
     const pid = this.started?.provider.pid;
-    const seconds = pid === undefined ? undefined : processCpuSeconds(pid);
+    const seconds = pid === undefined ? undefined : processCpuSeconds(pid, true);
     return pid === undefined || seconds === undefined ? undefined : { pid, seconds };
   }
 

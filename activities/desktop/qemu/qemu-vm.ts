@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -68,7 +68,8 @@ export function qemuArgs(spec: QemuVmSpec, overlay: string): string[] {
   ];
 }
 
-const hostEnv = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' });
+/** The environment of the commands QEMU's side runs (qemu-img, QEMU itself): this host's PATH only. */
+export const hostEnv = (): { PATH: string } => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' });
 
 /** The QMP socket: in the temporary folder, named by the VM's folder, since a unix socket's path must be under 108 bytes and the VM's folder may be deep (the artifact cache's). */
 export const qmpSocket = (spec: QemuVmSpec): string => path.join(tmpdir(), `coda-qmp-${createHash('sha256').update(spec.dir).digest('hex').slice(0, 16)}.sock`);
@@ -157,14 +158,13 @@ async function connectQmp(spec: QemuVmSpec, process: ManagedProcess): Promise<Qm
   const deadline = Date.now() + 30_000;
   for (;;) {
     const problem = process.problem();
-    if (problem !== undefined) throw new Error(`QEMU ${spec.name} ${problem}: ${await logTail(path.join(spec.dir, 'qemu.log'))}`);
+    if (problem !== undefined) throw new Error(`QEMU ${spec.name} ${problem}: ${logTail(path.join(spec.dir, 'qemu.log'))}`);
     if (existsSync(socket)) return QmpClient.connect(socket);
     if (Date.now() > deadline) throw new Error(`QEMU ${spec.name} opened no QMP socket within 30 s`);
     await sleep(50);
   }
 }
 
-async function logTail(file: string): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  return (await readFile(file, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join(' | ');
+function logTail(file: string): string {
+  return (existsSync(file) ? readFileSync(file, 'utf8') : '').trim().split('\n').slice(-5).join(' | ');
 }

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cachedArtifact, type CacheOptions } from '../../../io/artifact-cache';
 import { createOsworldClient, type OsworldClient } from '../../../io/osworld-client';
 import { runCommand } from '../../../io/process';
-import { overlayOf, QemuVm, qemuArgs, type Accelerator, type QemuVmSpec, type VmImage } from './qemu-vm';
+import { hostEnv, overlayOf, QemuVm, qemuArgs, type Accelerator, type QemuVmSpec, type VmImage } from './qemu-vm';
 
 /**
  * The memory snapshot VMs start from and reset to: the image booted once, its in-VM server
@@ -30,10 +30,12 @@ export interface SnapshotOptions extends CacheOptions {
   readonly port: () => Promise<number>;
 }
 
-const env = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin' });
+let version: Promise<string> | undefined;
 
-export async function qemuVersion(): Promise<string> {
-  return (await runCommand('qemu-system-x86_64', ['--version'], { env: env(), timeoutMs: 30_000 })).toString('utf8').split('\n')[0]!.trim();
+/** QEMU's version line, asked once per process (every snapshot lookup is keyed by it). */
+export function qemuVersion(): Promise<string> {
+  version ??= runCommand('qemu-system-x86_64', ['--version'], { env: hostEnv(), timeoutMs: 30_000 }).then((out) => out.toString('utf8').split('\n')[0]!.trim());
+  return version;
 }
 
 /** The snapshot overlay's path, from the cache or made now by booting the image once (`log` says so). */
