@@ -157,176 +157,183 @@ async function methodsOf405(url: string): Promise<string[] | undefined> {
 }
 
 /** The client's contract with an in-VM server: what every server of the protocol must do. */
+/**
+ * Starts a server before a describe's first test and stops it after its last, with a client and
+ * a scratch folder of the server's machine (made first, removed last); read them in the tests.
+ */
+function servedWithScratch(start: () => Promise<Served>, prefix: string): { served: Served; client: OsworldClient; readonly dir: string } {
+  const session = { dir: `/tmp/${prefix}-${randomUUID()}` } as { served: Served; client: OsworldClient; readonly dir: string };
+  let started = false;
+  before(async function () {
+    this.timeout(60_000);
+    session.served = await start();
+    started = true;
+    session.client = createOsworldClient(session.served.url, { retries: 0 });
+    assert.equal((await session.client.execute(['mkdir', '-p', session.dir])).returncode, 0);
+  });
+  after(async () => {
+    if (!started) return;
+    await session.client.execute(['rm', '-rf', session.dir]);
+    await session.served.stop();
+  });
+  return session;
+}
+
 function contract(target: Target): void {
   describe(`OSWorld client against ${target.name}`, () => {
-    let served: Served | undefined;
-    let client: OsworldClient;
-    /** A scratch folder on the server's machine. */
-    const dir = `/tmp/coda-osworld-test-${randomUUID()}`;
-
-    before(async function () {
-      this.timeout(60_000);
-      served = await target.start();
-      client = createOsworldClient(served.url, { retries: 0 });
-      assert.equal((await client.execute(['mkdir', '-p', dir])).returncode, 0);
-    });
-
-    after(async () => {
-      if (served === undefined) return;
-      await client.execute(['rm', '-rf', dir]);
-      await served.stop();
-    });
+    /** The server, its client and a scratch folder on its machine, from the first test to the last. */
+    const s = servedWithScratch(() => target.start(), 'coda-osworld-test');
 
     it('GET /platform answers Linux', async () => {
-      assert.equal(await client.platform(), 'Linux');
+      assert.equal(await s.client.platform(), 'Linux');
     });
 
     it('GET /screenshot is a PNG of the size POST /screen_size reports', async () => {
-      const png = await client.screenshot();
-      const size = await client.screenSize();
+      const png = await s.client.screenshot();
+      const size = await s.client.screenSize();
       assert.deepEqual(pngSize(png), size);
       assert.ok(size.width >= 320 && size.height >= 240, `implausible screen ${JSON.stringify(size)}`);
     });
 
     it('POST /execute runs an argv list without a shell: metacharacters arrive as data', async () => {
-      const marker = `${dir}/pwned`;
+      const marker = `${s.dir}/pwned`;
       const payload = `a'b"c; touch ${marker} $(touch ${marker}) \`touch ${marker}\` | cat && echo x\nnext line`;
-      const result = await client.execute(['printf', '%s', payload]);
+      const result = await s.client.execute(['printf', '%s', payload]);
       assert.deepEqual(result, { output: payload, error: '', returncode: 0 });
-      const check = await client.execute(['test', '-e', marker]);
+      const check = await s.client.execute(['test', '-e', marker]);
       assert.equal(check.returncode, 1, 'the marker file must not exist');
     });
 
     it('POST /execute reports a failing command by its exit code and stderr', async () => {
-      const result = await client.execute(['sh', '-c', 'echo partial; echo broken >&2; exit 3']);
+      const result = await s.client.execute(['sh', '-c', 'echo partial; echo broken >&2; exit 3']);
       assert.deepEqual(result, { output: 'partial\n', error: 'broken\n', returncode: 3 });
     });
 
     it('POST /execute with shell: true goes through the shell', async () => {
-      const result = await client.execute('echo $((6 * 7))', { shell: true });
+      const result = await s.client.execute('echo $((6 * 7))', { shell: true });
       assert.equal(result.output, '42\n');
     });
 
     it('POST /execute of a missing program fails with the server, endpoint, status and reason', async () => {
-      const err = await rejectsWith(client.execute(['/nonexistent/coda-binary']), VmHttpError);
+      const err = await rejectsWith(s.client.execute(['/nonexistent/coda-binary']), VmHttpError);
       assert.equal(err.status, 500);
       assert.equal(err.failure, 'status');
       assert.match(err.message, /^POST \/execute on http:\/\/\S+: HTTP 500/);
-      assert.ok(err.message.includes(client.url));
+      assert.ok(err.message.includes(s.client.url));
       assert.match(err.message, /nonexistent\/coda-binary/);
     });
 
     it('POST /write, /append and GET /read round-trip UTF-8 text', async () => {
-      const path = `${dir}/notes é.txt`;
-      await client.writeFile(path, 'a := vector{-1, root(3, 3)}\n');
-      await client.appendFile(path, 'ß ∑ "quoted"\n');
-      assert.equal(await client.readFile(path), 'a := vector{-1, root(3, 3)}\nß ∑ "quoted"\n');
-      await client.writeFile(path, 'replaced');
-      assert.equal(await client.readFile(path), 'replaced');
+      const path = `${s.dir}/notes é.txt`;
+      await s.client.writeFile(path, 'a := vector{-1, root(3, 3)}\n');
+      await s.client.appendFile(path, 'ß ∑ "quoted"\n');
+      assert.equal(await s.client.readFile(path), 'a := vector{-1, root(3, 3)}\nß ∑ "quoted"\n');
+      await s.client.writeFile(path, 'replaced');
+      assert.equal(await s.client.readFile(path), 'replaced');
     });
 
     it('GET /read of a missing file fails naming the endpoint, the 500 and the exception, never the debugger page', async () => {
-      const err = await rejectsWith(client.readFile(`${dir}/missing.txt`), VmHttpError);
+      const err = await rejectsWith(s.client.readFile(`${s.dir}/missing.txt`), VmHttpError);
       assert.equal(err.status, 500);
       assert.equal(err.endpoint, 'GET /read');
-      assert.equal(err.message, `GET /read on ${client.url}: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: [Errno 2] No such file or directory: '${dir}/missing.txt'`);
+      assert.equal(err.message, `GET /read on ${s.client.url}: HTTP 500 INTERNAL SERVER ERROR: FileNotFoundError: [Errno 2] No such file or directory: '${s.dir}/missing.txt'`);
     });
 
     it('POST /setup/launch starts a command without waiting for it', async () => {
-      const path = `${dir}/launched.txt`;
+      const path = `${s.dir}/launched.txt`;
       const started = Date.now();
-      await client.launch(['sh', '-c', `sleep 0.5; echo started > '${path}'`]);
+      await s.client.launch(['sh', '-c', `sleep 0.5; echo started > '${path}'`]);
       assert.ok(Date.now() - started < 500, 'launch must not wait for the command');
       let content = '';
       for (let i = 0; i < 50 && content === ''; i++) {
         await sleep(100);
-        content = await client.readFile(path).catch(() => '');
+        content = await s.client.readFile(path).catch(() => '');
       }
       assert.equal(content, 'started\n');
     });
 
     it('a pyautogui click sent through POST /execute moves the pointer that cursorPosition reads', async () => {
-      const click = await client.execute(['python', '-c', 'import pyautogui; pyautogui.FAILSAFE = False; pyautogui.click(321, 123)']);
+      const click = await s.client.execute(['python', '-c', 'import pyautogui; pyautogui.FAILSAFE = False; pyautogui.click(321, 123)']);
       assert.equal(click.returncode, 0, click.error);
-      assert.deepEqual(await client.cursorPosition(), { x: 321, y: 123 });
-      const move = await client.execute(['python', '-c', 'import pyautogui; pyautogui.moveTo(17, 9)']);
+      assert.deepEqual(await s.client.cursorPosition(), { x: 321, y: 123 });
+      const move = await s.client.execute(['python', '-c', 'import pyautogui; pyautogui.moveTo(17, 9)']);
       assert.equal(move.returncode, 0, move.error);
-      assert.deepEqual(await client.cursorPosition(), { x: 17, y: 9 });
+      assert.deepEqual(await s.client.cursorPosition(), { x: 17, y: 9 });
     });
 
     it('GET /accessibility answers the AT-SPI tree as XML', async () => {
-      const tree = await client.accessibilityTree();
+      const tree = await s.client.accessibilityTree();
       assert.match(tree, /^<desktop-frame[\s>]/);
     });
 
     it('answers an uncaught exception with a 500 debugger page: the exception line in the title, the secret in a script', async () => {
-      const response = await fetch(`${client.url}/read?path=${encodeURIComponent(`${dir}/missing.txt`)}`);
+      const response = await fetch(`${s.client.url}/read?path=${encodeURIComponent(`${s.dir}/missing.txt`)}`);
       const page = await response.text();
       assert.equal(response.status, 500);
       assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
-      assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${dir}/missing.txt&#39;\n // Werkzeug Debugger`);
+      assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${s.dir}/missing.txt&#39;\n // Werkzeug Debugger`);
       assert.match(page, /<script>[^<]*SECRET = "\w+";/);
     });
 
     it('answers 405 with the allowed methods, in any order (Werkzeug\'s follows the hash seed), to a known route called with another', async () => {
-      assert.deepEqual(new Set(await methodsOf405(client.url)), new Set(['POST', 'OPTIONS']));
+      assert.deepEqual(new Set(await methodsOf405(s.client.url)), new Set(['POST', 'OPTIONS']));
     });
 
     it('answers 415 when a JSON route gets a body of another Content-Type', async () => {
-      const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"command": ["true"]}' });
+      const response = await fetch(`${s.client.url}/execute`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"command": ["true"]}' });
       assert.equal(response.status, 415);
       assert.match(await response.text(), /<p>Did not attempt to load JSON data because the request Content-Type was not &#39;application\/json&#39;.<\/p>/);
     });
 
     it('answers 400 to malformed JSON', async () => {
-      const response = await fetch(`${client.url}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"command": [' });
+      const response = await fetch(`${s.client.url}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"command": [' });
       assert.equal(response.status, 400);
       assert.match(await response.text(), /<p>Failed to decode JSON object: /);
     });
 
     it('POST /execute splits a string command like shlex when there is no shell', async () => {
-      const result = await client.execute(`printf %s| 'a b' "c \\"d\\" \\\\" e\\ f '$HOME'`);
+      const result = await s.client.execute(`printf %s| 'a b' "c \\"d\\" \\\\" e\\ f '$HOME'`);
       assert.deepEqual(result, { output: 'a b|c "d" \\|e f|$HOME|', error: '', returncode: 0 });
     });
 
     it('POST /execute with shell: true runs only the first element of a list; the rest become $0, $1', async () => {
-      const result = await client.execute(['echo run: "$0" "$1"', 'second', 'third'], { shell: true });
+      const result = await s.client.execute(['echo run: "$0" "$1"', 'second', 'third'], { shell: true });
       assert.equal(result.output, 'run: second third\n');
     });
 
     it('POST /execute expands arguments that start with ~/ and no others', async () => {
-      const home = (await client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
-      const result = await client.execute(['printf', '%s|', '~/notes.txt', '~', 'a~/b', '~root/x']);
+      const home = (await s.client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
+      const result = await s.client.execute(['printf', '%s|', '~/notes.txt', '~', 'a~/b', '~root/x']);
       assert.equal(result.output, `${home}/notes.txt|~|a~/b|~root/x|`);
     });
 
     it('POST /execute reads the output as text: \\r\\n and \\r become \\n', async () => {
-      const result = await client.execute(['printf', 'a\\r\\nb\\rc\\n']);
+      const result = await s.client.execute(['printf', 'a\\r\\nb\\rc\\n']);
       assert.equal(result.output, 'a\nb\nc\n');
     });
 
     it('POST /execute answers a 500 for output that is not UTF-8', async () => {
-      const err = await rejectsWith(client.execute(['printf', '\\377']), VmHttpError);
+      const err = await rejectsWith(s.client.execute(['printf', '\\377']), VmHttpError);
       assert.equal(err.status, 500);
       assert.match(err.message, /'utf-8' codec can't decode byte 0xff in position 0: invalid start byte$/);
     });
 
     it('GET /read reads text mode: \\r\\n and \\r become \\n', async () => {
-      const path = `${dir}/crlf.txt`;
-      await client.writeFile(path, 'a\r\nb\rc\n');
-      assert.equal((await client.execute(['od', '-An', '-c', path])).output.replace(/\s+/g, ''), 'a\\r\\nb\\rc\\n');
-      assert.equal(await client.readFile(path), 'a\nb\nc\n');
+      const path = `${s.dir}/crlf.txt`;
+      await s.client.writeFile(path, 'a\r\nb\rc\n');
+      assert.equal((await s.client.execute(['od', '-An', '-c', path])).output.replace(/\s+/g, ''), 'a\\r\\nb\\rc\\n');
+      assert.equal(await s.client.readFile(path), 'a\nb\nc\n');
     });
 
     it('POST /setup/launch answers a 500 for a program that cannot start, but 200 when a shell starts it', async () => {
-      const err = await rejectsWith(client.launch(['/nonexistent/kalgebra', '8000']), VmHttpError);
+      const err = await rejectsWith(s.client.launch(['/nonexistent/kalgebra', '8000']), VmHttpError);
       assert.equal(err.status, 500);
       assert.match(err.message, /\[Errno 2\] No such file or directory: '\/nonexistent\/kalgebra'$/);
-      await client.launch('/nonexistent/kalgebra 8000', { shell: true });
+      await s.client.launch('/nonexistent/kalgebra 8000', { shell: true });
     });
 
     it('closes the connection after each response', async () => {
-      const { response, closed } = await exchange(client.url, 'GET /platform HTTP/1.1\r\nHost: vm\r\nConnection: keep-alive\r\n\r\n');
+      const { response, closed } = await exchange(s.client.url, 'GET /platform HTTP/1.1\r\nHost: vm\r\nConnection: keep-alive\r\n\r\n');
       assert.match(response, /^HTTP\/1\.1 200 OK\r\n/);
       assert.match(response, /\r\nConnection: close\r\n/i);
       assert.equal(closed, true, 'the server kept the connection open');
@@ -356,47 +363,33 @@ function square(image: { data: Buffer; width: number }, x: number, y: number, si
  * ScienceBoard's server (infra/vm-image/server/osworld_server.py's header lists how and why).
  */
 describe("the project's in-VM server beyond the contract (infra/vm-image/server/osworld_server.py)", () => {
-  let served: Served;
-  let client: OsworldClient;
-  const dir = `/tmp/coda-vm-server-test-${randomUUID()}`;
-
-  before(async function () {
-    this.timeout(60_000);
-    served = await startProjectServer();
-    client = createOsworldClient(served.url, { retries: 0 });
-    assert.equal((await client.execute(['mkdir', '-p', dir])).returncode, 0);
-  });
-
-  after(async () => {
-    if (served === undefined) return;
-    await client.execute(['rm', '-rf', dir]);
-    await served.stop();
-  });
+  /** The server, its client and a scratch folder on its machine, from the first test to the last. */
+  const s = servedWithScratch(() => startProjectServer(), 'coda-vm-server-test');
 
   const pyautogui = async (code: string): Promise<void> => {
-    const result = await client.execute(['python', '-c', `import pyautogui; ${code}`]);
+    const result = await s.client.execute(['python', '-c', `import pyautogui; ${code}`]);
     assert.equal(result.returncode, 0, result.error);
   };
 
   it('answers GET /cursor_position itself, with [x, y] (ScienceBoard\'s answers 500: OSWorld #117)', async () => {
     await pyautogui('pyautogui.moveTo(44, 55)');
-    const response = await fetch(`${served.url}/cursor_position`);
+    const response = await fetch(`${s.served.url}/cursor_position`);
     assert.equal(response.status, 200);
     assert.deepEqual(await response.json(), [44, 55]);
   });
 
   it('draws the pointer into the screenshot where it is', async () => {
     await pyautogui('pyautogui.moveTo(200, 150)');
-    const here = await rgbOf(await client.screenshot());
+    const here = await rgbOf(await s.client.screenshot());
     await pyautogui('pyautogui.moveTo(900, 600)');
-    const there = await rgbOf(await client.screenshot());
+    const there = await rgbOf(await s.client.screenshot());
     // The pointer's picture starts at most its hotspot (under 32 pixels) above and left of it.
     assert.notDeepEqual(square(here, 170, 120, 40), square(there, 170, 120, 40), 'no pointer drawn at (200, 150)');
     assert.notDeepEqual(square(here, 870, 570, 40), square(there, 870, 570, 40), 'no pointer drawn at (900, 600)');
   });
 
   it('answers overlapping screenshots each with a complete PNG (no file shared between them)', async () => {
-    const shots = await Promise.all(Array.from({ length: 6 }, () => fetch(`${served.url}/screenshot`).then(async (r) => Buffer.from(await r.arrayBuffer()))));
+    const shots = await Promise.all(Array.from({ length: 6 }, () => fetch(`${s.served.url}/screenshot`).then(async (r) => Buffer.from(await r.arrayBuffer()))));
     for (const png of shots) {
       assert.deepEqual(pngSize(png), { width: 1280, height: 800 });
       assert.equal(png.subarray(-8, -4).toString('latin1'), 'IEND');
@@ -409,37 +402,37 @@ describe("the project's in-VM server beyond the contract (infra/vm-image/server/
     const upload = async (fields: Record<string, string | Blob>) => {
       const form = new FormData();
       for (const [key, value] of Object.entries(fields)) form.set(key, value);
-      return fetch(`${served.url}/setup/upload`, { method: 'POST', body: form });
+      return fetch(`${s.served.url}/setup/upload`, { method: 'POST', body: form });
     };
     const saved = await upload({ file_path: `~/${name}`, file_data: new Blob([bytes]) });
     assert.equal(saved.status, 200);
     assert.equal(await saved.text(), 'File Uploaded');
-    const home = (await client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
-    assert.equal((await client.execute(['od', '-An', '-tx1', `${home}/${name}`])).output.replace(/\s+/g, ''), 'ff000d0a0d41e9');
+    const home = (await s.client.execute(['sh', '-c', 'printf %s "$HOME"'])).output;
+    assert.equal((await s.client.execute(['od', '-An', '-tx1', `${home}/${name}`])).output.replace(/\s+/g, ''), 'ff000d0a0d41e9');
     const form = new FormData();
     form.set('file_path', `~/${name}`);
-    const file = await fetch(`${served.url}/file`, { method: 'POST', body: form });
+    const file = await fetch(`${s.served.url}/file`, { method: 'POST', body: form });
     assert.equal(file.status, 200);
     assert.deepEqual(Buffer.from(await file.arrayBuffer()), bytes);
-    const missing = await upload({ file_path: `${dir}/nothing` });
+    const missing = await upload({ file_path: `${s.dir}/nothing` });
     assert.equal(missing.status, 400);
     assert.deepEqual(await missing.json(), { error: 'file_path and file_data are required' });
-    await client.execute(['rm', '-f', `${home}/${name}`]);
+    await s.client.execute(['rm', '-f', `${home}/${name}`]);
   });
 
   it('reads an application\'s accessibility tree, as deep as POST /opt says', async function () {
     this.timeout(60_000);
     // Qt's accessibility on without a screen reader, and Chromium's sandbox off (the test may run as root), as temporal.yaml starts it.
     const qt = 'QT_ACCESSIBILITY=1 QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 QTWEBENGINE_DISABLE_SANDBOX=1 QT_QUICK_BACKEND=software';
-    await client.launch(`echo $$ > ${dir}/kalgebra.pid; exec env ${qt} QTWEBENGINE_CHROMIUM_FLAGS=--disable-gpu kalgebra`, { shell: true });
+    await s.client.launch(`echo $$ > ${s.dir}/kalgebra.pid; exec env ${qt} QTWEBENGINE_CHROMIUM_FLAGS=--disable-gpu kalgebra`, { shell: true });
     const opt = async (depth: number) => {
-      const response = await fetch(`${served.url}/opt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ depth }) });
+      const response = await fetch(`${s.served.url}/opt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ depth }) });
       assert.equal(await response.text(), 'OK');
     };
     try {
       const tree = await waitFor(
         async () => {
-          const xml = await client.accessibilityTree();
+          const xml = await s.client.accessibilityTree();
           return /<application name="kalgebra"[^>]*>[\s\S]*<page-tab name="2D Graph"/.test(xml) ? xml : undefined;
         },
         40_000,
@@ -449,21 +442,21 @@ describe("the project's in-VM server beyond the contract (infra/vm-image/server/
       assert.match(tree, /^<desktop-frame xmlns:\w+="https:\/\/accessibility\.ubuntu\.example\.org\/ns\/\w+"/);
       assert.match(tree, /<frame name="[^"]*"[^>]* st:showing="true"[^>]* cp:screencoord="\(\d+, \d+\)" cp:size="\(1280, 800\)"/);
       await opt(1);
-      assert.match(await client.accessibilityTree(), /^<desktop-frame[^>]*><application name="kalgebra"[^>]*\/><\/desktop-frame>$/);
+      assert.match(await s.client.accessibilityTree(), /^<desktop-frame[^>]*><application name="kalgebra"[^>]*\/><\/desktop-frame>$/);
     } finally {
       await opt(50);
-      const pid = await client.readFile(`${dir}/kalgebra.pid`).catch(() => '');
-      if (/^\d+\n$/.test(pid)) await client.execute(['kill', pid.trim()]);
+      const pid = await s.client.readFile(`${s.dir}/kalgebra.pid`).catch(() => '');
+      if (/^\d+\n$/.test(pid)) await s.client.execute(['kill', pid.trim()]);
     }
   });
 
   it('compiles a document by POST /tex/check, and fails one that has an error without waiting for a terminal', async function () {
     this.timeout(60_000);
-    await client.writeFile(`${dir}/good.tex`, '\\documentclass{article}\\begin{document}Hello\\end{document}\n');
-    await client.writeFile(`${dir}/bad.tex`, '\\documentclass{article}\\begin{document}\\undefinedcommand\\end{document}\n');
-    assert.equal(await client.texCheck(dir, 'good', false), true);
-    assert.equal(await client.texCheck(dir, 'bad', false), false);
-    assert.equal((await client.execute(['test', '-s', `${dir}/good.pdf`])).returncode, 0);
+    await s.client.writeFile(`${s.dir}/good.tex`, '\\documentclass{article}\\begin{document}Hello\\end{document}\n');
+    await s.client.writeFile(`${s.dir}/bad.tex`, '\\documentclass{article}\\begin{document}\\undefinedcommand\\end{document}\n');
+    assert.equal(await s.client.texCheck(s.dir, 'good', false), true);
+    assert.equal(await s.client.texCheck(s.dir, 'bad', false), false);
+    assert.equal((await s.client.execute(['test', '-s', `${s.dir}/good.pdf`])).returncode, 0);
   });
 
   it('asks ChimeraX\'s REST server for POST /chimerax/run, and answers 500 when none listens', async () => {
@@ -476,24 +469,24 @@ describe("the project's in-VM server beyond the contract (infra/vm-image/server/
     });
     const port = await listenLocally(chimerax);
     try {
-      assert.equal(await client.chimeraxRun('open 1abc', port), null);
-      assert.equal(await client.chimeraxRun('frobnicate', port), 'Unknown command: frobnicate');
+      assert.equal(await s.client.chimeraxRun('open 1abc', port), null);
+      assert.equal(await s.client.chimeraxRun('frobnicate', port), 'Unknown command: frobnicate');
       assert.deepEqual(asked, ['open 1abc', 'frobnicate']);
     } finally {
       await new Promise<void>((resolve) => chimerax.close(() => resolve()));
     }
-    const err = await rejectsWith(client.chimeraxRun('open 1abc', port), VmHttpError);
+    const err = await rejectsWith(s.client.chimeraxRun('open 1abc', port), VmHttpError);
     assert.equal(err.status, 500);
     assert.match(err.message, /Connection refused/);
   });
 
   it('serves the debugger page without its console, the exception line escaped in the title', async () => {
-    const response = await fetch(`${served.url}/read?path=${encodeURIComponent(`${dir}/<b>x</b>`)}`);
+    const response = await fetch(`${s.served.url}/read?path=${encodeURIComponent(`${s.dir}/<b>x</b>`)}`);
     const page = await response.text();
     assert.equal(response.status, 500);
-    assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${dir}/&lt;b&gt;x&lt;/b&gt;&#39;\n // Werkzeug Debugger`);
+    assert.equal(titleOf(page), `FileNotFoundError: [Errno 2] No such file or directory: &#39;${s.dir}/&lt;b&gt;x&lt;/b&gt;&#39;\n // Werkzeug Debugger`);
     assert.match(page, /EVALEX = false,/);
-    assert.equal((await fetch(`${served.url}/console`)).status, 404);
+    assert.equal((await fetch(`${s.served.url}/console`)).status, 404);
   });
 });
 
