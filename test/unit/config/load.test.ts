@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { loadConfig, parseConfig } from '../../../config/load';
-import { ValidationError } from '../../../core/validation';
 import { REPO_CONFIG } from '../../../infra/ephemeral';
+import { validationProblems } from '../../support/validation';
 
 const repoText = readFileSync(REPO_CONFIG, 'utf8');
 
@@ -16,16 +16,8 @@ function edited(edit: (doc: Record<string, any>) => void): string {
   return stringify(doc);
 }
 
-function problemsOf(text: string, env: Record<string, string> = {}): string[] {
-  try {
-    parseConfig(text, '/deploy/temporal.yaml', env);
-  } catch (err) {
-    assert.ok(err instanceof ValidationError, `expected a ValidationError, got ${String(err)}`);
-    assert.match(err.message, /^\/deploy\/temporal\.yaml is invalid:/);
-    return err.problems;
-  }
-  assert.fail('expected the file to be rejected');
-}
+const problemsOf = (text: string, env: Record<string, string> = {}): string[] =>
+  validationProblems(() => parseConfig(text, '/deploy/temporal.yaml', env), /^\/deploy\/temporal\.yaml is invalid:/);
 
 describe('temporal.yaml loading', () => {
   it('loads the repository file on embedded defaults', () => {

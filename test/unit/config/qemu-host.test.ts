@@ -4,8 +4,8 @@ import { parse, stringify } from 'yaml';
 import { parseConfig } from '../../../config/load';
 import { hostCapacity, type QemuHostConfig } from '../../../config/schema';
 import { deploymentCapabilities, PROJECT_VM, SCIENCEBOARD_VM } from '../../../core/requirements';
-import { ValidationError } from '../../../core/validation';
 import { REPO_CONFIG } from '../../../infra/ephemeral';
+import { validationProblems } from '../../support/validation';
 
 /** The repo's temporal.yaml with one more host. */
 function withHost(host: Record<string, unknown>): string {
@@ -20,15 +20,7 @@ const qemu = (text: string): QemuHostConfig => {
   return host;
 };
 
-function problemsOf(text: string): string[] {
-  try {
-    parseConfig(text, '/deploy/temporal.yaml', {});
-  } catch (err) {
-    assert.ok(err instanceof ValidationError, String(err));
-    return err.problems;
-  }
-  assert.fail('expected the file to be rejected');
-}
+const problemsOf = (text: string): string[] => validationProblems(() => parseConfig(text, '/deploy/temporal.yaml', {}));
 
 describe('temporal.yaml: a host that runs its own VMs (kind: qemu)', () => {
   it('takes the project image, auto acceleration, 2 GiB and 2 CPUs per VM by default, and counts its VMs as its desktops', () => {

@@ -9,19 +9,12 @@ import { resolveJudgeEvaluationInput, resolveJudgeInput } from '../../../workflo
 import { resolveTaskGenerationInput } from '../../../workflows/tasks/contract';
 import { ValidationError } from '../../../core/validation';
 import { REPO_CONFIG } from '../../../infra/ephemeral';
+import { validationProblems } from '../../support/validation';
 
 const repoText = readFileSync(REPO_CONFIG, 'utf8');
 const config = parseConfig(repoText, 'temporal.yaml', {});
 
-function problems(resolve: () => unknown): string[] {
-  try {
-    resolve();
-  } catch (err) {
-    assert.ok(err instanceof ValidationError, String(err));
-    return err.problems;
-  }
-  assert.fail('expected the input to be refused');
-}
+const problems = (resolve: () => unknown): string[] => validationProblems(resolve);
 
 describe('workflow inputs: checked and completed from temporal.yaml', () => {
   it('completes a specialization: the real tasks measure the judge every round, are not trained on, and the precision floor is 0.6', () => {
