@@ -111,7 +111,8 @@ function pngSize(png: Buffer): { width: number; height: number } {
 }
 
 /**
- * TEST DOUBLE of the VM's pyautogui, which this machine lacks: answers `python -c "import
+ * TEST DOUBLE of the VM's pyautogui for the server double, which runs no real one (the project's
+ * server runs the real pyautogui, from the vm-python folder): answers `python -c "import
  * pyautogui; ..."` commands, remembering where click/moveTo put the pointer. Other commands run.
  */
 function pyautoguiStandIn(): (command: unknown) => { output: string; error: string; returncode: number } | undefined {
@@ -461,6 +462,8 @@ describe("the project's in-VM server beyond the contract (infra/vm-image/server/
 
   it('asks ChimeraX\'s REST server for POST /chimerax/run, and answers 500 when none listens', async () => {
     const asked: string[] = [];
+    // TEST DOUBLE of ChimeraX's REST server (`remotecontrol rest start json true`), which no registry
+    // here has: its JSON answer as apps/chimerax/vm.ts reads it, `error` null when the command ran.
     const chimerax = createServer((req, res) => {
       const command = new URL(req.url ?? '/', 'http://chimerax').searchParams.get('command') ?? '';
       asked.push(command);
